@@ -1,0 +1,10 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// subcommands lists the top-level commands.
+func subcommands() []*cobra.Command {
+	return []*cobra.Command{
+		newLogCmd(),
+	}
+}

@@ -1,0 +1,11 @@
+// Package llm defines the harness's view of a language model: the messages it
+// is sent, the tools it is offered, and the stream of chunks it answers with.
+//
+// The chunk vocabulary (block-start, reasoning-delta, text-delta,
+// tool-call-delta, block-end, usage, finish) is the one the original
+// TypeScript harness writes into assistant/chunk session events, so logs from
+// either implementation are interchangeable. The package also holds a
+// streaming client for OpenAI-compatible chat-completions servers (DeepSeek,
+// the mock model server). It never imports the session log, the mock model or
+// the conformance runner.
+package llm

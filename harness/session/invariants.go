@@ -1,0 +1,186 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// InvariantError is a violation of the session log invariants. Line is the
+// 1-based line in the log file when the event came from a file (0 otherwise).
+type InvariantError struct {
+	Seq  int
+	Line int
+	Type string
+	Msg  string
+}
+
+func (e *InvariantError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: event seq %d (%s): %s", e.Line, e.Seq, e.Type, e.Msg)
+	}
+	return fmt.Sprintf("event seq %d (%s): %s", e.Seq, e.Type, e.Msg)
+}
+
+// Checker validates events one at a time against the log invariants:
+// seq strictly increasing; every known event inside an open turn; step-scoped
+// events name the open turn and step; a tool/result follows its tool/call;
+// surface metadata only on surface types. It never looks at how many todos
+// are in_progress, so a log written under the parallel policy always replays.
+// Unknown event types are passed through (only seq is checked).
+//
+// The zero Checker is ready for the first event of a log.
+type Checker struct {
+	started  bool
+	lastSeq  int
+	turn     int // open turn number, 0 when none
+	turnOpen bool
+	step     int
+	stepOpen bool
+	calls    map[string]bool // tool calls seen and not yet answered
+}
+
+// State reports the open turn and step (0 when none).
+func (c *Checker) State() (turn, step int) {
+	t, s := 0, 0
+	if c.turnOpen {
+		t = c.turn
+	}
+	if c.stepOpen {
+		s = c.step
+	}
+	return t, s
+}
+
+// LastTurn is the number of the most recent turn started (open or closed).
+func (c *Checker) LastTurn() int { return c.turn }
+
+// Check validates e against everything seen so far and, when it is valid,
+// records it. A rejected event leaves the checker unchanged.
+func (c *Checker) Check(e Event) error {
+	fail := func(format string, args ...any) error {
+		return &InvariantError{Seq: e.Seq, Type: e.Type, Msg: fmt.Sprintf(format, args...)}
+	}
+	if c.started && e.Seq <= c.lastSeq {
+		return fail("seq %d is not greater than the previous seq %d", e.Seq, c.lastSeq)
+	}
+	if e.Type == "" {
+		return fail("missing event type")
+	}
+	known := knownTypes[e.Type]
+	if known {
+		if surfaceTypes[e.Type] {
+			if e.SurfaceOp == "" {
+				return fail("surface event without surfaceOp")
+			}
+		} else if e.SurfaceOp != "" || e.SourceEventSeqs != nil {
+			return fail("surface metadata (surfaceOp/sourceEventSeqs) on a non-surface event")
+		}
+		if err := c.checkStructure(e, fail); err != nil {
+			return err
+		}
+	}
+	c.started = true
+	c.lastSeq = e.Seq
+	return nil
+}
+
+func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error {
+	var sc scope
+	if len(e.Data) > 0 {
+		if err := json.Unmarshal(e.Data, &sc); err != nil {
+			return fail("data is not a JSON object: %v", err)
+		}
+	}
+	switch e.Type {
+	case TypeTurnStart:
+		if c.turnOpen {
+			return fail("turn/start while turn %d is still open", c.turn)
+		}
+		if sc.Turn == nil {
+			return fail("turn/start without data.turn")
+		}
+		if *sc.Turn <= c.turn {
+			return fail("turn %d does not follow turn %d", *sc.Turn, c.turn)
+		}
+		c.turn, c.turnOpen, c.stepOpen = *sc.Turn, true, false
+		c.calls = map[string]bool{}
+		return nil
+	case TypeTurnEnd:
+		if !c.turnOpen {
+			return fail("turn/end with no open turn")
+		}
+		if sc.Turn == nil || *sc.Turn != c.turn {
+			return fail("turn/end names turn %s but turn %d is open", fmtPtr(sc.Turn), c.turn)
+		}
+		if c.stepOpen {
+			return fail("turn/end while step %d is still open", c.step)
+		}
+		c.turnOpen = false
+		return nil
+	}
+	if !c.turnOpen {
+		return fail("event outside an open turn")
+	}
+	switch e.Type {
+	case TypeStepStart:
+		if c.stepOpen {
+			return fail("step/start while step %d is still open", c.step)
+		}
+		if sc.Turn == nil || *sc.Turn != c.turn {
+			return fail("step/start names turn %s but turn %d is open", fmtPtr(sc.Turn), c.turn)
+		}
+		if sc.Step == nil {
+			return fail("step/start without data.step")
+		}
+		c.step, c.stepOpen = *sc.Step, true
+		return nil
+	case TypeStepEnd:
+		if !c.stepOpen {
+			return fail("step/end with no open step")
+		}
+		if sc.Turn == nil || *sc.Turn != c.turn || sc.Step == nil || *sc.Step != c.step {
+			return fail("step/end names turn %s step %s but turn %d step %d is open", fmtPtr(sc.Turn), fmtPtr(sc.Step), c.turn, c.step)
+		}
+		c.stepOpen = false
+		return nil
+	}
+	if stepScoped[e.Type] {
+		if !c.stepOpen {
+			return fail("step-scoped event outside an open step")
+		}
+		if sc.Turn == nil || *sc.Turn != c.turn || sc.Step == nil || *sc.Step != c.step {
+			return fail("names turn %s step %s but turn %d step %d is open", fmtPtr(sc.Turn), fmtPtr(sc.Step), c.turn, c.step)
+		}
+	}
+	switch e.Type {
+	case TypeToolCall:
+		if sc.CallID == "" {
+			return fail("tool/call without callId")
+		}
+		c.calls[sc.CallID] = true
+	case TypeToolResult:
+		if !c.calls[sc.CallID] {
+			return fail("tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
+		}
+		delete(c.calls, sc.CallID)
+	}
+	return nil
+}
+
+func fmtPtr(p *int) string {
+	if p == nil {
+		return "<none>"
+	}
+	return fmt.Sprint(*p)
+}
+
+// CheckEvents validates a whole event list from a fresh checker.
+func CheckEvents(events []Event) error {
+	var c Checker
+	for _, e := range events {
+		if err := c.Check(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

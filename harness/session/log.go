@@ -1,0 +1,256 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// Log is one session's event log. It is safe for concurrent use. Append
+// stores a deep copy of the data (it is marshalled on the way in), so later
+// mutation by the caller changes nothing.
+type Log struct {
+	mu       sync.Mutex
+	header   Header
+	events   []Event
+	checker  Checker
+	check    bool
+	lastTodo int // index of the last todo/write, -1 when none
+	clock    func() int64
+	store    *FileStore
+	subs     map[int]func(Event)
+	nextSub  int
+}
+
+// Option configures a Log.
+type Option func(*Log)
+
+// WithInvariants turns invariant checking on Append on or off (on by
+// default: the reference harness always runs in checked mode).
+func WithInvariants(on bool) Option { return func(l *Log) { l.check = on } }
+
+// WithClock sets the time source, in Unix milliseconds.
+func WithClock(now func() int64) Option { return func(l *Log) { l.clock = now } }
+
+// WithStore persists every appended event to s; the log flushes s at every
+// turn end.
+func WithStore(s *FileStore) Option { return func(l *Log) { l.store = s } }
+
+// New returns an empty log for session id.
+func New(id, cwd string, opts ...Option) *Log {
+	l := &Log{check: true, lastTodo: -1, clock: func() int64 { return time.Now().UnixMilli() }}
+	for _, o := range opts {
+		o(l)
+	}
+	l.header = Header{Type: "session", Version: 0, ID: id, CreatedAt: l.clock(), Cwd: cwd}
+	return l
+}
+
+// Restore rebuilds a log from a loaded header and events, checking the
+// invariants (when enabled) so that appends can continue where the log ended.
+func Restore(h Header, events []Event, opts ...Option) (*Log, error) {
+	l := &Log{check: true, lastTodo: -1, clock: func() int64 { return time.Now().UnixMilli() }}
+	for _, o := range opts {
+		o(l)
+	}
+	l.header = h
+	l.events = make([]Event, 0, len(events))
+	for _, e := range events {
+		if err := l.checker.Check(e); err != nil && l.check {
+			return nil, fmt.Errorf("restore session %s: %w", h.ID, err)
+		}
+		if e.Type == TypeTodoWrite {
+			l.lastTodo = len(l.events)
+		}
+		l.events = append(l.events, e)
+	}
+	return l, nil
+}
+
+// Header returns the session header.
+func (l *Log) Header() Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.header
+}
+
+// ID returns the session id.
+func (l *Log) ID() string { return l.Header().ID }
+
+// Store returns the attached store, or nil.
+func (l *Log) Store() *FileStore {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.store
+}
+
+// AppendOption sets surface metadata on an appended event.
+type AppendOption func(*Event)
+
+// WithSourceEventSeqs records which events a surface event was built from.
+func WithSourceEventSeqs(seqs ...int) AppendOption {
+	return func(e *Event) { e.SourceEventSeqs = append([]int(nil), seqs...) }
+}
+
+// Append adds an event of type typ with data (marshalled to JSON; a
+// json.RawMessage is copied as is). Surface types get surfaceOp "append".
+// When invariants are on, a violating event is rejected with an
+// *InvariantError and nothing is stored. Subscribers are called after the
+// event is stored, outside the lock.
+func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) {
+	raw, err := marshalData(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("append %s: %w", typ, err)
+	}
+	l.mu.Lock()
+	e := Event{Type: typ, Seq: len(l.events), Time: l.clock(), Data: raw}
+	if surfaceTypes[typ] {
+		e.SurfaceOp = SurfaceOpAppend
+	}
+	for _, o := range opts {
+		o(&e)
+	}
+	if len(l.events) > 0 && e.Seq <= l.events[len(l.events)-1].Seq {
+		e.Seq = l.events[len(l.events)-1].Seq + 1
+	}
+	if err := l.checker.Check(e); err != nil && l.check {
+		l.mu.Unlock()
+		return Event{}, err
+	}
+	if typ == TypeTodoWrite {
+		l.lastTodo = len(l.events)
+	}
+	l.events = append(l.events, e)
+	var storeErr error
+	if l.store != nil {
+		storeErr = l.store.Write(e)
+		if storeErr == nil && typ == TypeTurnEnd {
+			storeErr = l.store.Flush()
+		}
+	}
+	subs := make([]func(Event), 0, len(l.subs))
+	for i := 0; i < l.nextSub; i++ {
+		if fn, ok := l.subs[i]; ok {
+			subs = append(subs, fn)
+		}
+	}
+	l.mu.Unlock()
+	for _, fn := range subs {
+		fn(e.Clone())
+	}
+	if storeErr != nil {
+		return e.Clone(), fmt.Errorf("persist %s seq %d: %w", typ, e.Seq, storeErr)
+	}
+	return e.Clone(), nil
+}
+
+func marshalData(data any) (json.RawMessage, error) {
+	switch d := data.(type) {
+	case nil:
+		return json.RawMessage("{}"), nil
+	case json.RawMessage:
+		if !json.Valid(d) {
+			return nil, fmt.Errorf("data is not valid JSON")
+		}
+		return append(json.RawMessage(nil), d...), nil
+	default:
+		return json.Marshal(d)
+	}
+}
+
+// Subscribe calls fn with a copy of every event appended from now on, in
+// order. It returns a function that unsubscribes.
+func (l *Log) Subscribe(fn func(Event)) (unsubscribe func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.subs == nil {
+		l.subs = map[int]func(Event){}
+	}
+	id := l.nextSub
+	l.nextSub++
+	l.subs[id] = fn
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.subs, id)
+	}
+}
+
+// Len returns the number of events.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
+
+// Events returns deep copies of all events, in order.
+func (l *Log) Events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Event, len(l.events))
+	for i, e := range l.events {
+		out[i] = e.Clone()
+	}
+	return out
+}
+
+// Range calls fn with each event in order until fn returns false. The event
+// passed is a shallow view: fn must not modify or retain e.Data.
+func (l *Log) Range(fn func(e Event) bool) {
+	l.mu.Lock()
+	events := l.events
+	l.mu.Unlock()
+	for _, e := range events {
+		if !fn(e) {
+			return
+		}
+	}
+}
+
+// CurrentTodos returns the list written by the last todo/write event (last
+// write wins) in constant time, and whether there was one.
+func (l *Log) CurrentTodos() ([]TodoItem, bool) {
+	l.mu.Lock()
+	idx := l.lastTodo
+	var e Event
+	if idx >= 0 {
+		e = l.events[idx]
+	}
+	l.mu.Unlock()
+	if idx < 0 {
+		return nil, false
+	}
+	return CurrentTodos([]Event{e})
+}
+
+// DeriveMessages returns the model history projected from the surface.
+func (l *Log) DeriveMessages() []llm.Message {
+	l.mu.Lock()
+	events := l.events
+	l.mu.Unlock()
+	return DeriveMessages(events)
+}
+
+// OpenTurn returns the open turn and step numbers (0 when none) and the
+// number of the last turn started.
+func (l *Log) OpenTurn() (turn, step, lastTurn int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, s := l.checker.State()
+	return t, s, l.checker.LastTurn()
+}
+
+// Close flushes and closes the attached store, if any.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	s := l.store
+	l.store = nil
+	l.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}

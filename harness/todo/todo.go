@@ -1,0 +1,166 @@
+package todo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/tools"
+)
+
+// ToolName is the name the model calls.
+const ToolName = "todo_write"
+
+// Config is the plugin's configuration in the composition file.
+type Config struct {
+	// AllowParallelInProgress lifts the at-most-one-in_progress rule. The
+	// tool description changes with it, so the model is told what is accepted.
+	AllowParallelInProgress bool `yaml:"allowParallelInProgress" json:"allowParallelInProgress"`
+}
+
+const schemaJSON = `{
+  "type": "object",
+  "properties": {
+    "todos": {
+      "type": "array",
+      "description": "The COMPLETE task list, replacing any previous list",
+      "items": {
+        "type": "object",
+        "properties": {
+          "content": {
+            "type": "string",
+            "description": "What the task is, in a short imperative sentence"
+          },
+          "status": {
+            "type": "string",
+            "enum": ["pending", "in_progress", "completed"],
+            "description": "pending (not started), in_progress (being worked on now) or completed (done)"
+          }
+        },
+        "required": ["content", "status"]
+      }
+    }
+  },
+  "required": ["todos"]
+}`
+
+// Schema returns the JSON Schema of the tool's arguments, compacted.
+func Schema() json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(schemaJSON)); err != nil {
+		panic(err) // the constant above is valid JSON; a test covers it
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+// Description returns the tool description for the given policy.
+func Description(cfg Config) string {
+	active := "Keep exactly one task in_progress while work remains: at most one task may be in_progress at a time. " +
+		"Mark a task completed as soon as it is done, then set the next one in_progress in the same call."
+	if cfg.AllowParallelInProgress {
+		active = "Mark every task you are actively working on as in_progress; several tasks may be in_progress at once when they truly run in parallel. " +
+			"Mark a task completed as soon as it is done."
+	}
+	return "Record and update your task list for the current work. " +
+		"Send the COMPLETE list on every call: the list you send replaces the previous one entirely. " +
+		"There are no partial updates or per-item edits; to drop a task, leave it out, and an empty list clears the plan. " +
+		"Each item is {content, status}; status is one of pending, in_progress, completed. " +
+		active + " " +
+		"Use it for multi-step work, and keep it current as you go; skip it for a single trivial step."
+}
+
+type args struct {
+	Todos []session.TodoItem `json:"todos"`
+}
+
+// NewTool returns the todo_write tool for the given policy.
+func NewTool(cfg Config) tools.Tool {
+	return tools.Tool{
+		Name:        ToolName,
+		Description: Description(cfg),
+		Parameters:  Schema(),
+		Execute: func(ctx context.Context, exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
+			return execute(cfg, exec, raw)
+		},
+		PresentCall: PresentCall,
+	}
+}
+
+// Validate applies the value rules (after the schema): trimmed content must
+// be non-empty and unique, and at most one task may be in_progress unless the
+// policy allows parallel work. It returns the trimmed list.
+func Validate(cfg Config, todos []session.TodoItem) ([]session.TodoItem, error) {
+	out := make([]session.TodoItem, 0, len(todos))
+	seen := make(map[string]bool, len(todos))
+	inProgress := 0
+	for _, t := range todos {
+		c := strings.TrimSpace(t.Content)
+		if c == "" {
+			return nil, errors.New("invalid todo: `content` must be a non-empty string")
+		}
+		if seen[c] {
+			q, _ := json.Marshal(c)
+			return nil, fmt.Errorf("invalid todos: duplicate content %s", q)
+		}
+		seen[c] = true
+		if t.Status == session.StatusInProgress {
+			inProgress++
+		}
+		out = append(out, session.TodoItem{Content: c, Status: t.Status})
+	}
+	if inProgress > 1 && !cfg.AllowParallelInProgress {
+		return nil, fmt.Errorf("invalid todos: at most one task may be in_progress, got %d", inProgress)
+	}
+	return out, nil
+}
+
+func execute(cfg Config, exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
+	var a args
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	todos, err := Validate(cfg, a.Todos)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if exec.Agent == nil || exec.Agent.Session() == nil {
+		return tools.Result{}, errors.New("todo_write requires an owning agent session")
+	}
+	if _, err := exec.Agent.Session().Append(session.TypeTodoWrite, session.TodoWrite{Todos: todos}); err != nil {
+		return tools.Result{}, fmt.Errorf("todo_write: %w", err)
+	}
+	return tools.TextResult(Summary(todos)), nil
+}
+
+// Summary is the result text the model sees: counts only, never the list.
+func Summary(todos []session.TodoItem) string {
+	var p, i, c int
+	for _, t := range todos {
+		switch t.Status {
+		case session.StatusPending:
+			p++
+		case session.StatusInProgress:
+			i++
+		case session.StatusCompleted:
+			c++
+		}
+	}
+	return fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
+}
+
+// PresentCall is how UIs show a todo_write call: title "Update todo list",
+// kind "other", rawInput the todos array as the model sent it.
+func PresentCall(raw json.RawMessage) tools.Presentation {
+	var a struct {
+		Todos json.RawMessage `json:"todos"`
+	}
+	var input any
+	if json.Unmarshal(raw, &a) == nil && a.Todos != nil {
+		input = a.Todos
+	}
+	return tools.Presentation{Title: "Update todo list", Kind: "other", RawInput: input}
+}
