@@ -1,0 +1,173 @@
+package mockmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// JournalEntry is one request the mock model received, in canonical form.
+type JournalEntry struct {
+	// Index is the 0-based position of the request in the journal.
+	Index int       `json:"index"`
+	Time  time.Time `json:"time"`
+	// Path is the HTTP path ("/v1/chat/completions"); empty for the
+	// in-process model.
+	Path   string `json:"path,omitempty"`
+	Stream bool   `json:"stream"`
+	Model  string `json:"model,omitempty"`
+	// System is the leading system text of the request.
+	System   string         `json:"system,omitempty"`
+	Messages []llm.Message  `json:"messages"`
+	Tools    []llm.ToolSpec `json:"tools,omitempty"`
+	// Raw is the request body as received; a body that is not JSON is kept
+	// as a JSON string. For the in-process model it is the llm.Request as
+	// JSON.
+	Raw json.RawMessage `json:"raw,omitempty"`
+	// TurnIndex is the 0-based script turn that answered, or -1 if none
+	// (malformed request, past the end of the script, unknown path).
+	TurnIndex int `json:"turnIndex"`
+	// Error says why the request was refused; empty on success.
+	Error string `json:"error,omitempty"`
+	// Status is the HTTP status answered (for the in-process model: the
+	// status the server would have answered).
+	Status int `json:"status"`
+}
+
+// Journal records requests. It is safe for concurrent use.
+type Journal struct {
+	mu      sync.Mutex
+	entries []JournalEntry
+	tee     io.Writer
+	teeErr  error
+}
+
+// NewJournal returns an empty journal.
+func NewJournal() *Journal { return &Journal{} }
+
+// Tee makes the journal also write every entry added from now on as one
+// JSON line to w (for `mock serve --journal`). A write error stops the tee
+// and is reported by TeeErr.
+func (j *Journal) Tee(w io.Writer) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.tee = w
+	j.teeErr = nil
+}
+
+// TeeErr returns the first error writing to the Tee writer.
+func (j *Journal) TeeErr() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.teeErr
+}
+
+// add records e, assigning its Index, and returns the stored copy.
+func (j *Journal) add(e JournalEntry) JournalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e.Index = len(j.entries)
+	e = copyEntry(e)
+	j.entries = append(j.entries, e)
+	if j.tee != nil && j.teeErr == nil {
+		if err := writeLine(j.tee, e); err != nil {
+			j.teeErr = fmt.Errorf("mockmodel: journal tee: %w", err)
+		}
+	}
+	return e
+}
+
+// Entries returns a deep copy of the recorded entries, in arrival order.
+func (j *Journal) Entries() []JournalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]JournalEntry, len(j.entries))
+	for i, e := range j.entries {
+		out[i] = copyEntry(e)
+	}
+	return out
+}
+
+// Len returns the number of recorded entries.
+func (j *Journal) Len() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.entries)
+}
+
+// Last returns the last entry, if any.
+func (j *Journal) Last() (JournalEntry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.entries) == 0 {
+		return JournalEntry{}, false
+	}
+	return copyEntry(j.entries[len(j.entries)-1]), true
+}
+
+// Errors returns the entries that were refused.
+func (j *Journal) Errors() []JournalEntry {
+	var out []JournalEntry
+	for _, e := range j.Entries() {
+		if e.Error != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WriteJSONL writes every entry as one JSON object per line.
+func (j *Journal) WriteJSONL(w io.Writer) error {
+	for _, e := range j.Entries() {
+		if err := writeLine(w, e); err != nil {
+			return fmt.Errorf("mockmodel: write journal: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeLine(w io.Writer, e JournalEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func copyEntry(e JournalEntry) JournalEntry {
+	e.Raw = append(json.RawMessage(nil), e.Raw...)
+	if e.Messages != nil {
+		msgs := make([]llm.Message, len(e.Messages))
+		for i, m := range e.Messages {
+			m.Content = append([]llm.Part(nil), m.Content...)
+			msgs[i] = m
+		}
+		e.Messages = msgs
+	}
+	if e.Tools != nil {
+		tools := make([]llm.ToolSpec, len(e.Tools))
+		for i, t := range e.Tools {
+			t.Parameters = append(json.RawMessage(nil), t.Parameters...)
+			tools[i] = t
+		}
+		e.Tools = tools
+	}
+	return e
+}
+
+// rawJSON keeps body as JSON: itself if valid, else as a JSON string.
+func rawJSON(body []byte) json.RawMessage {
+	if len(body) == 0 {
+		return nil
+	}
+	if json.Valid(body) {
+		return append(json.RawMessage(nil), body...)
+	}
+	b, _ := json.Marshal(string(body))
+	return b
+}

@@ -1,0 +1,430 @@
+package mockmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// Script is a list of model turns; turn N answers the N-th model request.
+// Build one from Go values or load it from YAML with LoadScript.
+type Script struct {
+	// Name is an optional label for the script.
+	Name string `json:"name,omitempty"`
+	// Path is the file the script was loaded from (empty for Go values); error
+	// messages name it.
+	Path  string `json:"path,omitempty"`
+	Turns []Turn `json:"turns"`
+}
+
+// Turn answers one model request.
+type Turn struct {
+	Text      string     `json:"text,omitempty"`
+	Reasoning string     `json:"reasoning,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Finish is stop, tool-calls, length or content-filter; empty means
+	// tool-calls when the turn has tool calls, else stop.
+	Finish string `json:"finish,omitempty"`
+	// Usage is reported in the usage chunk; nil reports zeros.
+	Usage *llm.Usage `json:"usage,omitempty"`
+	// Expect, if set, is checked against the request this turn answers.
+	Expect *Expect `json:"expect,omitempty"`
+	// ChunkSize is the number of bytes of argument JSON per streamed
+	// tool-call delta; 0 means DefaultChunkSize.
+	ChunkSize int `json:"chunkSize,omitempty"`
+	// Fault injects a failure instead of (part of) the answer.
+	Fault Fault `json:"fault,omitempty"`
+	// Line is the line of the turn in Path (0 for Go values).
+	Line int `json:"line,omitempty"`
+
+	// lines maps a field path ("toolCalls[0].arguments") to its YAML line.
+	lines map[string]int
+}
+
+// ToolCall is one tool call of a turn.
+type ToolCall struct {
+	// ID defaults to call_N, N the 1-based position of the call among all
+	// tool calls of the script.
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	// Arguments must marshal (encoding/json) to a JSON object; nil means {}.
+	// A json.RawMessage is sent as is (compacted).
+	Arguments any `json:"arguments,omitempty"`
+	// RawArguments, if not empty, is sent verbatim instead of Arguments
+	// (for tests of malformed argument JSON).
+	RawArguments string `json:"rawArguments,omitempty"`
+}
+
+// Expect is a check on the request a turn answers. Zero fields check nothing.
+type Expect struct {
+	// LastMessage is the role of the last message: tool, user, assistant or
+	// system.
+	LastMessage string `json:"lastMessage,omitempty"`
+	// LastIsError, if set, requires the last message to be a tool result
+	// whose IsError equals it.
+	LastIsError *bool `json:"lastIsError,omitempty"`
+	// LastContains must occur in the text of the last message.
+	LastContains string `json:"lastContains,omitempty"`
+	// ToolsInclude lists tool names the request must offer.
+	ToolsInclude []string `json:"toolsInclude,omitempty"`
+}
+
+// Fault is an injected failure.
+type Fault string
+
+// Faults.
+const (
+	FaultNone           Fault = ""
+	FaultCloseMidStream Fault = "close-mid-stream"
+	FaultHTTP500        Fault = "http-500"
+	FaultHang           Fault = "hang"
+)
+
+// DefaultChunkSize is the default number of bytes of tool-call argument JSON
+// per streamed delta.
+const DefaultChunkSize = 8
+
+func validFinish(kind string) bool {
+	switch kind {
+	case llm.FinishStop, llm.FinishToolCalls, llm.FinishLength, llm.FinishContentFilter:
+		return true
+	}
+	return false
+}
+
+func validLastRole(role string) bool {
+	switch role {
+	case llm.RoleTool, llm.RoleUser, llm.RoleAssistant, llm.RoleSystem:
+		return true
+	}
+	return false
+}
+
+// ScriptError is an invalid script: it names the file, the line when known,
+// the turn (1-based, 0 for the whole script) and the field.
+type ScriptError struct {
+	File  string
+	Line  int
+	Turn  int
+	Field string
+	Err   error
+}
+
+func (e *ScriptError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Turn > 0 {
+		fmt.Fprintf(&b, ": turn %d", e.Turn)
+	}
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// LoadScript reads a YAML script. Errors name the file, the line, the turn
+// and the field ("script.yaml:12: turn 3: toolCalls[0].arguments: ...").
+func LoadScript(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mockmodel: load script: %w", err)
+	}
+	return ParseScript(data, path)
+}
+
+// ParseScript parses a YAML script; file names it in errors and becomes
+// Script.Path.
+func ParseScript(data []byte, file string) (*Script, error) {
+	s, err := parseYAML(data, file)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.compile(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Validate checks a script built from Go values (LoadScript already did).
+func (s *Script) Validate() error {
+	_, err := s.compile()
+	return err
+}
+
+// label is how messages name the script.
+func (s *Script) label() string {
+	switch {
+	case s == nil:
+		return "<nil script>"
+	case s.Path != "":
+		return s.Path
+	case s.Name != "":
+		return "script " + s.Name
+	default:
+		return "<script>"
+	}
+}
+
+// plan is a compiled turn: everything needed to answer, precomputed.
+type plan struct {
+	turn   int // 0-based
+	total  int
+	line   int
+	file   string
+	expect *Expect
+	fault  Fault
+	finish string
+	usage  llm.Usage
+
+	reasoning string
+	text      string
+	calls     []planCall
+	deltas    []delta
+	// block indexes; -1 when absent
+	reasoningIdx, textIdx int
+}
+
+type planCall struct {
+	id, name, args string
+	block          int
+}
+
+type deltaKind int
+
+const (
+	deltaReasoning deltaKind = iota
+	deltaText
+	deltaCallStart // id + name, arguments ""
+	deltaCallArgs
+)
+
+// delta is one streamed piece: one SSE chunk on the wire, one chunk in the
+// chunk vocabulary.
+type delta struct {
+	kind deltaKind
+	call int // index into calls, for call deltas
+	text string
+}
+
+// where names a turn in messages: "script.yaml: turn 2 of 3 (line 9)".
+func (p *plan) where() string {
+	s := fmt.Sprintf("%s: turn %d of %d", p.file, p.turn+1, p.total)
+	if p.line > 0 {
+		s += fmt.Sprintf(" (line %d)", p.line)
+	}
+	return s
+}
+
+// cut is how many deltas a mid-stream fault lets through.
+func (p *plan) cut() int {
+	n := len(p.deltas) / 2
+	if n == 0 && len(p.deltas) > 0 {
+		n = 1
+	}
+	return n
+}
+
+type compiled struct {
+	file  string
+	plans []*plan
+}
+
+func (s *Script) compile() (*compiled, error) {
+	if s == nil {
+		return nil, errors.New("mockmodel: nil script")
+	}
+	file := s.label()
+	c := &compiled{file: file}
+	ids := map[string]string{} // id -> where first used
+	callN := 0
+	for ti := range s.Turns {
+		t := &s.Turns[ti]
+		fail := func(field string, err error) error {
+			line := t.lines[field]
+			if line == 0 {
+				line = t.Line
+			}
+			return &ScriptError{File: file, Line: line, Turn: ti + 1, Field: field, Err: err}
+		}
+		p := &plan{
+			turn: ti, total: len(s.Turns), line: t.Line, file: file,
+			expect: t.Expect, fault: t.Fault, reasoning: t.Reasoning, text: t.Text,
+			reasoningIdx: -1, textIdx: -1,
+		}
+		if t.Usage != nil {
+			p.usage = *t.Usage
+			if p.usage.InputTokens < 0 || p.usage.OutputTokens < 0 || p.usage.CacheReadTokens < 0 || p.usage.ReasoningTokens < 0 {
+				return nil, fail("usage", errors.New("token counts must not be negative"))
+			}
+		}
+		switch t.Fault {
+		case FaultNone, FaultCloseMidStream, FaultHTTP500, FaultHang:
+		default:
+			return nil, fail("fault", fmt.Errorf("unknown fault %q (want %s, %s or %s)", t.Fault, FaultCloseMidStream, FaultHTTP500, FaultHang))
+		}
+		if t.ChunkSize < 0 {
+			return nil, fail("chunkSize", fmt.Errorf("must be positive, got %d", t.ChunkSize))
+		}
+		size := t.ChunkSize
+		if size == 0 {
+			size = DefaultChunkSize
+		}
+		if e := t.Expect; e != nil {
+			if e.LastMessage != "" && !validLastRole(e.LastMessage) {
+				return nil, fail("expect.lastMessage", fmt.Errorf("unknown role %q (want tool, user, assistant or system)", e.LastMessage))
+			}
+			for i, n := range e.ToolsInclude {
+				if n == "" {
+					return nil, fail(fmt.Sprintf("expect.toolsInclude[%d]", i), errors.New("empty tool name"))
+				}
+			}
+		}
+		next := 1
+		if t.Reasoning != "" {
+			p.reasoningIdx = 0
+			for _, w := range splitWords(t.Reasoning) {
+				p.deltas = append(p.deltas, delta{kind: deltaReasoning, text: w})
+			}
+		}
+		if t.Text != "" {
+			p.textIdx = next
+			next++
+			for _, w := range splitWords(t.Text) {
+				p.deltas = append(p.deltas, delta{kind: deltaText, text: w})
+			}
+		}
+		for ci, tc := range t.ToolCalls {
+			callN++
+			field := fmt.Sprintf("toolCalls[%d]", ci)
+			if tc.Name == "" {
+				return nil, fail(field+".name", errors.New("missing tool name"))
+			}
+			id := tc.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d", callN)
+			}
+			here := fmt.Sprintf("turn %d %s", ti+1, field)
+			if prev, dup := ids[id]; dup {
+				return nil, fail(field+".id", fmt.Errorf("duplicate tool call id %q (also %s)", id, prev))
+			}
+			ids[id] = here
+			args, err := argumentsJSON(tc)
+			if err != nil {
+				return nil, fail(field+".arguments", err)
+			}
+			pc := planCall{id: id, name: tc.Name, args: args, block: next}
+			next++
+			p.calls = append(p.calls, pc)
+			p.deltas = append(p.deltas, delta{kind: deltaCallStart, call: ci})
+			for _, piece := range splitBytes(args, size) {
+				p.deltas = append(p.deltas, delta{kind: deltaCallArgs, call: ci, text: piece})
+			}
+		}
+		p.finish = t.Finish
+		if p.finish == "" {
+			p.finish = llm.FinishStop
+			if len(t.ToolCalls) > 0 {
+				p.finish = llm.FinishToolCalls
+			}
+		}
+		if !validFinish(p.finish) {
+			return nil, fail("finish", fmt.Errorf("unknown finish %q (want stop, tool-calls, length or content-filter)", t.Finish))
+		}
+		c.plans = append(c.plans, p)
+	}
+	return c, nil
+}
+
+// argumentsJSON renders a tool call's arguments as compact JSON.
+func argumentsJSON(tc ToolCall) (string, error) {
+	if tc.RawArguments != "" {
+		return tc.RawArguments, nil
+	}
+	if tc.Arguments == nil {
+		return "{}", nil
+	}
+	b, err := marshalNoEscape(tc.Arguments)
+	if err != nil {
+		return "", fmt.Errorf("cannot encode as JSON: %w", err)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return "", fmt.Errorf("must be a JSON object, got %s", truncate(string(b), 40))
+	}
+	return string(b), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping and without the
+// trailing newline, so arguments read as written.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// splitWords splits text into word-sized pieces, each a run of whitespace
+// followed by a run of non-whitespace (" user", " wants"), like the token
+// deltas of a real model. Concatenating the pieces gives s back.
+func splitWords(s string) []string {
+	var out []string
+	start := 0
+	inWord := false
+	for i, r := range s {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if space && inWord {
+			out = append(out, s[start:i])
+			start = i
+			inWord = false
+		} else if !space {
+			inWord = true
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// splitBytes splits s into pieces of about size bytes, never inside a UTF-8
+// sequence (a piece may be longer than size to finish a rune).
+func splitBytes(s string, size int) []string {
+	var out []string
+	for len(s) > 0 {
+		n := size
+		if n >= len(s) {
+			out = append(out, s)
+			break
+		}
+		for n < len(s) && !isRuneStart(s[n]) {
+			n++
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,227 @@
+package mockmodel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Server is the HTTP face of a script, shaped like httptest.Server: it
+// listens on 127.0.0.1 (an ephemeral port unless Listener is set before
+// Start) and speaks the wire formats registered in wires (today: OpenAI chat
+// completions).
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:PORT, without a trailing slash:
+	// URL + "/v1/chat/completions" is the chat endpoint. BaseURL() adds /v1
+	// for OpenAI clients.
+	URL string
+	// Listener may be set on an unstarted server; Start listens on
+	// 127.0.0.1:0 when it is nil.
+	Listener net.Listener
+	// Config may be changed on an unstarted server (timeouts, logging); its
+	// Handler is set by Start.
+	Config *http.Server
+
+	p         *player
+	mux       *http.ServeMux
+	transport *http.Transport
+	client    *http.Client
+	baseCtx   context.Context
+	cancel    context.CancelFunc
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	inflight sync.WaitGroup
+	serveErr chan error
+}
+
+// maxBody bounds a request body.
+const maxBody = 64 << 20
+
+// NewServer starts a server playing s on 127.0.0.1:0. Like httptest it
+// panics if it cannot listen.
+func NewServer(s *Script) *Server {
+	srv := NewUnstartedServer(s)
+	srv.Start()
+	return srv
+}
+
+// NewUnstartedServer returns a server playing s that is not yet listening.
+func NewUnstartedServer(s *Script) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &Server{
+		p:        newPlayer(s),
+		mux:      http.NewServeMux(),
+		baseCtx:  ctx,
+		cancel:   cancel,
+		Config:   &http.Server{ReadHeaderTimeout: 30 * time.Second},
+		serveErr: make(chan error, 1),
+	}
+	srv.transport = &http.Transport{
+		Proxy:               nil, // always talk to the loopback server directly
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		MaxIdleConns:        64,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	srv.client = &http.Client{Transport: srv.transport}
+	for _, w := range wires() {
+		for _, r := range w.routes() {
+			srv.mux.HandleFunc(r.path, srv.route(r))
+		}
+	}
+	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		e := &RequestError{Code: CodeNotFound, Status: http.StatusNotFound, Turn: -1,
+			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: POST /v1/chat/completions, POST /chat/completions, GET /v1/models)", srv.p.file, r.Method, r.URL.Path)}
+		srv.p.refuse(request{path: r.URL.Path, raw: rawJSON(body)}, e)
+		writeOpenAIError(w, e)
+	})
+	return srv
+}
+
+// route wraps a wire handler with the method check.
+func (s *Server) route(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != rt.method {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+			e := &RequestError{Code: CodeMethodNotAllow, Status: http.StatusMethodNotAllowed, Turn: -1,
+				Message: fmt.Sprintf("%s: %s %s: method not allowed (want %s)", s.p.file, r.Method, r.URL.Path, rt.method)}
+			s.p.refuse(request{path: r.URL.Path, raw: rawJSON(body)}, e)
+			w.Header().Set("Allow", rt.method)
+			writeOpenAIError(w, e)
+			return
+		}
+		rt.handle(s, w, r)
+	}
+}
+
+// ServeHTTP serves one request (the server's handler).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "mock model server closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
+	s.mux.ServeHTTP(w, r)
+}
+
+// Start starts serving. It panics if it cannot listen or was already
+// started, like httptest.Server.Start.
+func (s *Server) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		panic("mockmodel: Server already started")
+	}
+	if s.closed {
+		panic("mockmodel: Server already closed")
+	}
+	if s.Listener == nil {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(fmt.Sprintf("mockmodel: listen on 127.0.0.1:0: %v", err))
+		}
+		s.Listener = l
+	}
+	s.started = true
+	s.URL = "http://" + s.Listener.Addr().String()
+	s.Config.Handler = s
+	s.Config.BaseContext = func(net.Listener) context.Context { return s.baseCtx }
+	go func() {
+		err := s.Config.Serve(s.Listener)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.serveErr <- err
+	}()
+}
+
+// BaseURL is the base URL for OpenAI clients: URL + "/v1".
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Close stops the server: it cancels requests in flight (a hanging turn
+// returns), closes every connection and waits for the handlers to finish.
+// It is safe to call more than once.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	s.cancel()
+	if started {
+		_ = s.Config.Close()
+		<-s.serveErr
+	} else if s.Listener != nil {
+		_ = s.Listener.Close()
+	}
+	s.inflight.Wait()
+	s.transport.CloseIdleConnections()
+}
+
+// Journal returns the server's request journal.
+func (s *Server) Journal() *Journal { return s.p.journal }
+
+// Remaining returns the number of turns not yet used.
+func (s *Server) Remaining() int { return s.p.remaining() }
+
+// Client returns an HTTP client for the server: no proxy, its own
+// connection pool, idle connections closed by Close.
+func (s *Server) Client() *http.Client { return s.client }
+
+// wire is one API dialect the server speaks, selected by path. Each lives in
+// its own wire_*.go file; wires lists them.
+type wire interface {
+	routes() []route
+}
+
+type route struct {
+	method string
+	path   string
+	handle func(s *Server, w http.ResponseWriter, r *http.Request)
+}
+
+// wires returns the dialects the server speaks. Add OpenAI Responses,
+// Anthropic Messages or Gemini here, each with its own paths.
+func wires() []wire {
+	return []wire{openAIChat{}}
+}
+
+// readBody reads a request body, bounded by maxBody.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if len(body) > maxBody {
+		return nil, fmt.Errorf("body larger than %d bytes", maxBody)
+	}
+	return body, nil
+}
+
+// writeJSON writes v as a JSON response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

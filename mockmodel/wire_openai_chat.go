@@ -1,0 +1,465 @@
+package mockmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// openAIChat is the OpenAI chat-completions wire (also DeepSeek's):
+// POST /v1/chat/completions and /chat/completions, GET /v1/models and
+// /models.
+type openAIChat struct{}
+
+// ModelID is the model the server lists on GET /v1/models; it accepts any
+// model name in requests and echoes it back.
+const ModelID = "todoharness-mock"
+
+func (openAIChat) routes() []route {
+	return []route{
+		{http.MethodPost, "/v1/chat/completions", serveOpenAIChat},
+		{http.MethodPost, "/chat/completions", serveOpenAIChat},
+		{http.MethodGet, "/v1/models", serveOpenAIModels},
+		{http.MethodGet, "/models", serveOpenAIModels},
+	}
+}
+
+// ---- request ----
+
+type oaiRequest struct {
+	Model         string         `json:"model"`
+	Messages      []oaiMessage   `json:"messages"`
+	Tools         []oaiTool      `json:"tools"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *oaiStreamOpts `json:"stream_options"`
+}
+
+type oaiStreamOpts struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type oaiMessage struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []oaiToolCall   `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
+}
+
+type oaiToolCall struct {
+	Index    *int            `json:"index,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Type     string          `json:"type,omitempty"`
+	Function oaiFunctionCall `json:"function"`
+}
+
+type oaiFunctionCall struct {
+	Name      string  `json:"name,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
+}
+
+type oaiTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// errorResultPrefix marks a tool result as an error on the OpenAI wire,
+// which has no error flag: the harness words every failed tool result
+// "Error: <message>".
+const errorResultPrefix = "Error:"
+
+// decodeOpenAIChat turns a chat-completions body into the canonical request.
+func decodeOpenAIChat(body []byte) (oaiRequest, request, error) {
+	var in oaiRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&in); err != nil {
+		return in, request{}, fmt.Errorf("malformed JSON body: %w", err)
+	}
+	if dec.More() {
+		return in, request{}, errors.New("malformed JSON body: trailing data after the JSON object")
+	}
+	out := request{stream: in.Stream, model: in.Model}
+	if in.Messages == nil {
+		return in, out, errors.New("messages: required")
+	}
+	var system []string
+	leading := true
+	for i, m := range in.Messages {
+		text, err := contentText(m.Content)
+		if err != nil {
+			return in, out, fmt.Errorf("messages[%d].content: %w", i, err)
+		}
+		switch m.Role {
+		case "system", "developer":
+			if leading {
+				system = append(system, text)
+				continue
+			}
+			out.messages = append(out.messages, llm.Message{Role: llm.RoleSystem, Content: textParts(text)})
+		case "user":
+			out.messages = append(out.messages, llm.Message{Role: llm.RoleUser, Content: textParts(text)})
+		case "assistant":
+			msg := llm.Message{Role: llm.RoleAssistant}
+			if m.ReasoningContent != nil && *m.ReasoningContent != "" {
+				msg.Content = append(msg.Content, llm.Part{Type: llm.PartReasoning, Text: *m.ReasoningContent})
+			}
+			msg.Content = append(msg.Content, textParts(text)...)
+			for j, tc := range m.ToolCalls {
+				if tc.Function.Name == "" {
+					return in, out, fmt.Errorf("messages[%d].tool_calls[%d].function.name: required", i, j)
+				}
+				args := ""
+				if tc.Function.Arguments != nil {
+					args = *tc.Function.Arguments
+				}
+				msg.Content = append(msg.Content, llm.Part{Type: llm.PartToolCall, ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			}
+			out.messages = append(out.messages, msg)
+		case "tool":
+			if m.ToolCallID == "" {
+				return in, out, fmt.Errorf("messages[%d].tool_call_id: required for a tool message", i)
+			}
+			out.messages = append(out.messages, llm.Message{
+				Role: llm.RoleTool, Content: textParts(text), ToolCallID: m.ToolCallID,
+				IsError: strings.HasPrefix(text, errorResultPrefix),
+			})
+		default:
+			return in, out, fmt.Errorf("messages[%d].role: unknown role %q", i, m.Role)
+		}
+		leading = false
+	}
+	out.system = strings.Join(system, "\n\n")
+	for i, t := range in.Tools {
+		if t.Type != "" && t.Type != "function" {
+			return in, out, fmt.Errorf("tools[%d].type: unsupported tool type %q", i, t.Type)
+		}
+		if t.Function.Name == "" {
+			return in, out, fmt.Errorf("tools[%d].function.name: required", i)
+		}
+		out.tools = append(out.tools, llm.ToolSpec{
+			Name: t.Function.Name, Description: t.Function.Description,
+			Parameters: append(json.RawMessage(nil), t.Function.Parameters...),
+		})
+	}
+	return in, out, nil
+}
+
+// contentText reads message content: a string, null, or a list of parts of
+// which the text parts are joined.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("want a string or a list of content parts: %w", err)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Type != "text" || p.Text == nil {
+			return "", fmt.Errorf("part %d: unsupported content part type %q (the mock reads text parts only)", i, p.Type)
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), nil
+}
+
+func textParts(text string) []llm.Part {
+	if text == "" {
+		return nil
+	}
+	return []llm.Part{{Type: llm.PartText, Text: text}}
+}
+
+// ---- handlers ----
+
+func serveOpenAIChat(s *Server, w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
+			Message: fmt.Sprintf("%s: POST %s: %v", s.p.file, r.URL.Path, err)}
+		s.p.refuse(request{path: r.URL.Path}, e)
+		writeOpenAIError(w, e)
+		return
+	}
+	in, req, err := decodeOpenAIChat(body)
+	req.path = r.URL.Path
+	req.raw = rawJSON(body)
+	if err != nil {
+		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
+			Message: fmt.Sprintf("%s: POST %s: request %d: %v", s.p.file, r.URL.Path, s.p.journal.Len()+1, err)}
+		s.p.refuse(req, e)
+		writeOpenAIError(w, e)
+		return
+	}
+	pl, je, rerr := s.p.take(req)
+	if rerr != nil {
+		writeOpenAIError(w, rerr)
+		return
+	}
+	model := in.Model
+	if model == "" {
+		model = ModelID
+	}
+	id := "chatcmpl-mock-" + strconv.Itoa(je.Index+1)
+	if in.Stream {
+		includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+		streamOpenAIChat(w, r, pl, id, model, includeUsage)
+		return
+	}
+	completeOpenAIChat(w, r, pl, id, model)
+}
+
+func serveOpenAIModels(s *Server, w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []map[string]any{
+			{"id": ModelID, "object": "model", "created": 0, "owned_by": "todoharness"},
+		},
+	})
+}
+
+// ---- responses ----
+
+type oaiChunk struct {
+	ID      string           `json:"id"`
+	Object  string           `json:"object"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []oaiChunkChoice `json:"choices"`
+	Usage   *oaiUsage        `json:"usage,omitempty"`
+}
+
+type oaiChunkChoice struct {
+	Index        int      `json:"index"`
+	Delta        oaiDelta `json:"delta"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+type oaiDelta struct {
+	Role             string        `json:"role,omitempty"`
+	Content          *string       `json:"content,omitempty"`
+	ReasoningContent *string       `json:"reasoning_content,omitempty"`
+	ToolCalls        []oaiToolCall `json:"tool_calls,omitempty"`
+}
+
+type oaiUsage struct {
+	PromptTokens            int                  `json:"prompt_tokens"`
+	CompletionTokens        int                  `json:"completion_tokens"`
+	TotalTokens             int                  `json:"total_tokens"`
+	PromptTokensDetails     oaiPromptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails oaiCompletionDetails `json:"completion_tokens_details"`
+	// DeepSeek's names for the cache split.
+	PromptCacheHitTokens  int `json:"prompt_cache_hit_tokens"`
+	PromptCacheMissTokens int `json:"prompt_cache_miss_tokens"`
+}
+
+type oaiPromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type oaiCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// usageOf renders canonical usage on the wire. inputTokens counts the prompt
+// tokens not read from the cache (as in the original harness's logs), so the
+// wire's prompt_tokens is inputTokens + cacheReadTokens.
+func usageOf(u llm.Usage) *oaiUsage {
+	prompt := u.InputTokens + u.CacheReadTokens
+	return &oaiUsage{
+		PromptTokens: prompt, CompletionTokens: u.OutputTokens, TotalTokens: prompt + u.OutputTokens,
+		PromptTokensDetails:     oaiPromptDetails{CachedTokens: u.CacheReadTokens},
+		CompletionTokensDetails: oaiCompletionDetails{ReasoningTokens: u.ReasoningTokens},
+		PromptCacheHitTokens:    u.CacheReadTokens, PromptCacheMissTokens: u.InputTokens,
+	}
+}
+
+func wireFinish(kind string) string {
+	switch kind {
+	case llm.FinishToolCalls:
+		return "tool_calls"
+	case llm.FinishContentFilter:
+		return "content_filter"
+	default: // stop, length
+		return kind
+	}
+}
+
+// wireDelta renders one plan delta as a chat-completions delta.
+func wireDelta(pl *plan, d delta) oaiDelta {
+	text := d.text
+	switch d.kind {
+	case deltaReasoning:
+		return oaiDelta{ReasoningContent: &text}
+	case deltaText:
+		return oaiDelta{Content: &text}
+	case deltaCallStart:
+		c := pl.calls[d.call]
+		idx := d.call
+		empty := ""
+		return oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, ID: c.id, Type: "function",
+			Function: oaiFunctionCall{Name: c.name, Arguments: &empty}}}}
+	default: // deltaCallArgs
+		idx := d.call
+		return oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, Function: oaiFunctionCall{Arguments: &text}}}}
+	}
+}
+
+// streamOpenAIChat writes the turn as SSE chat.completion.chunk events.
+func streamOpenAIChat(w http.ResponseWriter, r *http.Request, pl *plan, id, model string, includeUsage bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	var buf bytes.Buffer
+	send := func(c oaiChunk) bool {
+		c.ID, c.Object, c.Model = id, "chat.completion.chunk", model
+		buf.Reset()
+		buf.WriteString("data: ")
+		b, err := json.Marshal(c)
+		if err != nil {
+			return false
+		}
+		buf.Write(b)
+		buf.WriteString("\n\n")
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	choice := func(d oaiDelta) oaiChunk {
+		return oaiChunk{Choices: []oaiChunkChoice{{Delta: d}}}
+	}
+	empty := ""
+	if !send(choice(oaiDelta{Role: "assistant", Content: &empty})) {
+		return
+	}
+	upto := len(pl.deltas)
+	if pl.fault == FaultCloseMidStream || pl.fault == FaultHang {
+		upto = pl.cut()
+	}
+	for _, d := range pl.deltas[:upto] {
+		if r.Context().Err() != nil || !send(choice(wireDelta(pl, d))) {
+			return
+		}
+	}
+	switch pl.fault {
+	case FaultCloseMidStream:
+		// Drop the connection without finishing the chunked body.
+		panic(http.ErrAbortHandler)
+	case FaultHang:
+		<-r.Context().Done()
+		return
+	}
+	finish := wireFinish(pl.finish)
+	if !send(oaiChunk{Choices: []oaiChunkChoice{{Delta: oaiDelta{}, FinishReason: &finish}}}) {
+		return
+	}
+	if includeUsage {
+		if !send(oaiChunk{Choices: []oaiChunkChoice{}, Usage: usageOf(pl.usage)}) {
+			return
+		}
+	}
+	_, _ = w.Write([]byte("data: [DONE]\n\n"))
+	_ = rc.Flush()
+}
+
+type oaiCompletion struct {
+	ID      string          `json:"id"`
+	Object  string          `json:"object"`
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []oaiFullChoice `json:"choices"`
+	Usage   *oaiUsage       `json:"usage"`
+}
+
+type oaiFullChoice struct {
+	Index        int        `json:"index"`
+	Message      oaiFullMsg `json:"message"`
+	FinishReason string     `json:"finish_reason"`
+	Logprobs     any        `json:"logprobs"`
+}
+
+type oaiFullMsg struct {
+	Role             string        `json:"role"`
+	Content          *string       `json:"content"`
+	ReasoningContent *string       `json:"reasoning_content,omitempty"`
+	ToolCalls        []oaiToolCall `json:"tool_calls,omitempty"`
+}
+
+// completeOpenAIChat writes the turn as one chat.completion object.
+func completeOpenAIChat(w http.ResponseWriter, r *http.Request, pl *plan, id, model string) {
+	msg := oaiFullMsg{Role: "assistant"}
+	if pl.textIdx >= 0 {
+		t := pl.text
+		msg.Content = &t
+	}
+	if pl.reasoningIdx >= 0 {
+		t := pl.reasoning
+		msg.ReasoningContent = &t
+	}
+	for _, c := range pl.calls {
+		args := c.args
+		msg.ToolCalls = append(msg.ToolCalls, oaiToolCall{ID: c.id, Type: "function",
+			Function: oaiFunctionCall{Name: c.name, Arguments: &args}})
+	}
+	b, err := json.Marshal(oaiCompletion{
+		ID: id, Object: "chat.completion", Model: model,
+		Choices: []oaiFullChoice{{Message: msg, FinishReason: wireFinish(pl.finish)}},
+		Usage:   usageOf(pl.usage),
+	})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch pl.fault {
+	case FaultCloseMidStream:
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(b[:len(b)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	case FaultHang:
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// writeOpenAIError writes e as an OpenAI error body.
+func writeOpenAIError(w http.ResponseWriter, e *RequestError) {
+	writeJSON(w, e.Status, map[string]any{
+		"error": map[string]any{
+			"message": e.Message,
+			"type":    e.errType(),
+			"param":   nil,
+			"code":    e.Code,
+		},
+	})
+}
