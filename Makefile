@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench golden demo record clean
+.PHONY: all build test vet fmt-check unit bench golden demo record record-mock cassette-from-log clean
 
 all: build
 
@@ -35,6 +35,30 @@ golden:
 # on the scripted mock model.
 demo: build
 	./$(BIN) log show ../shared/interop/deepseek-harness/todo-plan/session.jsonl
+
+# Record the e2e cassettes (fixtures/e2e/*/cassette.yaml) against DeepSeek,
+# credentials scrubbed, then rewrite the e2e goldens for review:
+#   DEEPSEEK_API_KEY=… make record   (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL optional)
+# Without a key the e2e tier replays the committed cassettes offline.
+record: build
+	@if [ -z "$$DEEPSEEK_API_KEY" ]; then \
+		echo "make record: DEEPSEEK_API_KEY is not set (the e2e tier replays the committed cassettes without it; make record-mock records the scripted scenarios against the local mock server)"; \
+		exit 2; fi
+	./$(BIN) record --all
+	GOLDIE_UPDATE=1 $(GO) test -count=1 ./suites/e2e/
+
+# Re-record the scenarios that have a mock-script.yaml against the local mock
+# model server (labelled mock-server: scripted answers, not model output).
+record-mock: build
+	./$(BIN) record --mock --all
+	GOLDIE_UPDATE=1 $(GO) test -count=1 ./suites/e2e/
+
+# Rebuild the todo-plan cassette (real DeepSeek output) from the interop
+# session log of the original implementation.
+cassette-from-log: build
+	./$(BIN) cassette from-log ../shared/interop/deepseek-harness/todo-plan/session.jsonl \
+		fixtures/e2e/todo-plan/cassette.yaml --scenario todo-plan --real-model-output \
+		--recorded-by "the original implementation against DeepSeek"
 
 clean:
 	rm -rf bin

@@ -17,13 +17,25 @@ type JournalEntry struct {
 	Time  time.Time `json:"time"`
 	// Path is the HTTP path ("/v1/chat/completions"); empty for the
 	// in-process model.
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Wire is the API the request came on: WireOpenAIChat,
+	// WireOpenAIResponses, WireAnthropic, WireGemini or WireInProcess.
+	// It is empty only for a request on an unknown endpoint.
+	Wire   string `json:"wire,omitempty"`
 	Stream bool   `json:"stream"`
 	Model  string `json:"model,omitempty"`
 	// System is the leading system text of the request.
-	System   string         `json:"system,omitempty"`
-	Messages []llm.Message  `json:"messages"`
-	Tools    []llm.ToolSpec `json:"tools,omitempty"`
+	System string `json:"system,omitempty"`
+	// Messages is the history in canonical form, whatever the wire: tool
+	// calls are assistant tool-call parts (Arguments the JSON the agent sent
+	// back), tool results are RoleTool messages with ToolCallID and IsError.
+	Messages []llm.Message `json:"messages"`
+	// ToolErrors says where the IsError of the tool results comes from:
+	// ToolErrorsFlag or ToolErrorsPrefix. Empty when the request could not
+	// be read.
+	ToolErrors string `json:"toolErrors,omitempty"`
+	// Tools are the function tools offered, with their JSON Schemas as sent.
+	Tools []llm.ToolSpec `json:"tools,omitempty"`
 	// Raw is the request body as received; a body that is not JSON is kept
 	// as a JSON string. For the in-process model it is the llm.Request as
 	// JSON.
@@ -37,6 +49,28 @@ type JournalEntry struct {
 	// status the server would have answered).
 	Status int `json:"status"`
 }
+
+// Wires, the values of JournalEntry.Wire.
+const (
+	WireOpenAIChat      = "openai-chat"        // POST /v1/chat/completions, /chat/completions
+	WireOpenAIResponses = "openai-responses"   // POST /v1/responses, /responses
+	WireAnthropic       = "anthropic-messages" // POST /v1/messages
+	WireGemini          = "gemini"             // POST /v1beta/models/{model}:generateContent, :streamGenerateContent
+	WireInProcess       = "in-process"         // Model.Stream
+)
+
+// Sources of a tool result's IsError, the values of JournalEntry.ToolErrors.
+const (
+	// ToolErrorsFlag: the wire carries an explicit error marker, and IsError
+	// is that marker: Anthropic tool_result is_error, Gemini a
+	// functionResponse whose response has an "error" field, the in-process
+	// model's llm.Message.IsError.
+	ToolErrorsFlag = "flag"
+	// ToolErrorsPrefix: the wire has no error marker (OpenAI chat
+	// completions and Responses); IsError means the result text starts with
+	// "Error:", which is how the harness words every failed tool result.
+	ToolErrorsPrefix = "prefix"
+)
 
 // Journal records requests. It is safe for concurrent use.
 type Journal struct {

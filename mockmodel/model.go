@@ -45,9 +45,9 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Ch
 		return llm.Response{}, fmt.Errorf("mock model: encode request: %w", err)
 	}
 	pl, _, rerr := m.p.take(request{
-		stream: true, model: req.Model, system: req.System,
+		wire: WireInProcess, errFrom: ToolErrorsFlag, stream: true, model: req.Model, system: req.System,
 		messages: req.Messages, tools: req.Tools, raw: raw,
-	})
+	}, nil)
 	if rerr != nil {
 		return llm.Response{}, rerr
 	}

@@ -21,6 +21,10 @@ const (
 	CodeInvalidScript  = "mock_script_invalid"
 	CodeNotFound       = "not_found"
 	CodeMethodNotAllow = "method_not_allowed"
+	// CodeUnsupported: the turn cannot be said on the wire the request
+	// came on (rawArguments that are not a JSON object, on a wire whose
+	// tool-call arguments are an object).
+	CodeUnsupported = "mock_unsupported_on_wire"
 )
 
 // RequestError is a request the mock model refused: malformed, past the end
@@ -50,6 +54,8 @@ func (e *RequestError) errType() string {
 // request is a model request in canonical form, whichever face received it.
 type request struct {
 	path     string
+	wire     string
+	errFrom  string // ToolErrorsFlag or ToolErrorsPrefix
 	stream   bool
 	model    string
 	system   string
@@ -87,8 +93,8 @@ func (p *player) remaining() int {
 
 func (p *player) entry(req request) JournalEntry {
 	return JournalEntry{
-		Time: p.clock(), Path: req.path, Stream: req.stream, Model: req.model, System: req.system,
-		Messages: req.messages, Tools: req.tools, Raw: req.raw, TurnIndex: -1, Status: http.StatusOK,
+		Time: p.clock(), Path: req.path, Wire: req.wire, Stream: req.stream, Model: req.model, System: req.system,
+		Messages: req.messages, ToolErrors: req.errFrom, Tools: req.tools, Raw: req.raw, TurnIndex: -1, Status: http.StatusOK,
 	}
 }
 
@@ -102,8 +108,9 @@ func (p *player) refuse(req request, e *RequestError) JournalEntry {
 }
 
 // take consumes the next turn for req, checks its expect and journals the
-// request. On refusal it returns a *RequestError (also journaled).
-func (p *player) take(req request) (*plan, JournalEntry, *RequestError) {
+// request. On refusal it returns a *RequestError (also journaled). fits, if
+// not nil, says why the turn cannot be said on the request's wire.
+func (p *player) take(req request, fits func(*plan) error) (*plan, JournalEntry, *RequestError) {
 	if p.scriptErr != nil {
 		e := &RequestError{Code: CodeInvalidScript, Status: http.StatusInternalServerError, Turn: -1,
 			Message: fmt.Sprintf("invalid script: %v", p.scriptErr)}
@@ -126,6 +133,13 @@ func (p *player) take(req request) (*plan, JournalEntry, *RequestError) {
 		e := &RequestError{Code: CodeExpectFailed, Status: http.StatusUnprocessableEntity, Turn: idx,
 			Message: fmt.Sprintf("%s: expect failed: %s", pl.where(), strings.Join(diffs, "; "))}
 		return nil, p.refuse(req, e), e
+	}
+	if fits != nil {
+		if err := fits(pl); err != nil {
+			e := &RequestError{Code: CodeUnsupported, Status: http.StatusInternalServerError, Turn: idx,
+				Message: fmt.Sprintf("%s: cannot be answered on the %s wire: %v", pl.where(), req.wire, err)}
+			return nil, p.refuse(req, e), e
+		}
 	}
 	if pl.fault == FaultHTTP500 {
 		e := &RequestError{Code: CodeFault, Status: http.StatusInternalServerError, Turn: idx,

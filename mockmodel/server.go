@@ -8,18 +8,20 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
 
 // Server is the HTTP face of a script, shaped like httptest.Server: it
 // listens on 127.0.0.1 (an ephemeral port unless Listener is set before
-// Start) and speaks the wire formats registered in wires (today: OpenAI chat
-// completions).
+// Start) and speaks the wire formats registered in wires: OpenAI chat
+// completions, OpenAI Responses, Anthropic Messages and Gemini, chosen by
+// the request path.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:PORT, without a trailing slash:
 	// URL + "/v1/chat/completions" is the chat endpoint. BaseURL() adds /v1
-	// for OpenAI clients.
+	// for OpenAI clients; Anthropic and Gemini clients take URL itself.
 	URL string
 	// Listener may be set on an unstarted server; Start listens on
 	// 127.0.0.1:0 when it is nil.
@@ -72,35 +74,53 @@ func NewUnstartedServer(s *Script) *Server {
 		IdleConnTimeout:     30 * time.Second,
 	}
 	srv.client = &http.Client{Transport: srv.transport}
+	var served []string
 	for _, w := range wires() {
 		for _, r := range w.routes() {
-			srv.mux.HandleFunc(r.path, srv.route(r))
+			srv.mux.HandleFunc(r.path, srv.route(w, r))
+			served = append(served, r.method+" "+r.path+r.suffix)
 		}
 	}
+	list := strings.Join(served, ", ")
 	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 		e := &RequestError{Code: CodeNotFound, Status: http.StatusNotFound, Turn: -1,
-			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: POST /v1/chat/completions, POST /chat/completions, GET /v1/models)", srv.p.file, r.Method, r.URL.Path)}
+			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: %s)", srv.p.file, r.Method, r.URL.Path, list)}
 		srv.p.refuse(request{path: r.URL.Path, raw: rawJSON(body)}, e)
-		writeOpenAIError(w, e)
+		guessWire(r).writeError(w, e)
 	})
 	return srv
 }
 
 // route wraps a wire handler with the method check.
-func (s *Server) route(rt route) http.HandlerFunc {
+func (s *Server) route(wi wire, rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != rt.method {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 			e := &RequestError{Code: CodeMethodNotAllow, Status: http.StatusMethodNotAllowed, Turn: -1,
 				Message: fmt.Sprintf("%s: %s %s: method not allowed (want %s)", s.p.file, r.Method, r.URL.Path, rt.method)}
-			s.p.refuse(request{path: r.URL.Path, raw: rawJSON(body)}, e)
+			s.p.refuse(request{path: r.URL.Path, wire: wi.name(), raw: rawJSON(body)}, e)
 			w.Header().Set("Allow", rt.method)
-			writeOpenAIError(w, e)
+			wi.writeError(w, e)
 			return
 		}
 		rt.handle(s, w, r)
 	}
+}
+
+// guessWire picks the error shape for a request on an unknown endpoint:
+// by path prefix, then by the SDKs' authentication headers, else OpenAI.
+func guessWire(r *http.Request) wire {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, "/v1beta/") || r.Header.Get("x-goog-api-key") != "":
+		return gemini{}
+	case strings.HasPrefix(p, "/v1/messages") || r.Header.Get("anthropic-version") != "":
+		return anthropicMessages{}
+	case strings.HasPrefix(p, "/v1/responses") || strings.HasPrefix(p, "/responses"):
+		return openAIResponses{}
+	}
+	return openAIChat{}
 }
 
 // ServeHTTP serves one request (the server's handler).
@@ -187,19 +207,67 @@ func (s *Server) Client() *http.Client { return s.client }
 // wire is one API dialect the server speaks, selected by path. Each lives in
 // its own wire_*.go file; wires lists them.
 type wire interface {
+	// name is the JournalEntry.Wire of its requests.
+	name() string
 	routes() []route
+	// writeError answers e in the API's own error shape.
+	writeError(w http.ResponseWriter, e *RequestError)
 }
 
 type route struct {
 	method string
-	path   string
+	// path is a ServeMux pattern (a trailing slash matches a subtree).
+	path string
+	// suffix completes path in the list of served endpoints of a 404.
+	suffix string
 	handle func(s *Server, w http.ResponseWriter, r *http.Request)
 }
 
-// wires returns the dialects the server speaks. Add OpenAI Responses,
-// Anthropic Messages or Gemini here, each with its own paths.
+// wires returns the dialects the server speaks, each with its own paths.
 func wires() []wire {
-	return []wire{openAIChat{}}
+	return []wire{openAIChat{}, openAIResponses{}, anthropicMessages{}, gemini{}}
+}
+
+// turnCodec is what a wire supplies to serveTurn.
+type turnCodec struct {
+	wire wire
+	// decode reads a body into the canonical request (stream, model,
+	// system, messages, tools, errFrom).
+	decode func(body []byte, r *http.Request) (request, error)
+	// fits, if not nil, says why a turn cannot be said on this wire.
+	fits func(*plan) error
+	// answer writes the turn; index is the 1-based number of the request.
+	answer func(w http.ResponseWriter, r *http.Request, pl *plan, req request, index int)
+}
+
+// serveTurn is the request cycle every wire shares: read the body, decode
+// it, take the next turn (checking its expect), answer, and journal all of
+// it; any refusal is answered in the wire's own error shape.
+func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) {
+	name := c.wire.name()
+	body, err := readBody(r)
+	if err != nil {
+		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
+			Message: fmt.Sprintf("%s: POST %s: %v", s.p.file, r.URL.Path, err)}
+		s.p.refuse(request{path: r.URL.Path, wire: name}, e)
+		c.wire.writeError(w, e)
+		return
+	}
+	req, err := c.decode(body, r)
+	req.path, req.wire, req.raw = r.URL.Path, name, rawJSON(body)
+	if err != nil {
+		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
+			Message: fmt.Sprintf("%s: POST %s: request %d: %v", s.p.file, r.URL.Path, s.p.journal.Len()+1, err)}
+		s.p.refuse(req, e)
+		c.wire.writeError(w, e)
+		return
+	}
+	pl, je, rerr := s.p.take(req, c.fits)
+	if rerr != nil {
+		c.wire.writeError(w, rerr)
+		return
+	}
+	c.answer(w, r, pl, req, je.Index+1)
 }
 
 // readBody reads a request body, bounded by maxBody.

@@ -21,12 +21,16 @@ type openAIChat struct{}
 // model name in requests and echoes it back.
 const ModelID = "todoharness-mock"
 
+func (openAIChat) name() string { return WireOpenAIChat }
+
+func (openAIChat) writeError(w http.ResponseWriter, e *RequestError) { writeOpenAIError(w, e) }
+
 func (openAIChat) routes() []route {
 	return []route{
-		{http.MethodPost, "/v1/chat/completions", serveOpenAIChat},
-		{http.MethodPost, "/chat/completions", serveOpenAIChat},
-		{http.MethodGet, "/v1/models", serveOpenAIModels},
-		{http.MethodGet, "/models", serveOpenAIModels},
+		{http.MethodPost, "/v1/chat/completions", "", serveOpenAIChat},
+		{http.MethodPost, "/chat/completions", "", serveOpenAIChat},
+		{http.MethodGet, "/v1/models", "", serveOpenAIModels},
+		{http.MethodGet, "/models", "", serveOpenAIModels},
 	}
 }
 
@@ -88,7 +92,7 @@ func decodeOpenAIChat(body []byte) (oaiRequest, request, error) {
 	if dec.More() {
 		return in, request{}, errors.New("malformed JSON body: trailing data after the JSON object")
 	}
-	out := request{stream: in.Stream, model: in.Model}
+	out := request{stream: in.Stream, model: in.Model, errFrom: ToolErrorsPrefix}
 	if in.Messages == nil {
 		return in, out, errors.New("messages: required")
 	}
@@ -195,40 +199,29 @@ func textParts(text string) []llm.Part {
 // ---- handlers ----
 
 func serveOpenAIChat(s *Server, w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
-			Message: fmt.Sprintf("%s: POST %s: %v", s.p.file, r.URL.Path, err)}
-		s.p.refuse(request{path: r.URL.Path}, e)
-		writeOpenAIError(w, e)
-		return
-	}
-	in, req, err := decodeOpenAIChat(body)
-	req.path = r.URL.Path
-	req.raw = rawJSON(body)
-	if err != nil {
-		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
-			Message: fmt.Sprintf("%s: POST %s: request %d: %v", s.p.file, r.URL.Path, s.p.journal.Len()+1, err)}
-		s.p.refuse(req, e)
-		writeOpenAIError(w, e)
-		return
-	}
-	pl, je, rerr := s.p.take(req)
-	if rerr != nil {
-		writeOpenAIError(w, rerr)
-		return
-	}
-	model := in.Model
-	if model == "" {
-		model = ModelID
-	}
-	id := "chatcmpl-mock-" + strconv.Itoa(je.Index+1)
-	if in.Stream {
-		includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-		streamOpenAIChat(w, r, pl, id, model, includeUsage)
-		return
-	}
-	completeOpenAIChat(w, r, pl, id, model)
+	var in oaiRequest
+	s.serveTurn(w, r, turnCodec{
+		wire: openAIChat{},
+		decode: func(body []byte, _ *http.Request) (request, error) {
+			var req request
+			var err error
+			in, req, err = decodeOpenAIChat(body)
+			return req, err
+		},
+		answer: func(w http.ResponseWriter, r *http.Request, pl *plan, req request, n int) {
+			model := req.model
+			if model == "" {
+				model = ModelID
+			}
+			id := "chatcmpl-mock-" + strconv.Itoa(n)
+			if req.stream {
+				includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+				streamOpenAIChat(w, r, pl, id, model, includeUsage)
+				return
+			}
+			completeOpenAIChat(w, r, pl, id, model)
+		},
+	})
 }
 
 func serveOpenAIModels(s *Server, w http.ResponseWriter, r *http.Request) {
@@ -425,35 +418,17 @@ func completeOpenAIChat(w http.ResponseWriter, r *http.Request, pl *plan, id, mo
 		msg.ToolCalls = append(msg.ToolCalls, oaiToolCall{ID: c.id, Type: "function",
 			Function: oaiFunctionCall{Name: c.name, Arguments: &args}})
 	}
-	b, err := json.Marshal(oaiCompletion{
+	completeTurn(w, r, pl, oaiCompletion{
 		ID: id, Object: "chat.completion", Model: model,
 		Choices: []oaiFullChoice{{Message: msg, FinishReason: wireFinish(pl.finish)}},
 		Usage:   usageOf(pl.usage),
 	})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	switch pl.fault {
-	case FaultCloseMidStream:
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		_ = http.NewResponseController(w).Flush()
-		panic(http.ErrAbortHandler)
-	case FaultHang:
-		w.WriteHeader(http.StatusOK)
-		_ = http.NewResponseController(w).Flush()
-		<-r.Context().Done()
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
 }
 
-// writeOpenAIError writes e as an OpenAI error body.
+// writeOpenAIError writes e as an OpenAI error body (chat completions and
+// Responses share it).
 func writeOpenAIError(w http.ResponseWriter, e *RequestError) {
+	noRetry(w, e)
 	writeJSON(w, e.Status, map[string]any{
 		"error": map[string]any{
 			"message": e.Message,

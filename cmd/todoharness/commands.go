@@ -6,5 +6,11 @@ import "github.com/spf13/cobra"
 func subcommands() []*cobra.Command {
 	return []*cobra.Command{
 		newLogCmd(),
+		newMockCmd(),
+		newAgentCmd(),
+		newChatCmd(),
+		newConformCmd(),
+		newRecordCmd(),
+		newCassetteCmd(),
 	}
 }

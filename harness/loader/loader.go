@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -64,38 +68,137 @@ type Config struct {
 }
 
 // Decode decodes the config into v, rejecting unknown fields. An absent
-// config leaves v unchanged.
+// config leaves v unchanged. Errors name the composition file and the line of
+// the offending field ("composition.yaml:4: config: field x not found in
+// type todo.Config").
 func (c Config) Decode(v any) error {
 	if c.node == nil {
 		return nil
 	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("%s:%d: config: decode into %T: want a non-nil pointer", c.src, c.node.Line, v)
+	}
+	// Type errors, with the node's own (absolute) lines.
+	if err := c.node.Decode(reflect.New(rv.Elem().Type()).Interface()); err != nil {
+		return c.yamlErr(err, false)
+	}
+	// Unknown fields: yaml.v3 checks them only when decoding a document, so
+	// strict-decode a re-encoding and map the lines back to the file.
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	if err := enc.Encode(c.node); err != nil {
-		return fmt.Errorf("%s: config: %w", c.src, err)
+		return fmt.Errorf("%s:%d: config: %w", c.src, c.node.Line, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("%s:%d: config: %w", c.src, c.node.Line, err)
 	}
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s:%d: config: %w", c.src, c.node.Line, err)
+	if err := dec.Decode(reflect.New(rv.Elem().Type()).Interface()); err != nil {
+		return c.yamlErr(err, true)
+	}
+	if err := c.node.Decode(v); err != nil {
+		return c.yamlErr(err, false)
 	}
 	return nil
 }
 
-// Context is what a plugin's apply sees: only its declared services.
+var (
+	yamlLineMsg    = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlSyntaxMsg  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlUnknownMsg = regexp.MustCompile(`^field (\S+) not found in type (.+)$`)
+)
+
+// yamlErr formats a decode error of the config as "src:line: config: msg",
+// one message per problem. relative is set when the lines in err refer to a
+// re-encoding of the node rather than to the file.
+func (c Config) yamlErr(err error, relative bool) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s:%d: config: %w", c.src, c.node.Line, err)
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, m := range te.Errors {
+		line, text := c.node.Line, m
+		if sm := yamlLineMsg.FindStringSubmatch(m); sm != nil {
+			text = sm[2]
+			if !relative {
+				line, _ = strconv.Atoi(sm[1])
+			}
+		}
+		if um := yamlUnknownMsg.FindStringSubmatch(text); um != nil {
+			if k := findKey(c.node, um[1]); k != nil {
+				line = k.Line
+			}
+		}
+		msgs = append(msgs, fmt.Sprintf("%s:%d: config: %s", c.src, line, text))
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// findKey returns the first mapping key named name in n, depth first.
+func findKey(n *yaml.Node, name string) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				return n.Content[i]
+			}
+		}
+	}
+	for _, ch := range n.Content {
+		if k := findKey(ch, name); k != nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// Context is what a plugin's apply sees: only its declared services, and
+// only while apply runs.
 type Context struct {
-	plugin   string
-	declared map[string]bool
-	services map[string]any
+	plugin     string
+	declared   map[string]bool
+	services   map[string]any
+	mu         sync.Mutex
+	undeclared []string
+	sealed     bool
 }
 
 // Service returns the injected service name. Asking for a service the
-// plugin did not declare in Inject is an error naming both.
+// plugin did not declare in Inject is an error naming both, and fails the
+// load even if apply ignores the error. Services are resolved in apply: after
+// apply returns, Service always fails, so a plugin cannot defer a lookup (and
+// its failure) to first use.
 func (c *Context) Service(name string) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		return nil, fmt.Errorf("plugin %q asks for service %q after load: resolve services in apply", c.plugin, name)
+	}
 	if !c.declared[name] {
-		return nil, fmt.Errorf("plugin %q uses service %q but does not declare it in inject (declared: %s)", c.plugin, name, list(c.declared))
+		c.undeclared = append(c.undeclared, name)
+		return nil, undeclaredErr(c.plugin, name, c.declared)
 	}
 	return c.services[name], nil
+}
+
+func undeclaredErr(plugin, service string, declared map[string]bool) error {
+	return fmt.Errorf("plugin %q uses service %q but does not declare it in inject (declared: %s)", plugin, service, list(declared))
+}
+
+// seal ends apply: it reports the first undeclared service asked for.
+func (c *Context) seal() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sealed = true
+	if len(c.undeclared) > 0 {
+		return undeclaredErr(c.plugin, c.undeclared[0], c.declared)
+	}
+	return nil
 }
 
 func list(m map[string]bool) string {
@@ -124,23 +227,59 @@ type Entry struct {
 }
 
 type compositionFile struct {
-	Plugins []struct {
-		Name   string    `yaml:"name"`
-		Config yaml.Node `yaml:"config"`
-	} `yaml:"plugins"`
+	Plugins []pluginEntry `yaml:"plugins"`
+}
+
+type pluginEntry struct {
+	Name   string    `yaml:"name"`
+	Config yaml.Node `yaml:"config"`
+}
+
+// fileErr formats a YAML error of a composition file as "src:line: msg",
+// one message per problem.
+func fileErr(src string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, m := range te.Errors {
+			sm := yamlLineMsg.FindStringSubmatch(m)
+			if sm == nil {
+				msgs = append(msgs, fmt.Sprintf("%s: %s", src, m))
+				continue
+			}
+			text := sm[2]
+			if um := yamlUnknownMsg.FindStringSubmatch(text); um != nil {
+				switch um[2] {
+				case "loader.compositionFile":
+					text = fmt.Sprintf("unknown field %q (want: plugins)", um[1])
+				case "loader.pluginEntry":
+					text = fmt.Sprintf("unknown field %q in a plugin entry (want: name, config)", um[1])
+				}
+			}
+			msgs = append(msgs, fmt.Sprintf("%s:%s: %s", src, sm[1], text))
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	if sm := yamlSyntaxMsg.FindStringSubmatch(err.Error()); sm != nil {
+		return fmt.Errorf("%s:%s: %s", src, sm[1], sm[2])
+	}
+	return fmt.Errorf("%s: %w", src, err)
 }
 
 // ParseComposition parses composition YAML; src names it in errors.
 func ParseComposition(data []byte, src string) (*Composition, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, fileErr(src, err)
+	}
+	if root.Kind == 0 {
+		return nil, fmt.Errorf("%s: empty composition: want a \"plugins:\" list", src)
 	}
 	var f compositionFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, fileErr(src, err)
 	}
 	c := &Composition{Source: src}
 	seq := pluginNodes(&root)
@@ -203,18 +342,35 @@ func Load(c *Composition, catalog Catalog, services map[string]any) ([]Plugin, e
 		ctx := &Context{plugin: p.Name, declared: map[string]bool{}, services: map[string]any{}}
 		for _, s := range p.Inject {
 			svc, ok := services[s]
-			if !ok || svc == nil {
+			if !ok || isNil(svc) {
 				return nil, fmt.Errorf("%s: injected service %q is not provided by the host (provided: %s)", where, s, serviceNames(services))
 			}
 			ctx.declared[s] = true
 			ctx.services[s] = svc
 		}
-		if err := p.Apply(ctx, e.Config); err != nil {
+		err = p.Apply(ctx, e.Config)
+		if serr := ctx.seal(); err == nil && serr != nil {
+			err = serr
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: apply: %w", where, err)
 		}
 		loaded = append(loaded, p)
 	}
 	return loaded, nil
+}
+
+// isNil reports a nil service, including a typed nil (a nil *Registry in an
+// interface), which would otherwise pass for provided and fail at first use.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 func catalogNames(c Catalog) string {
@@ -228,7 +384,7 @@ func catalogNames(c Catalog) string {
 func serviceNames(s map[string]any) string {
 	m := map[string]bool{}
 	for n, v := range s {
-		if v != nil {
+		if !isNil(v) {
 			m[n] = true
 		}
 	}

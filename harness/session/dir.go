@@ -55,19 +55,9 @@ func (d Dir) Open(id string, opts ...Option) (*Log, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := Restore(ld.Header, ld.Events, opts...)
+	l, err := restore(ld.Header, ld.Events, ld.Lines, false, opts...)
 	if err != nil {
-		var ie *InvariantError
-		if errors.As(err, &ie) {
-			for i, e := range ld.Events {
-				if e.Seq == ie.Seq {
-					ie.Line = ld.Lines[i]
-					break
-				}
-			}
-			return nil, ld.Warnings, fmt.Errorf("%s: %w", path, err)
-		}
-		return nil, ld.Warnings, err
+		return nil, ld.Warnings, fmt.Errorf("%s: %w", path, err)
 	}
 	s, err := AppendFile(path, ld)
 	if err != nil {

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/todoharness/todoharness/harness/llm"
 )
@@ -197,9 +199,45 @@ type ToolResult struct {
 	IsError bool       `json:"isError"`
 }
 
-// scope is the turn/step fields every step-scoped payload carries.
+// scope is the turn/step fields every step-scoped payload carries. An
+// absent (or null) number keeps the value noNum.
 type scope struct {
-	Turn   *int   `json:"turn"`
-	Step   *int   `json:"step"`
+	Turn   int    `json:"turn"`
+	Step   int    `json:"step"`
 	CallID string `json:"callId"`
+}
+
+// noNum marks a number absent from an event's data.
+const noNum = math.MinInt
+
+// internedName is a string field of an event line (type, surfaceOp) decoded
+// without allocating when it is one of the names this package knows: a
+// million-event log holds a dozen distinct names.
+type internedName string
+
+var interned = func() map[string]string {
+	m := map[string]string{SurfaceOpAppend: SurfaceOpAppend}
+	for t := range knownTypes {
+		m[t] = t
+	}
+	return m
+}()
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *internedName) UnmarshalJSON(b []byte) error {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		if s, ok := interned[string(b[1:len(b)-1])]; ok {
+			*n = internedName(s)
+			return nil
+		}
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*n = internedName(s)
+	return nil
 }

@@ -1,8 +1,8 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // InvariantError is a violation of the session log invariants. Line is the
@@ -85,9 +85,9 @@ func (c *Checker) Check(e Event) error {
 }
 
 func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error {
-	var sc scope
+	sc := scope{Turn: noNum, Step: noNum}
 	if len(e.Data) > 0 {
-		if err := json.Unmarshal(e.Data, &sc); err != nil {
+		if err := decodeScope(e.Data, &sc); err != nil {
 			return fail("data is not a JSON object: %v", err)
 		}
 	}
@@ -96,21 +96,21 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		if c.turnOpen {
 			return fail("turn/start while turn %d is still open", c.turn)
 		}
-		if sc.Turn == nil {
+		if sc.Turn == noNum {
 			return fail("turn/start without data.turn")
 		}
-		if *sc.Turn <= c.turn {
-			return fail("turn %d does not follow turn %d", *sc.Turn, c.turn)
+		if sc.Turn <= c.turn {
+			return fail("turn %d does not follow turn %d", sc.Turn, c.turn)
 		}
-		c.turn, c.turnOpen, c.stepOpen = *sc.Turn, true, false
+		c.turn, c.turnOpen, c.stepOpen = sc.Turn, true, false
 		c.calls = map[string]bool{}
 		return nil
 	case TypeTurnEnd:
 		if !c.turnOpen {
 			return fail("turn/end with no open turn")
 		}
-		if sc.Turn == nil || *sc.Turn != c.turn {
-			return fail("turn/end names turn %s but turn %d is open", fmtPtr(sc.Turn), c.turn)
+		if sc.Turn != c.turn {
+			return fail("turn/end names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
 		}
 		if c.stepOpen {
 			return fail("turn/end while step %d is still open", c.step)
@@ -126,20 +126,20 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		if c.stepOpen {
 			return fail("step/start while step %d is still open", c.step)
 		}
-		if sc.Turn == nil || *sc.Turn != c.turn {
-			return fail("step/start names turn %s but turn %d is open", fmtPtr(sc.Turn), c.turn)
+		if sc.Turn != c.turn {
+			return fail("step/start names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
 		}
-		if sc.Step == nil {
+		if sc.Step == noNum {
 			return fail("step/start without data.step")
 		}
-		c.step, c.stepOpen = *sc.Step, true
+		c.step, c.stepOpen = sc.Step, true
 		return nil
 	case TypeStepEnd:
 		if !c.stepOpen {
 			return fail("step/end with no open step")
 		}
-		if sc.Turn == nil || *sc.Turn != c.turn || sc.Step == nil || *sc.Step != c.step {
-			return fail("step/end names turn %s step %s but turn %d step %d is open", fmtPtr(sc.Turn), fmtPtr(sc.Step), c.turn, c.step)
+		if sc.Turn != c.turn || sc.Step != c.step {
+			return fail("step/end names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
 		}
 		c.stepOpen = false
 		return nil
@@ -148,8 +148,8 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		if !c.stepOpen {
 			return fail("step-scoped event outside an open step")
 		}
-		if sc.Turn == nil || *sc.Turn != c.turn || sc.Step == nil || *sc.Step != c.step {
-			return fail("names turn %s step %s but turn %d step %d is open", fmtPtr(sc.Turn), fmtPtr(sc.Step), c.turn, c.step)
+		if sc.Turn != c.turn || sc.Step != c.step {
+			return fail("names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
 		}
 	}
 	switch e.Type {
@@ -167,11 +167,11 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 	return nil
 }
 
-func fmtPtr(p *int) string {
-	if p == nil {
+func fmtNum(n int) string {
+	if n == noNum {
 		return "<none>"
 	}
-	return fmt.Sprint(*p)
+	return strconv.Itoa(n)
 }
 
 // CheckEvents validates a whole event list from a fresh checker.

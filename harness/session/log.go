@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ type Log struct {
 	lastTodo int // index of the last todo/write, -1 when none
 	clock    func() int64
 	store    *FileStore
-	subs     map[int]func(Event)
+	subs     []subscriber // copy on write: Append reads it without copying
 	nextSub  int
 }
 
@@ -51,19 +52,35 @@ func New(id, cwd string, opts ...Option) *Log {
 
 // Restore rebuilds a log from a loaded header and events, checking the
 // invariants (when enabled) so that appends can continue where the log ended.
+// The log keeps deep copies: later changes to events change nothing.
 func Restore(h Header, events []Event, opts ...Option) (*Log, error) {
+	return restore(h, events, nil, true, opts...)
+}
+
+// restore is Restore. lines, when non-nil, are the file lines of events and
+// name the line of an invariant violation. With clone false the log takes
+// ownership of the events' memory (for callers, like Dir.Open, that hand over
+// a freshly loaded slice nobody else sees).
+func restore(h Header, events []Event, lines []int, clone bool, opts ...Option) (*Log, error) {
 	l := &Log{check: true, lastTodo: -1, clock: func() int64 { return time.Now().UnixMilli() }}
 	for _, o := range opts {
 		o(l)
 	}
 	l.header = h
 	l.events = make([]Event, 0, len(events))
-	for _, e := range events {
+	for i, e := range events {
 		if err := l.checker.Check(e); err != nil && l.check {
+			var ie *InvariantError
+			if errors.As(err, &ie) && i < len(lines) {
+				ie.Line = lines[i]
+			}
 			return nil, fmt.Errorf("restore session %s: %w", h.ID, err)
 		}
 		if e.Type == TypeTodoWrite {
 			l.lastTodo = len(l.events)
+		}
+		if clone {
+			e = e.Clone()
 		}
 		l.events = append(l.events, e)
 	}
@@ -131,15 +148,10 @@ func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) 
 			storeErr = l.store.Flush()
 		}
 	}
-	subs := make([]func(Event), 0, len(l.subs))
-	for i := 0; i < l.nextSub; i++ {
-		if fn, ok := l.subs[i]; ok {
-			subs = append(subs, fn)
-		}
-	}
+	subs := l.subs
 	l.mu.Unlock()
-	for _, fn := range subs {
-		fn(e.Clone())
+	for _, sub := range subs {
+		sub.fn(e.Clone())
 	}
 	if storeErr != nil {
 		return e.Clone(), fmt.Errorf("persist %s seq %d: %w", typ, e.Seq, storeErr)
@@ -166,17 +178,26 @@ func marshalData(data any) (json.RawMessage, error) {
 func (l *Log) Subscribe(fn func(Event)) (unsubscribe func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.subs == nil {
-		l.subs = map[int]func(Event){}
-	}
 	id := l.nextSub
 	l.nextSub++
-	l.subs[id] = fn
+	l.subs = append(l.subs[:len(l.subs):len(l.subs)], subscriber{id: id, fn: fn})
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		delete(l.subs, id)
+		for i, s := range l.subs {
+			if s.id == id {
+				next := make([]subscriber, 0, len(l.subs)-1)
+				next = append(next, l.subs[:i]...)
+				l.subs = append(next, l.subs[i+1:]...)
+				return
+			}
+		}
 	}
+}
+
+type subscriber struct {
+	id int
+	fn func(Event)
 }
 
 // Len returns the number of events.

@@ -151,8 +151,17 @@ func Read(r io.Reader, name string) (*Loaded, error) {
 	out := &Loaded{}
 	lineNo := 0
 	var pendingErr *LineError // a bad line: fatal unless it is the last one
+	var long []byte           // holds a line longer than br's buffer
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
@@ -192,13 +201,15 @@ func Read(r io.Reader, name string) (*Loaded, error) {
 	return out, nil
 }
 
+// rawEvent is an event line as parsed. An absent seq keeps noNum; the line
+// buffer is reused, so every field must copy what it keeps (RawMessage does).
 type rawEvent struct {
-	Type            *string         `json:"type"`
-	Seq             *int            `json:"seq"`
+	Type            internedName    `json:"type"`
+	Seq             int             `json:"seq"`
 	Time            int64           `json:"time"`
 	Data            json.RawMessage `json:"data"`
 	SourceEventSeqs []int           `json:"sourceEventSeqs"`
-	SurfaceOp       string          `json:"surfaceOp"`
+	SurfaceOp       internedName    `json:"surfaceOp"`
 }
 
 func parseLine(out *Loaded, body []byte, lineNo int) error {
@@ -216,22 +227,25 @@ func parseLine(out *Loaded, body []byte, lineNo int) error {
 		out.Header = h
 		return nil
 	}
-	var re rawEvent
-	if err := json.Unmarshal(body, &re); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
+	re := rawEvent{Seq: noNum}
+	if !fastRawEvent(body, &re) {
+		re = rawEvent{Seq: noNum}
+		if err := json.Unmarshal(body, &re); err != nil {
+			return fmt.Errorf("invalid JSON: %w", err)
+		}
 	}
-	if re.Type == nil || *re.Type == "" {
+	if re.Type == "" {
 		return errors.New("event: missing field \"type\"")
 	}
-	if re.Seq == nil {
+	if re.Seq == noNum {
 		return errors.New("event: missing field \"seq\"")
 	}
 	if len(re.Data) == 0 {
 		re.Data = json.RawMessage("{}")
 	}
 	out.Events = append(out.Events, Event{
-		Type: *re.Type, Seq: *re.Seq, Time: re.Time, Data: re.Data,
-		SourceEventSeqs: re.SourceEventSeqs, SurfaceOp: re.SurfaceOp,
+		Type: string(re.Type), Seq: re.Seq, Time: re.Time, Data: re.Data,
+		SourceEventSeqs: re.SourceEventSeqs, SurfaceOp: string(re.SurfaceOp),
 	})
 	out.Lines = append(out.Lines, lineNo)
 	return nil

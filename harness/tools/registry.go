@@ -173,8 +173,8 @@ func (r *Registry) Specs() []llm.ToolSpec {
 
 // Execute runs tool name with the model's raw argument string. It never
 // returns a Go error: an unknown tool, unparsable or schema-invalid
-// arguments, and a failing tool all become isError results.
-func (r *Registry) Execute(ctx context.Context, exec Exec, name, arguments string) Result {
+// arguments, and a failing (or panicking) tool all become isError results.
+func (r *Registry) Execute(ctx context.Context, exec Exec, name, arguments string) (res Result) {
 	r.mu.RLock()
 	e, ok := r.tools[name]
 	r.mu.RUnlock()
@@ -192,7 +192,12 @@ func (r *Registry) Execute(ctx context.Context, exec Exec, name, arguments strin
 	if err := e.schema.Validate(inst); err != nil {
 		return ErrorResult("invalid arguments: " + describeValidation(err))
 	}
-	res, err := e.tool.Execute(ctx, exec, json.RawMessage(raw))
+	defer func() {
+		if p := recover(); p != nil {
+			res = ErrorResult(fmt.Sprintf("tool %q failed: panic: %v", name, p))
+		}
+	}()
+	res, err = e.tool.Execute(ctx, exec, json.RawMessage(raw))
 	if err != nil {
 		return ErrorResult(err.Error())
 	}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/builtin"
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// SessionsEnv overrides the default sessions directory of `todoharness agent`.
+const sessionsEnv = "TODOHARNESS_SESSIONS"
+
+type agentFlags struct {
+	composition string
+	script      string
+	modelURL    string
+	model       string
+	sessions    string
+	maxSteps    int
+	logLevel    string
+}
+
+func newAgentCmd() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the reference ACP agent on stdio (for Zed or any ACP client)",
+		Long: `Run the reference harness as an ACP agent: JSON-RPC on stdin/stdout,
+logs on stderr. The tools come from the shipped composition (or --composition).
+
+Model, first match wins:
+  --script FILE      the in-process scripted mock model (no network)
+  --model-url URL    any OpenAI-compatible server, e.g. the mock server's
+                     http://127.0.0.1:PORT/v1 (key: $DEEPSEEK_API_KEY or "mock")
+  $DEEPSEEK_API_KEY  DeepSeek ($DEEPSEEK_BASE_URL, $DEEPSEEK_MODEL)
+
+Sessions persist as <id>.jsonl under --sessions, else $` + sessionsEnv + `,
+else $XDG_STATE_HOME/todoharness/sessions (~/.local/state/todoharness/sessions).
+
+For tests only, $` + acp.FaultEnv + ` (comma-separated) breaks behaviours on
+purpose: ` + faultNames() + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAgent(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.composition, "composition", "", "composition file (default: the shipped one)")
+	fl.StringVar(&f.script, "script", "", "mock model script (YAML): use the in-process scripted model")
+	fl.StringVar(&f.modelURL, "model-url", "", "base URL of an OpenAI-compatible chat completions API")
+	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+llm.DefaultModel+")")
+	fl.StringVar(&f.sessions, "sessions", "", "sessions directory (default $"+sessionsEnv+" or the user state dir)")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "steps per turn before the prompt stops with max_turn_requests (default 25)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
+	return cmd
+}
+
+func faultNames() string {
+	var names []string
+	for _, f := range acp.KnownFaults() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+func runAgent(cmd *cobra.Command, f agentFlags) error {
+	logger, err := newStderrLogger(cmd.ErrOrStderr(), f.logLevel)
+	if err != nil {
+		return err
+	}
+	faults, err := acp.ParseFaults(os.Getenv(acp.FaultEnv))
+	if err != nil {
+		return fmt.Errorf("$%s: %w", acp.FaultEnv, err)
+	}
+	reg, err := builtin.Compose(f.composition)
+	if err != nil {
+		return fmt.Errorf("composition: %w", err)
+	}
+	model, modelName, desc, err := agentModel(f)
+	if err != nil {
+		return err
+	}
+	dir, err := sessionsDir(f.sessions)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("sessions directory: %w", err)
+	}
+	b, err := acp.New(acp.Config{
+		Sessions:  session.Dir{Path: dir},
+		Model:     model,
+		ModelName: modelName,
+		MaxSteps:  f.maxSteps,
+		Tools:     reg,
+		Logger:    logger,
+		Faults:    faults,
+		Exit:      os.Exit,
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("todoharness agent ready", "version", acp.Version, "model", desc, "sessions", dir, "tools", reg.Names())
+	if err := b.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
+		logger.Error("shutdown", "err", err)
+		return err
+	}
+	logger.Info("todoharness agent stopped")
+	return nil
+}
+
+// agentModel picks the model: --script, then --model-url, then DeepSeek when
+// DEEPSEEK_API_KEY is set.
+func agentModel(f agentFlags) (model llm.Model, name, desc string, err error) {
+	switch {
+	case f.script != "":
+		s, err := mockmodel.LoadScript(f.script)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--script: %w", err)
+		}
+		if err := s.Validate(); err != nil {
+			return nil, "", "", fmt.Errorf("--script: %w", err)
+		}
+		return mockmodel.NewModel(s), f.model, "script " + f.script, nil
+	case f.modelURL != "":
+		cfg := llm.ConfigFromEnv(f.model)
+		cfg.BaseURL = f.modelURL
+		if cfg.APIKey == "" {
+			cfg.APIKey = "mock"
+		}
+		c, err := llm.NewClient(cfg)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--model-url: %w", err)
+		}
+		return c, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
+	case os.Getenv("DEEPSEEK_API_KEY") != "":
+		cfg := llm.ConfigFromEnv(f.model)
+		c, err := llm.NewClient(cfg)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("DeepSeek: %w", err)
+		}
+		return c, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
+	}
+	return nil, "", "", errors.New("no model: give --script FILE (the scripted mock model), --model-url URL (an OpenAI-compatible server such as `todoharness mock`), or set DEEPSEEK_API_KEY (DeepSeek)")
+}
+
+// sessionsDir resolves the sessions directory: the flag, $TODOHARNESS_SESSIONS,
+// $XDG_STATE_HOME/todoharness/sessions, ~/.local/state/todoharness/sessions.
+func sessionsDir(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if d := os.Getenv(sessionsEnv); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "todoharness", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("sessions directory: no --sessions, $%s or $XDG_STATE_HOME, and %w", sessionsEnv, err)
+	}
+	return filepath.Join(home, ".local", "state", "todoharness", "sessions"), nil
+}
+
+func newStderrLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

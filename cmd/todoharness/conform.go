@@ -1,0 +1,273 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/todoharness/todoharness/conformance"
+	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+)
+
+// conformOptions are the flags of `todoharness conform`.
+type conformOptions struct {
+	agent      string
+	env        []string
+	files      []string
+	caseDirs   []string
+	noBuiltin  bool
+	only       []string
+	dialect    string
+	timeout    time.Duration
+	grace      time.Duration
+	parallel   int
+	jsonOut    string
+	junitOut   string
+	out        string
+	expected   string
+	list       bool
+	keep       bool
+	quiet      bool
+	modelName  string
+	cleanEnv   bool
+	agentLabel string
+}
+
+// newConformCmd is `todoharness conform`: the black-box conformance run.
+func newConformCmd() *cobra.Command {
+	o := &conformOptions{}
+	cmd := &cobra.Command{
+		Use:   "conform [--agent 'CMD ARGS'] [flags]",
+		Short: "Run the todo_write conformance catalogue against an ACP agent",
+		Long: `Run the conformance catalogue against an ACP agent: start it as a subprocess
+(fresh process and temporary working directory per case), point it at the
+scripted mock model, drive it over ACP on stdio, and judge every check of the
+catalogue clause by clause (see --list).
+
+Without --agent the built-in reference agent is tested (this executable's own
+"agent" command). The agent command line, --env values and --file templates
+may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}},
+{{.Host}}, {{.Port}}, {{.Cwd}} (the case's working directory), {{.Case}} and
+{{.Model}}; TODOHARNESS_MODEL_URL is always set to the base URL.
+
+Exit status: 0 when every MUST check passes (expected failures aside) and no
+expected failure is stale, 1 otherwise, 2 when the run could not start.`,
+		Example: `  todoharness conform
+  todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
+  todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
+  todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
+  todoharness conform --expected-failures baseline.yaml --out transcripts/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConform(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
+	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
+	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the agent's working directory (repeatable)")
+	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
+	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
+	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
+	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
+	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "per-case timeout, agent start-up included")
+	f.DurationVar(&o.grace, "grace", conformance.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
+	f.IntVar(&o.parallel, "parallel", 0, "cases run at once (default: number of CPUs)")
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE")
+	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
+	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
+	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
+	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases, and exit")
+	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
+	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
+	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
+	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	return cmd
+}
+
+func runConform(cmd *cobra.Command, o *conformOptions) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	cases, err := loadConformCases(o)
+	if err != nil {
+		return err
+	}
+	if o.list {
+		return printCatalogue(out, cases)
+	}
+	target, err := conformTarget(o)
+	if err != nil {
+		return err
+	}
+	cfg := conformance.Config{
+		Agent: target, Cases: cases, Dialect: o.dialect,
+		Timeout: o.timeout, Grace: o.grace, Parallel: o.parallel,
+		Out: o.out, KeepDirs: o.keep, Model: o.modelName,
+	}
+	if !o.quiet {
+		cfg.Progress = errw
+	}
+	if o.expected != "" {
+		if cfg.Expected, err = conformance.ReadExpectedFailures(o.expected); err != nil {
+			return err
+		}
+	}
+	if !o.quiet {
+		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), o.timeout)
+	}
+	rep, err := conformance.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	if err := writeReportFile(o.jsonOut, rep.WriteJSON); err != nil {
+		return err
+	}
+	if err := writeReportFile(o.junitOut, rep.WriteJUnit); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	if err := rep.WriteSummary(out); err != nil {
+		return err
+	}
+	for _, c := range rep.Cases {
+		if c.Transcript != "" {
+			fmt.Fprintf(out, "transcript: %s\n", c.Transcript)
+		}
+	}
+	if !rep.OK {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func writeReportFile(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("conform: %w", err)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	return nil
+}
+
+// conformTarget builds the agent under test from the flags.
+func conformTarget(o *conformOptions) (conformance.Target, error) {
+	t := conformance.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
+	if o.agent == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return t, fmt.Errorf("conform: find the reference agent: %w", err)
+		}
+		t.Command = ReferenceAgentArgs(exe)
+		if t.Name == "" {
+			t.Name = "reference agent (" + filepath.Base(exe) + " agent)"
+		}
+	} else {
+		argv, err := conformance.SplitCommand(o.agent)
+		if err != nil {
+			return t, err
+		}
+		t.Command = argv
+	}
+	for _, spec := range o.files {
+		f, err := conformance.ParseFileFlag(spec)
+		if err != nil {
+			return t, err
+		}
+		t.Files = append(t.Files, f)
+	}
+	return t, nil
+}
+
+// ReferenceAgentArgs is the command line that runs the reference agent in
+// exe against the mock model, keeping sessions in the case's directory.
+func ReferenceAgentArgs(exe string) []string {
+	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}
+}
+
+// loadConformCases loads the built-in cases and the --cases folders and
+// applies --case filters.
+func loadConformCases(o *conformOptions) ([]*conformance.Case, error) {
+	var cases []*conformance.Case
+	if !o.noBuiltin {
+		cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			c.Source = "builtin:" + c.Source
+		}
+		cases = append(cases, cs...)
+	}
+	for _, dir := range o.caseDirs {
+		cs, err := conformance.LoadCases(os.DirFS(dir), ".")
+		if err != nil {
+			return nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
+		}
+		for _, c := range cs {
+			c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
+		}
+		cases = append(cases, cs...)
+	}
+	if len(o.only) > 0 {
+		var kept []*conformance.Case
+		for _, c := range cases {
+			for _, pat := range o.only {
+				if ok, _ := path.Match(pat, c.ID); ok {
+					kept = append(kept, c)
+					break
+				}
+			}
+		}
+		cases = kept
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("conform: no case selected")
+	}
+	return cases, nil
+}
+
+func printCatalogue(w io.Writer, cases []*conformance.Case) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLEVEL\tDIALECTS\tCHECKS THAT")
+	for _, c := range conformance.Catalogue() {
+		d := "all"
+		if len(c.Dialects) > 0 {
+			d = strings.Join(c.Dialects, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, d, c.Title)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "CASE\tFEEDS\tSOURCE\tTITLE")
+	for _, c := range cases {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, strings.Join(c.Checks, ","), c.Source, c.Title)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	fmt.Fprintln(w, "\nSPEC SENTENCES")
+	for _, c := range conformance.Catalogue() {
+		fmt.Fprintf(w, "%s (%s):\n    %s\n", c.ID, c.Source, c.Spec)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// newMockCmd is `todoharness mock`: the scripted mock model.
+func newMockCmd() *cobra.Command {
+	mock := &cobra.Command{
+		Use:   "mock",
+		Short: "Scripted mock model (OpenAI-compatible chat completions server)",
+	}
+	var script, addr, journal string
+	serve := &cobra.Command{
+		Use:   "serve --script FILE [--addr 127.0.0.1:0] [--journal FILE]",
+		Short: "Serve a mock-model script over HTTP until interrupted",
+		Long: `Serve a mock-model script (YAML, see package mockmodel) as an OpenAI-compatible
+chat-completions server. The first line on stdout is the base URL for OpenAI
+clients (http://127.0.0.1:PORT/v1). Serves until SIGINT or SIGTERM. With
+--journal, every request is appended to FILE as one JSON line as it arrives.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runMockServe(ctx, cmd, script, addr, journal)
+		},
+	}
+	serve.Flags().StringVar(&script, "script", "", "mock-model script (YAML)")
+	serve.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on")
+	serve.Flags().StringVar(&journal, "journal", "", "append the request journal to this file (JSONL)")
+	_ = serve.MarkFlagRequired("script")
+	mock.AddCommand(serve)
+	return mock
+}
+
+func runMockServe(ctx context.Context, cmd *cobra.Command, scriptPath, addr, journalPath string) error {
+	script, err := mockmodel.LoadScript(scriptPath)
+	if err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mock serve: listen: %w", err)
+	}
+	srv := mockmodel.NewUnstartedServer(script)
+	srv.Listener = l
+	var jf *os.File
+	if journalPath != "" {
+		jf, err = os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			_ = l.Close()
+			return fmt.Errorf("mock serve: journal: %w", err)
+		}
+		srv.Journal().Tee(jf)
+	}
+	srv.Start()
+	if _, err := fmt.Fprintln(cmd.OutOrStdout(), srv.BaseURL()); err != nil {
+		srv.Close()
+		return fmt.Errorf("mock serve: %w", err)
+	}
+	<-ctx.Done()
+	srv.Close()
+	if jf != nil {
+		if err := srv.Journal().TeeErr(); err != nil {
+			_ = jf.Close()
+			return err
+		}
+		if err := jf.Close(); err != nil {
+			return fmt.Errorf("mock serve: journal: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,386 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// CaseFile is the file name of a case inside its folder.
+const CaseFile = "case.yaml"
+
+// Step operations, as in the interop input.json files.
+const (
+	OpInitialize  = "initialize"
+	OpNewSession  = "newSession"
+	OpPrompt      = "prompt"
+	OpRestart     = "restart"
+	OpLoadSession = "loadSession"
+)
+
+// Case is one scripted conversation: ACP steps the runner drives, the mock
+// model's answers, and the checks the case provides evidence for. Cases are
+// data (fixtures/conformance/<case>/case.yaml); see the package doc for the
+// format.
+type Case struct {
+	// ID names the case in reports; it defaults to the folder name.
+	ID    string `yaml:"id" json:"id"`
+	Title string `yaml:"title" json:"title"`
+	// Probe marks the case whose first model request is used to detect the
+	// dialect (its script must not call the todo tool).
+	Probe bool `yaml:"probe" json:"probe,omitempty"`
+	// Checks lists the IDs of the checks this case feeds (Always checks are
+	// fed by every case).
+	Checks []string `yaml:"checks" json:"checks"`
+	Steps  []Step   `yaml:"steps" json:"steps"`
+	// Script is the mock model's turns in canonical form (todo_write); the
+	// runner translates todo calls into the agent's dialect.
+	Script []Turn `yaml:"script" json:"script"`
+
+	// Source is where the case was loaded from.
+	Source string `yaml:"-" json:"source,omitempty"`
+}
+
+// Step is one ACP action of a case.
+type Step struct {
+	Op   string `yaml:"op" json:"op"`
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+}
+
+// Turn is one scripted model answer (the mockmodel turn format, canonical
+// tool names).
+type Turn struct {
+	Text      string  `yaml:"text,omitempty" json:"text,omitempty"`
+	Reasoning string  `yaml:"reasoning,omitempty" json:"reasoning,omitempty"`
+	ToolCalls []Call  `yaml:"toolCalls,omitempty" json:"toolCalls,omitempty"`
+	Finish    string  `yaml:"finish,omitempty" json:"finish,omitempty"`
+	Usage     *Usage  `yaml:"usage,omitempty" json:"usage,omitempty"`
+	Expect    *Expect `yaml:"expect,omitempty" json:"expect,omitempty"`
+}
+
+// Call is one scripted tool call. Reject marks a todo_write call the
+// contract requires the agent to refuse.
+type Call struct {
+	ID           string `yaml:"id,omitempty" json:"id,omitempty"`
+	Name         string `yaml:"name" json:"name"`
+	Arguments    any    `yaml:"arguments,omitempty" json:"arguments,omitempty"`
+	RawArguments string `yaml:"rawArguments,omitempty" json:"rawArguments,omitempty"`
+	Reject       bool   `yaml:"reject,omitempty" json:"reject,omitempty"`
+}
+
+// Usage is a turn's token accounting.
+type Usage struct {
+	InputTokens     int `yaml:"inputTokens" json:"inputTokens"`
+	OutputTokens    int `yaml:"outputTokens" json:"outputTokens"`
+	CacheReadTokens int `yaml:"cacheReadTokens" json:"cacheReadTokens"`
+	ReasoningTokens int `yaml:"reasoningTokens" json:"reasoningTokens"`
+}
+
+// Expect is a mock-model check on the request a turn answers.
+type Expect struct {
+	LastMessage  string   `yaml:"lastMessage,omitempty" json:"lastMessage,omitempty"`
+	LastIsError  *bool    `yaml:"lastIsError,omitempty" json:"lastIsError,omitempty"`
+	LastContains string   `yaml:"lastContains,omitempty" json:"lastContains,omitempty"`
+	ToolsInclude []string `yaml:"toolsInclude,omitempty" json:"toolsInclude,omitempty"`
+}
+
+// Todo is one canonical list item.
+type Todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// Write is one scripted todo_write call, as the case expects it.
+type Write struct {
+	// Turn is the 0-based script turn that makes the call; Prompt the
+	// 0-based prompt step it belongs to.
+	Turn, Prompt int
+	// CallID is the id the mock model gives the call.
+	CallID string
+	// Todos is the list (trimmed content) when the arguments have the
+	// canonical shape; Shaped reports whether they do.
+	Todos  []Todo
+	Shaped bool
+	// Args is the canonical arguments object as scripted.
+	Args   any
+	Reject bool
+}
+
+// LoadCase parses one case file; name is used in errors and as the default
+// ID (the folder name).
+func LoadCase(data []byte, source, defaultID string) (*Case, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Case
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	c.Source = source
+	if c.ID == "" {
+		c.ID = defaultID
+	}
+	for i := range c.Script {
+		for j := range c.Script[i].ToolCalls {
+			c.Script[i].ToolCalls[j].Arguments = normalizeYAML(c.Script[i].ToolCalls[j].Arguments)
+		}
+	}
+	if err := c.Validate(nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return &c, nil
+}
+
+// LoadCases loads every <dir>/case.yaml directly under root in fsys (or
+// root itself when it holds a case.yaml), sorted by ID. IDs must be unique.
+func LoadCases(fsys fs.FS, root string) ([]*Case, error) {
+	if root == "" {
+		root = "."
+	}
+	var files []string
+	if _, err := fs.Stat(fsys, path.Join(root, CaseFile)); err == nil {
+		files = append(files, path.Join(root, CaseFile))
+	} else {
+		entries, err := fs.ReadDir(fsys, root)
+		if err != nil {
+			return nil, fmt.Errorf("conformance: read cases: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			p := path.Join(root, e.Name(), CaseFile)
+			if _, err := fs.Stat(fsys, p); err == nil {
+				files = append(files, p)
+			}
+		}
+	}
+	var out []*Case
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, fmt.Errorf("conformance: read case: %w", err)
+		}
+		c, err := LoadCase(data, f, path.Base(path.Dir(f)))
+		if err != nil {
+			return nil, fmt.Errorf("conformance: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := checkUniqueIDs(out); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func checkUniqueIDs(cases []*Case) error {
+	seen := map[string]string{}
+	for _, c := range cases {
+		if prev, ok := seen[c.ID]; ok {
+			return fmt.Errorf("conformance: duplicate case id %q (%s and %s)", c.ID, prev, c.Source)
+		}
+		seen[c.ID] = c.Source
+	}
+	return nil
+}
+
+// Validate checks the case's structure. With cat non-nil it also checks
+// that every listed check exists.
+func (c *Case) Validate(cat []Check) error {
+	if c.ID == "" {
+		return errors.New("case has no id")
+	}
+	if len(c.Steps) == 0 || c.Steps[0].Op != OpInitialize {
+		return errors.New("steps: the first step must be initialize")
+	}
+	initialized, session, prompts := false, false, 0
+	for i, s := range c.Steps {
+		where := fmt.Sprintf("steps[%d] (%s)", i, s.Op)
+		switch s.Op {
+		case OpInitialize:
+			if initialized {
+				return fmt.Errorf("%s: already initialized (restart first)", where)
+			}
+			initialized = true
+		case OpNewSession:
+			if !initialized {
+				return fmt.Errorf("%s: initialize first", where)
+			}
+			session = true
+		case OpPrompt:
+			if !initialized || !session {
+				return fmt.Errorf("%s: needs an initialized process and a session", where)
+			}
+			if strings.TrimSpace(s.Text) == "" {
+				return fmt.Errorf("%s: empty text", where)
+			}
+			prompts++
+		case OpRestart:
+			if !session {
+				return fmt.Errorf("%s: nothing to restart (no session yet)", where)
+			}
+			initialized = false
+		case OpLoadSession:
+			if !initialized || !session {
+				return fmt.Errorf("%s: needs an initialized process and an earlier newSession", where)
+			}
+		default:
+			return fmt.Errorf("%s: unknown op (want initialize, newSession, prompt, restart or loadSession)", where)
+		}
+	}
+	// Every prompt consumes script turns up to and including the next turn
+	// without tool calls: that is how the runner knows which writes belong
+	// to which prompt.
+	ends := 0
+	for i, t := range c.Script {
+		if len(t.ToolCalls) == 0 {
+			ends++
+		}
+		for j, call := range t.ToolCalls {
+			if call.Name == "" {
+				return fmt.Errorf("script[%d].toolCalls[%d]: no name", i, j)
+			}
+			if call.Reject && call.Name != DialectTodoWrite {
+				return fmt.Errorf("script[%d].toolCalls[%d]: reject is only meaningful on %s calls", i, j, DialectTodoWrite)
+			}
+		}
+	}
+	if ends != prompts {
+		return fmt.Errorf("script: %d turn(s) without tool calls for %d prompt step(s): each prompt must end on exactly one turn without tool calls", ends, prompts)
+	}
+	if n := len(c.Script); n > 0 && len(c.Script[n-1].ToolCalls) > 0 {
+		return errors.New("script: the last turn must not call tools (it ends the last prompt)")
+	}
+	if c.Probe {
+		for i, t := range c.Script {
+			for _, call := range t.ToolCalls {
+				if call.Name == DialectTodoWrite {
+					return fmt.Errorf("script[%d]: a probe case must not call %s (the dialect is not known yet)", i, DialectTodoWrite)
+				}
+			}
+		}
+	}
+	if cat != nil {
+		idx := catalogueIndex(cat)
+		for _, id := range c.Checks {
+			if _, ok := idx[id]; !ok {
+				return fmt.Errorf("checks: unknown check %q", id)
+			}
+		}
+	}
+	return nil
+}
+
+// HasStep reports whether the case has a step with op.
+func (c *Case) HasStep(op string) bool {
+	for _, s := range c.Steps {
+		if s.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// Feeds reports whether the case lists check id.
+func (c *Case) Feeds(id string) bool {
+	for _, x := range c.Checks {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Writes returns the case's scripted todo_write calls in order, with the
+// ids the mock model gives them (call_N, N the 1-based position of the
+// call among all calls of the script, unless the script sets an id).
+func (c *Case) Writes() []Write {
+	var out []Write
+	n, prompt := 0, 0
+	for ti, t := range c.Script {
+		for _, call := range t.ToolCalls {
+			n++
+			if call.Name != DialectTodoWrite {
+				continue
+			}
+			id := call.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d", n)
+			}
+			w := Write{Turn: ti, Prompt: prompt, CallID: id, Args: call.Arguments, Reject: call.Reject}
+			w.Todos, w.Shaped = canonicalTodos(call.Arguments)
+			out = append(out, w)
+		}
+		if len(t.ToolCalls) == 0 {
+			prompt++
+		}
+	}
+	return out
+}
+
+// canonicalTodos reads {todos: [{content, status}]} with trimmed content.
+func canonicalTodos(args any) ([]Todo, bool) {
+	m, ok := args.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	arr, ok := m["todos"].([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]Todo, 0, len(arr))
+	for _, it := range arr {
+		im, ok := it.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		content, ok1 := im["content"].(string)
+		status, ok2 := im["status"].(string)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		out = append(out, Todo{Content: strings.TrimSpace(content), Status: status})
+	}
+	return out, true
+}
+
+// normalizeYAML turns YAML-decoded values into encoding/json-shaped ones
+// (map[string]any, []any, float64 stays as decoded ints are fine).
+func normalizeYAML(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeYAML(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalizeYAML(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeYAML(e)
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+// caseJSON renders a value compactly for messages.
+func caseJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

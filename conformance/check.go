@@ -1,0 +1,290 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Level is how binding a check is. Only a failed MUST fails a run.
+type Level string
+
+// Levels.
+const (
+	MUST   Level = "MUST"
+	SHOULD Level = "SHOULD"
+	INFO   Level = "INFO"
+)
+
+// Outcome is the verdict of a check.
+type Outcome string
+
+// Outcomes. Skip carries a reason (e.g. the agent lacks loadSession); NA
+// means the check does not apply to the agent's dialect.
+const (
+	Pass Outcome = "pass"
+	Fail Outcome = "fail"
+	Skip Outcome = "skip"
+	NA   Outcome = "n/a"
+)
+
+// Check is one clause of the contract, tied to one sentence of the spec.
+type Check struct {
+	// ID is stable: reports, expected-failure files and CI baselines key on it.
+	ID    string `json:"id"`
+	Level Level  `json:"level"`
+	// Title says in a few words what is checked.
+	Title string `json:"title"`
+	// Spec is the sentence the check tests, quoted verbatim from Source.
+	Spec string `json:"spec"`
+	// Source names where Spec is quoted from.
+	Source string `json:"source"`
+	// Dialects lists the dialects the check applies to; empty means all.
+	// Elsewhere the outcome is NA.
+	Dialects []string `json:"dialects,omitempty"`
+	// Always makes the check apply to every case, whether the case lists it
+	// or not (wire-level checks).
+	Always bool `json:"always,omitempty"`
+
+	eval evalFunc
+}
+
+// AppliesTo reports whether the check applies to dialect d.
+func (c Check) AppliesTo(d string) bool {
+	if len(c.Dialects) == 0 {
+		return true
+	}
+	for _, x := range c.Dialects {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict is one check's outcome on one case.
+type verdict struct {
+	Outcome Outcome
+	Reason  string
+}
+
+func pass() verdict { return verdict{Outcome: Pass} }
+
+func failf(format string, a ...any) verdict {
+	return verdict{Outcome: Fail, Reason: fmt.Sprintf(format, a...)}
+}
+
+func skipf(format string, a ...any) verdict {
+	return verdict{Outcome: Skip, Reason: fmt.Sprintf(format, a...)}
+}
+
+// evalFunc judges one case's evidence. It may assume the case ran to
+// completion unless the check is Always.
+type evalFunc func(ev *Evidence) verdict
+
+// Sources of quoted sentences.
+const (
+	srcREADME = "spec/todo-tool-readme.md"
+	srcRFC    = "spec/todo-write-rfc.md"
+	srcSchema = "ACP JSON schema (" + ACPSchemaSource + ")"
+	srcACP    = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
+)
+
+// Catalogue returns every check, in report order. The IDs are stable.
+func Catalogue() []Check {
+	return []Check{
+		{
+			ID: "RUN-1", Level: MUST, Always: true,
+			Title:  "the agent answers every ACP request of the case in time and stays up until the client closes its stdin",
+			Spec:   "Timeouts per case; a hung or crashing agent is a failed case, never a hung runner.",
+			Source: "DESIGN.md § Conformance",
+			eval:   evalRun,
+		},
+		{
+			ID: "ACP-INIT-1", Level: MUST, Always: true,
+			Title:  "initialize is answered with protocolVersion 1",
+			Spec:   "The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.",
+			Source: srcSchema + " InitializeResponse.protocolVersion",
+			eval:   evalInit,
+		},
+		{
+			ID: "ACP-JSONRPC-1", Level: MUST, Always: true,
+			Title:  "every line the agent writes to stdout is a JSON-RPC 2.0 message",
+			Spec:   "A message (request, response, or notification) with `\"jsonrpc\": \"2.0\"` specified as [required by JSON-RPC 2.0 Specification][1].",
+			Source: srcSchema,
+			eval:   evalJSONRPC,
+		},
+		{
+			ID: "ACP-SCHEMA-1", Level: MUST, Always: true,
+			Title:  "every message on the wire is valid against the ACP JSON schema (by method)",
+			Spec:   "All possible notifications that an agent can send to a client.",
+			Source: srcSchema + " AgentNotification / AgentResponse / AgentRequest",
+			eval:   evalSchema,
+		},
+		{
+			ID: "ACP-EXIT-1", Level: SHOULD, Always: true,
+			Title:  "the agent exits on its own within the grace period once its stdin closes",
+			Spec:   "A load case restarts the agent in the same working directory (agents keep sessions there), after shutting the first process down as an editor does: close its stdin, wait a grace period for it to flush and exit, only then signal it (real agents persist on the way out).",
+			Source: "DESIGN.md § Conformance",
+			eval:   evalExit,
+		},
+		{
+			ID: "TW-TOOL-1", Level: MUST,
+			Title:  "the todo tool is offered to the model under its name",
+			Spec:   "Registers one tool, `todo_write(todos: [{ content, status }])`, on `ctx.tools`.",
+			Source: srcREADME,
+			eval:   evalTool,
+		},
+		{
+			ID: "TW-SCHEMA-1", Level: MUST, Dialects: []string{DialectTodoWrite},
+			Title:  "the tool schema is an object requiring the complete todos array of {content: string, status}",
+			Spec:   "The model sees `todo_write` with the complete-list array and the three status values.",
+			Source: srcREADME,
+			eval:   evalSchemaShape,
+		},
+		{
+			ID: "TW-SCHEMA-2", Level: MUST,
+			Title:  "status is an enum of exactly pending, in_progress, completed (other dialects: includes them)",
+			Spec:   "`status` is one of `pending`, `in_progress`, `completed` — exactly the ACP `PlanEntryStatus` triple.",
+			Source: srcREADME,
+			eval:   evalStatusEnum,
+		},
+		{
+			ID: "TW-REPLACE-1", Level: MUST,
+			Title:  "a later write replaces the whole list: the plan shown after it is exactly the new list",
+			Spec:   "The model sends the ENTIRE list every call — there are no partial updates or per-item edits.",
+			Source: srcREADME,
+			eval:   evalReplace,
+		},
+		{
+			ID: "TW-EMPTY-1", Level: MUST,
+			Title:  "an empty list is accepted and clears the plan (a plan with no entries)",
+			Spec:   "The model sends the ENTIRE list every call; the new list replaces the old (last-write-wins on replay).",
+			Source: srcRFC,
+			eval:   evalEmpty,
+		},
+		validCheck("TW-VALID-EMPTY", "empty content is rejected with an isError result the model sees, and no plan",
+			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active)."),
+		validCheck("TW-VALID-WS", "whitespace-only content is rejected with an isError result the model sees, and no plan",
+			"We take the middle: enforce the cheap invariants that make a plan coherent (no blank tasks, no dupes, at most one active), but leave ordering and the discipline of keeping the list current to the model via the tool description."),
+		validCheck("TW-VALID-DUP", "duplicate content is rejected with an isError result the model sees, and no plan",
+			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active)."),
+		validCheck("TW-VALID-TWOACTIVE", "two in_progress tasks are rejected with an isError result the model sees, and no plan",
+			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active)."),
+		validCheck("TW-VALID-BADSTATUS", "a status outside the enum is rejected with an isError result the model sees, and no plan",
+			"The schema enforces type/required/enum."),
+		validCheck("TW-VALID-NOTARRAY", "todos that is not an array is rejected with an isError result the model sees, and no plan",
+			"The schema enforces type/required/enum."),
+		{
+			ID: "TW-REJECT-KEEP-1", Level: MUST,
+			Title:  "after a rejected call the previous plan stands (no plan update changes it)",
+			Spec:   "Each call appends a `todo/write` event (the full list snapshot) to the calling agent's session log via `agent.session.append('todo/write', { todos })`; the current list is the most recent such event (last-write-wins on replay).",
+			Source: srcREADME,
+			eval:   evalRejectKeep,
+		},
+		{
+			ID: "TW-COUNTS-1", Level: MUST, Dialects: []string{DialectTodoWrite},
+			Title:  "a successful result reports the pending, in-progress and completed counts of the new list",
+			Spec:   "The tool result reports only pending, in-progress, and completed counts; the full `todo/write` session event is UI and replay state, not a second model message.",
+			Source: srcREADME,
+			eval:   evalCounts,
+		},
+		{
+			ID: "TW-COUNTS-2", Level: INFO, Dialects: []string{DialectTodoWrite},
+			Title:  "the result text is worded as the original: \"Updated todo list: P pending, I in progress, C completed.\"",
+			Spec:   "The result itself is small and fixed-shape.",
+			Source: srcREADME,
+			eval:   evalCountsText,
+		},
+		{
+			ID: "TW-HISTORY-1", Level: MUST,
+			Title:  "no model message other than the tool call itself carries the list",
+			Spec:   "The tool result reports only pending, in-progress, and completed counts; the full `todo/write` session event is UI and replay state, not a second model message.",
+			Source: srcREADME,
+			eval:   evalHistory,
+		},
+		{
+			ID: "TW-HISTORY-2", Level: SHOULD,
+			Title:  "the model's next request keeps its tool call with the whole list in the arguments",
+			Spec:   "Each assistant tool call retains the entire replacement list in its arguments.",
+			Source: srcREADME,
+			eval:   evalHistoryCall,
+		},
+		{
+			ID: "TW-PLAN-1", Level: MUST,
+			Title:  "one plan update per successful write, none for a rejected one, entries 1:1 in order (content, status)",
+			Spec:   "UIs subscribe to `session/event` and render the `todo/write` data themselves: the [stdio app's readline UI](../../ui/stdio-agent) prints a glyphed checklist, and the [ACP bridge](../../ui/acp) maps the list to a `plan` sessionUpdate (synthesizing the `priority` ACP requires).",
+			Source: srcREADME,
+			eval:   evalPlan,
+		},
+		{
+			ID: "TW-PLAN-PRIORITY-1", Level: MUST,
+			Title:  "every plan entry carries a valid priority (high, medium or low)",
+			Spec:   "ACP's PlanEntry requires content + priority + status, but a TodoItem has no priority — the model never reasons about it.",
+			Source: srcRFC,
+			eval:   evalPriority,
+		},
+		{
+			ID: "TW-PLAN-PRIORITY-2", Level: SHOULD, Dialects: []string{DialectTodoWrite},
+			Title:  "the synthesized priority is the constant \"medium\"",
+			Spec:   "Rather than burden the schema with a field the model must always supply, the bridge synthesizes a constant priority: 'medium' on every entry when it builds the plan.",
+			Source: srcRFC,
+			eval:   evalPriorityMedium,
+		},
+		{
+			ID: "TW-PLAN-NONNULL-1", Level: MUST,
+			Title:  "plan entries is always a JSON array (never null or missing), also for an empty list",
+			Spec:   "When updating a plan, the agent must send a complete list of all entries with their current status.",
+			Source: srcSchema + " Plan.entries",
+			eval:   evalNonNull,
+		},
+		{
+			ID: "TW-LOAD-CAP-1", Level: SHOULD,
+			Title:  "the agent advertises agentCapabilities.loadSession",
+			Spec:   "This buys durability, replay, and session/load reconstruction for free: a reopened session re-derives the current list (the last todo/write) and the ACP bridge re-emits the plan on load, with no separate persistence backend, no in-memory service to rehydrate, and no extra wiring.",
+			Source: srcRFC,
+			eval:   evalLoadCap,
+		},
+		{
+			ID: "TW-LOAD-1", Level: MUST,
+			Title:  "session/load replays the current plan before it answers",
+			Spec:   "The todo list is durable, replayable session state: a persisted todo/write re-emits the editor's plan update on session/load, and the log — not plugin memory — is the single source of truth.",
+			Source: srcRFC + "; " + srcACP + ": session/load replays previous conversation history before responding",
+			eval:   evalLoadBefore,
+		},
+		{
+			ID: "TW-LOAD-2", Level: MUST,
+			Title:  "after several writes (and rejected ones), the plan replayed on load ends on the last accepted list",
+			Spec:   "a reopened session re-derives the current list (the last todo/write) and the ACP bridge re-emits the plan on load, with no separate persistence backend, no in-memory service to rehydrate, and no extra wiring.",
+			Source: srcRFC,
+			eval:   evalLoadLast,
+		},
+	}
+}
+
+func validCheck(id, title, spec string) Check {
+	src := srcREADME
+	if strings.HasPrefix(spec, "We take") || strings.HasPrefix(spec, "The schema") {
+		src = srcRFC
+	}
+	return Check{ID: id, Level: MUST, Dialects: []string{DialectTodoWrite}, Title: title, Spec: spec, Source: src, eval: evalRejected}
+}
+
+// catalogueIndex maps IDs to checks.
+func catalogueIndex(cat []Check) map[string]Check {
+	m := make(map[string]Check, len(cat))
+	for _, c := range cat {
+		m[c.ID] = c
+	}
+	return m
+}
+
+// CheckIDs returns the IDs of cat, sorted.
+func CheckIDs(cat []Check) []string {
+	ids := make([]string, 0, len(cat))
+	for _, c := range cat {
+		ids = append(ids, c.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}

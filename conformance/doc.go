@@ -1,0 +1,95 @@
+// Package conformance is the black-box conformance runner for the todo_write
+// contract: it starts any ACP agent as a subprocess, points it at the
+// scripted mock model (package mockmodel), drives it over ACP, and judges a
+// catalogue of checks clause by clause. It is shaped like testing/fstest's
+// TestFS: one call, Run, does the whole job; the `todoharness conform`
+// command and the tier:conformance ginkgo suite are thin shells over it.
+//
+//	rep, err := conformance.Run(ctx, conformance.Config{
+//		Agent: conformance.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
+//		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
+//	})
+//	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteJUnit / WriteTranscripts
+//
+// # Checks
+//
+// Catalogue returns the checks. Each has a stable ID (TW-PLAN-1, ...), a
+// level (MUST, SHOULD, INFO), the sentence of the spec it tests (quoted from
+// spec/ or from the ACP schema shipped in the SDK module) and a judging
+// function over one case's Evidence. A check's outcome is pass, fail, skip
+// (with a reason: the agent lacks loadSession, no case fed it) or n/a (the
+// check only makes sense for the canonical todo_write dialect). A check is
+// fed by the cases that list it (wire-level checks, Always, by every case):
+// it fails if it fails on any of them. A case that did not complete (timeout,
+// crash, an ACP error answer) fails RUN-1 and skips the other checks it
+// feeds. Only a failed MUST that is not an expected failure fails the run;
+// so does a stale expected failure (listed, but passing).
+//
+// # Cases
+//
+// A case is data: fixtures/conformance/<case>/case.yaml, embedded in the
+// binary by package conformancefixtures; users add folders in the same
+// format. Fields:
+//
+//	title: what the case shows
+//	probe: true          # optional: the dialect is detected from this case
+//	checks: [TW-PLAN-1, TW-REPLACE-1]
+//	steps:               # ACP steps, as in the interop input.json files
+//	  - op: initialize   # initialize | newSession | prompt | restart | loadSession
+//	  - op: newSession
+//	  - op: prompt
+//	    text: Plan the work with your todo tool, then reply DONE.
+//	  - op: restart      # editor-style shutdown, fresh process, same cwd
+//	  - op: initialize
+//	  - op: loadSession  # the session made by newSession
+//	script:              # the mock model's turns (mockmodel format), canonical
+//	  - toolCalls:       # todo_write calls; translated into the dialect
+//	      - name: todo_write
+//	        reject: true # the contract requires the agent to refuse this call
+//	        arguments: {todos: [{content: x, status: in_progress}]}
+//	  - text: DONE
+//
+// Every prompt step consumes script turns up to and including the next turn
+// without tool calls: that is how the runner knows which writes belong to
+// which prompt (and therefore which plan updates answer which write).
+//
+// # Running a case
+//
+// Each case gets a fresh temporary working directory, its own mock model
+// server on 127.0.0.1 and a fresh agent process in its own process group.
+// The agent's argv, env values and --file templates see Vars: {{.BaseURL}}
+// (http://127.0.0.1:PORT/v1), {{.URL}}, {{.Host}}, {{.Port}}, {{.Cwd}},
+// {{.Case}}, {{.Model}}; TODOHARNESS_MODEL_URL is always set. A restart step
+// shuts the process down as an editor does (close stdin, wait Grace, SIGTERM
+// the group, wait Grace, SIGKILL the group) and starts a new one in the same
+// directory. A case that exceeds Timeout is killed with its whole process
+// group and fails with the last lines of the agent's stderr; a crash, a line
+// of stdout that is not JSON-RPC or an unanswered initialize fail the case,
+// never the runner.
+//
+// The runner is the ACP client: it answers session/request_permission with
+// an allow option, fs/read_text_file and fs/write_text_file inside the
+// case's directory only, and anything else with method-not-found, and
+// records each request. It keeps the raw wire (both directions, both
+// processes of a load case): checks read raw JSON, because SDK decoders
+// misfile update kinds they do not know, and ACP-SCHEMA-1 validates every
+// message the agent sends against the ACP JSON schema, by method (an
+// embedded copy of the schema shipped in github.com/coder/acp-go-sdk; see
+// ACPSchemaSource). The second wire is the mock model's journal: the
+// requests the agent sent the model, in canonical form (messages, tool
+// results with their error flag, tools offered with their schemas).
+//
+// # Dialects
+//
+// The cases' scripts are written for todo_write. Other agents have their own
+// todo tool: opencode todowrite, codex update_plan ({plan: [{step,
+// status}]}), gemini write_todos ({todos: [{description, status}]}), claude
+// TodoWrite ({todos: [{content, status, activeForm}]}). The runner runs the
+// probe case first, detects the dialect from the tools the agent offers the
+// model, and translates every scripted todo call (name and argument shape;
+// extra item fields only when the agent's schema declares them). The ACP
+// side is the same for all: plan entries are compared with the canonical
+// list. Checks tied to this spec's own tool (its schema, its validation
+// rules, its result text) are n/a for other dialects. Config.Dialect forces
+// a dialect.
+package conformance

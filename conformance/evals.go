@@ -1,0 +1,685 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// The evaluations behind the catalogue. Each reads one case's evidence.
+
+func evalRun(ev *Evidence) verdict {
+	if ev.Aborted != "" {
+		v := failf("%s", ev.Aborted)
+		if len(ev.Procs) > 0 {
+			if tail := lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 3); len(tail) > 0 {
+				v.Reason += "; stderr: " + strings.Join(tail, " | ")
+			}
+		}
+		return v
+	}
+	for _, p := range ev.Procs {
+		if p.ExitedEarly {
+			return failf("agent process %d exited (%s) before the client closed its stdin", p.Index+1, p.Exit)
+		}
+	}
+	if len(ev.ModelErrors) > 0 {
+		return failf("the model conversation left the case's script: %s", ev.ModelErrors[0])
+	}
+	return pass()
+}
+
+func evalInit(ev *Evidence) verdict {
+	n := 0
+	for _, s := range ev.Steps {
+		if s.Op != OpInitialize {
+			continue
+		}
+		n++
+		if s.Error != "" {
+			return failf("initialize (process %d): %s", s.Proc+1, s.Error)
+		}
+		var ir struct {
+			ProtocolVersion *int `json:"protocolVersion"`
+		}
+		if err := json.Unmarshal(s.Result, &ir); err != nil || ir.ProtocolVersion == nil {
+			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, truncate(string(s.Result), 160))
+		}
+		if *ir.ProtocolVersion != 1 {
+			return failf("initialize (process %d) answered protocolVersion %d, want 1", s.Proc+1, *ir.ProtocolVersion)
+		}
+	}
+	if n == 0 {
+		if ev.Aborted != "" {
+			return failf("initialize was never answered: %s", ev.Aborted)
+		}
+		return skipf("the case sent no initialize")
+	}
+	return pass()
+}
+
+func evalJSONRPC(ev *Evidence) verdict {
+	var bad []string
+	for _, m := range ev.Wire {
+		if m.Dir == Received && m.Kind == KindInvalid {
+			bad = append(bad, fmt.Sprintf("line %q: %s", truncate(m.Line, 60), m.Problem))
+		}
+	}
+	if len(bad) > 0 {
+		return failf("%d line(s) on stdout are not JSON-RPC 2.0 messages: %s", len(bad), strings.Join(first(bad, 2), "; "))
+	}
+	if len(ev.Wire) == 0 {
+		return skipf("nothing on the wire")
+	}
+	return pass()
+}
+
+func evalSchema(ev *Evidence) verdict {
+	v := ev.validator
+	if v == nil {
+		return skipf("no schema validator")
+	}
+	var bad []string
+	n := 0
+	for _, m := range ev.Wire {
+		if m.Dir != Received || m.Kind == KindInvalid {
+			continue
+		}
+		n++
+		if err := v.Validate(m, true); err != nil {
+			what := m.Method
+			if m.Kind == KindResponse {
+				what = "response to " + m.ReplyTo
+			}
+			bad = append(bad, fmt.Sprintf("#%d %s: %v", m.Seq, what, err))
+		}
+	}
+	if len(bad) > 0 {
+		return failf("%d message(s) invalid: %s", len(bad), strings.Join(first(bad, 2), "; "))
+	}
+	if n == 0 {
+		return skipf("the agent sent no message")
+	}
+	return pass()
+}
+
+func evalTool(ev *Evidence) verdict {
+	_, names, ok := ev.offeredTool()
+	if len(ev.Journal) == 0 {
+		return failf("the agent never called the mock model (wire it with {{.BaseURL}} or --env)")
+	}
+	if !ok {
+		return failf("the first model request offers no %q tool; tools offered: %v", ev.Dialect.Tool, names)
+	}
+	return pass()
+}
+
+func evalSchemaShape(ev *Evidence) verdict {
+	spec, _, ok := ev.offeredTool()
+	if !ok {
+		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
+	}
+	s, err := parseToolSchema(spec.Parameters)
+	if err != nil {
+		return failf("%v", err)
+	}
+	d := ev.Dialect
+	switch {
+	case !s.hasType("object"):
+		return failf("parameters type is %v, want object", s.Type)
+	case !s.requires(d.ListField):
+		return failf("parameters.required is %v, want it to include %q", s.Required, d.ListField)
+	}
+	list, ok := s.Properties[d.ListField]
+	switch {
+	case !ok:
+		return failf("no %q property", d.ListField)
+	case !list.hasType("array"):
+		return failf("%s type is %v, want array", d.ListField, list.Type)
+	case list.Items == nil:
+		return failf("%s has no items schema", d.ListField)
+	case !list.Items.hasType("object"):
+		return failf("%s items type is %v, want object", d.ListField, list.Items.Type)
+	}
+	item := *list.Items
+	for _, f := range []string{d.ContentField, d.StatusField} {
+		if !item.requires(f) {
+			return failf("%s items required is %v, want it to include %q", d.ListField, item.Required, f)
+		}
+	}
+	if c, ok := item.Properties[d.ContentField]; !ok || !c.hasType("string") {
+		return failf("%s items: %q must be a string property", d.ListField, d.ContentField)
+	}
+	return pass()
+}
+
+var statusTriple = []string{"completed", "in_progress", "pending"}
+
+func evalStatusEnum(ev *Evidence) verdict {
+	spec, _, ok := ev.offeredTool()
+	if !ok {
+		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
+	}
+	s, err := parseToolSchema(spec.Parameters)
+	if err != nil {
+		return failf("%v", err)
+	}
+	d := ev.Dialect
+	list, ok := s.Properties[d.ListField]
+	if !ok || list.Items == nil {
+		return failf("no %s items schema", d.ListField)
+	}
+	st, ok := list.Items.Properties[d.StatusField]
+	if !ok {
+		return failf("%s items have no %q property", d.ListField, d.StatusField)
+	}
+	var got []string
+	for _, e := range st.Enum {
+		got = append(got, fmt.Sprint(e))
+	}
+	sort.Strings(got)
+	has := map[string]bool{}
+	for _, g := range got {
+		has[g] = true
+	}
+	for _, w := range statusTriple {
+		if !has[w] {
+			return failf("%s enum is %v, missing %q", d.StatusField, got, w)
+		}
+	}
+	if d.Name == DialectTodoWrite && len(got) != len(statusTriple) {
+		return failf("status enum is %v, want exactly %v", got, statusTriple)
+	}
+	return pass()
+}
+
+func evalReplace(ev *Evidence) verdict {
+	m := ev.match()
+	n := 0
+	for i, w := range m.writes {
+		if !w.Accepted || !w.Shaped {
+			continue
+		}
+		n++
+		if n == 1 {
+			continue
+		}
+		if m.planOf[i] < 0 {
+			return failf("after %s (%s) no plan shows exactly the new list%s", w.CallID, todosString(w.Todos), shownAfter(m, i))
+		}
+	}
+	if n < 2 {
+		return skipf("needs two accepted writes, saw %d", n)
+	}
+	return pass()
+}
+
+// shownAfter describes the plans sent for write i (attributed) or the
+// plans of its prompt that no write explains.
+func shownAfter(m matching, i int) string {
+	var shown []string
+	if m.attributed {
+		for _, j := range m.sent[i] {
+			shown = append(shown, planString(m.plans[j]))
+		}
+		if len(shown) == 0 {
+			return " (no plan update was sent for it)"
+		}
+		return "; the plan sent for it shows " + strings.Join(first(shown, 2), ", ")
+	}
+	for j, p := range m.plans {
+		if p.Prompt == m.writes[i].Prompt && !m.matched[j] {
+			shown = append(shown, planString(p))
+		}
+	}
+	if len(shown) == 0 {
+		return " (no unexplained plan was sent)"
+	}
+	return "; plans shown instead: " + strings.Join(first(shown, 2), ", ")
+}
+
+// planString renders a plan's entries, saying when they are null/missing.
+func planString(p planObs) string {
+	switch {
+	case p.Null:
+		return "entries null"
+	case p.Missing:
+		return "no entries"
+	}
+	return todosString(p.todos())
+}
+
+func evalEmpty(ev *Evidence) verdict {
+	m := ev.match()
+	n := 0
+	for i, w := range m.writes {
+		if !w.Shaped || len(w.Todos) != 0 || w.Reject {
+			continue
+		}
+		n++
+		if w.Result.Found && w.Result.IsError {
+			return failf("the empty list (%s) was rejected: %q", w.CallID, truncate(w.Result.Text, 120))
+		}
+		if m.planOf[i] < 0 {
+			return failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i))
+		}
+	}
+	if n == 0 {
+		return skipf("the case writes no empty list")
+	}
+	return pass()
+}
+
+func evalRejected(ev *Evidence) verdict {
+	m := ev.match()
+	n := 0
+	for i, w := range m.writes {
+		if !w.Reject {
+			continue
+		}
+		n++
+		switch {
+		case !w.Result.Found:
+			return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
+		case !w.Result.IsError:
+			return failf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
+		}
+		if g := m.gap(i); len(g) > 0 {
+			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0]))
+		}
+	}
+	if n == 0 {
+		return skipf("the case has no call to reject")
+	}
+	return pass()
+}
+
+func evalRejectKeep(ev *Evidence) verdict {
+	m := ev.match()
+	n := 0
+	for i, w := range m.writes {
+		if w.Accepted {
+			continue
+		}
+		n++
+		prev, ok := m.previousAccepted(i)
+		for _, p := range m.gap(i) {
+			if !ok {
+				return failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos()))
+			}
+			if !sameTodos(p.todos(), prev) {
+				return failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev))
+			}
+		}
+	}
+	if n == 0 {
+		return skipf("the agent rejected no call in this case")
+	}
+	return pass()
+}
+
+var (
+	reCountPending    = regexp.MustCompile(`(?i)(\d+)\s+pending`)
+	reCountInProgress = regexp.MustCompile(`(?i)(\d+)\s+in[ _-]?progress`)
+	reCountCompleted  = regexp.MustCompile(`(?i)(\d+)\s+(?:completed|done)`)
+)
+
+func counts(ts []Todo) (p, i, c int) {
+	for _, t := range ts {
+		switch t.Status {
+		case "pending":
+			p++
+		case "in_progress":
+			i++
+		case "completed":
+			c++
+		}
+	}
+	return
+}
+
+func evalCounts(ev *Evidence) verdict {
+	n := 0
+	for _, w := range ev.writes() {
+		if !w.Accepted || !w.Shaped || !w.Result.Found {
+			continue
+		}
+		n++
+		p, i, c := counts(w.Todos)
+		for _, x := range []struct {
+			re   *regexp.Regexp
+			name string
+			want int
+		}{{reCountPending, "pending", p}, {reCountInProgress, "in progress", i}, {reCountCompleted, "completed", c}} {
+			mm := x.re.FindStringSubmatch(w.Result.Text)
+			if mm == nil {
+				return failf("%s: the result %q does not report the %s count", w.CallID, truncate(w.Result.Text, 120), x.name)
+			}
+			if got, _ := strconv.Atoi(mm[1]); got != x.want {
+				return failf("%s: the result %q reports %d %s, the list has %d", w.CallID, truncate(w.Result.Text, 120), got, x.name, x.want)
+			}
+		}
+	}
+	if n == 0 {
+		return skipf("no accepted write with a result the model saw")
+	}
+	return pass()
+}
+
+func evalCountsText(ev *Evidence) verdict {
+	n := 0
+	for _, w := range ev.writes() {
+		if !w.Accepted || !w.Shaped || !w.Result.Found {
+			continue
+		}
+		n++
+		p, i, c := counts(w.Todos)
+		want := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
+		if w.Result.Text != want {
+			return failf("%s: result %q, the original says %q", w.CallID, truncate(w.Result.Text, 120), want)
+		}
+	}
+	if n == 0 {
+		return skipf("no accepted write with a result the model saw")
+	}
+	return pass()
+}
+
+// listMarkers are the item contents a leaked list would show.
+func listMarkers(ws []Write) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range ws {
+		for _, t := range w.Todos {
+			if len(t.Content) >= 6 && !seen[t.Content] {
+				seen[t.Content] = true
+				out = append(out, t.Content)
+			}
+		}
+	}
+	return out
+}
+
+func evalHistory(ev *Evidence) verdict {
+	markers := listMarkers(ev.Writes)
+	if len(markers) == 0 {
+		return skipf("the case writes no list")
+	}
+	if len(ev.Journal) == 0 {
+		return skipf("no model request")
+	}
+	// The prompts must not mention the items themselves.
+	for _, s := range ev.Case.Steps {
+		for _, mk := range markers {
+			if strings.Contains(s.Text, mk) {
+				return skipf("the case's prompt mentions %q: cannot tell", mk)
+			}
+		}
+	}
+	for _, e := range ev.Journal {
+		texts := []struct{ where, text string }{{"system prompt", e.System}}
+		for mi, msg := range e.Messages {
+			if msg.Role == llm.RoleTool && msg.IsError {
+				continue // error results may quote the offending item
+			}
+			for _, part := range msg.Content {
+				if part.Type == llm.PartToolCall {
+					continue // the call's own arguments carry the list: fine
+				}
+				texts = append(texts, struct{ where, text string }{fmt.Sprintf("message %d (%s)", mi+1, msg.Role), part.Text})
+			}
+		}
+		for _, t := range texts {
+			for _, mk := range markers {
+				if strings.Contains(t.text, mk) {
+					return failf("model request %d: %s carries the list item %q: %q", e.Index+1, t.where, mk, truncate(t.text, 120))
+				}
+			}
+		}
+	}
+	return pass()
+}
+
+func evalHistoryCall(ev *Evidence) verdict {
+	n := 0
+	for _, w := range ev.writes() {
+		if !w.Result.Found {
+			continue
+		}
+		n++
+		want, ok := ev.translatedArgs(w.CallID)
+		if !ok {
+			continue
+		}
+		e := ev.Journal[w.Result.Request]
+		found := false
+		for _, msg := range e.Messages {
+			for _, tc := range msg.ToolCalls() {
+				if tc.ID != w.CallID {
+					continue
+				}
+				found = true
+				if !jsonEqual(tc.Arguments, want) {
+					return failf("model request %d: the call %s has arguments %s, the model sent %s", e.Index+1, w.CallID, truncate(tc.Arguments, 100), truncate(caseJSON(want), 100))
+				}
+			}
+		}
+		if !found {
+			return failf("model request %d carries the result of %s but not the call itself", e.Index+1, w.CallID)
+		}
+	}
+	if n == 0 {
+		return skipf("no write whose result the model saw")
+	}
+	return pass()
+}
+
+func evalPlan(ev *Evidence) verdict {
+	m := ev.match()
+	accepted := 0
+	for i, w := range m.writes {
+		if !w.Accepted {
+			continue
+		}
+		accepted++
+		if !w.Shaped {
+			return failf("%s was accepted although its arguments are not a list of {content, status}", w.CallID)
+		}
+		if m.planOf[i] < 0 {
+			return failf("no plan update shows %s (%s)%s", w.CallID, todosString(w.Todos), shownAfter(m, i))
+		}
+		if m.attributed && len(m.sent[i]) > 1 {
+			return failf("%d plan updates for the one write %s", len(m.sent[i]), w.CallID)
+		}
+	}
+	for j, p := range m.plans {
+		if !m.matched[j] {
+			who := "no accepted write explains it"
+			if p.CallID != "" {
+				who = "sent for " + p.CallID
+			}
+			return failf("a plan update (prompt %d, %s) shows %s", p.Prompt+1, who, planString(p))
+		}
+	}
+	if accepted == 0 && len(m.plans) == 0 {
+		return skipf("no write in this case")
+	}
+	return pass()
+}
+
+func allPlans(ev *Evidence) []planObs { return ev.plans() }
+
+func evalPriority(ev *Evidence) verdict {
+	ps := allPlans(ev)
+	n := 0
+	for _, p := range ps {
+		for k, e := range p.Entries {
+			n++
+			if !e.HasPriority {
+				return failf("plan #%d entry %d (%q) has no priority", p.Seq, k+1, e.Content)
+			}
+			switch e.Priority {
+			case "high", "medium", "low":
+			default:
+				return failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority)
+			}
+		}
+	}
+	if n == 0 {
+		return skipf("no plan entry observed")
+	}
+	return pass()
+}
+
+func evalPriorityMedium(ev *Evidence) verdict {
+	n := 0
+	for _, p := range allPlans(ev) {
+		for k, e := range p.Entries {
+			n++
+			if e.Priority != "medium" {
+				return failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority)
+			}
+		}
+	}
+	if n == 0 {
+		return skipf("no plan entry observed")
+	}
+	return pass()
+}
+
+func evalNonNull(ev *Evidence) verdict {
+	ps := allPlans(ev)
+	for _, p := range ps {
+		switch {
+		case p.Null:
+			return failf("plan #%d has \"entries\": null", p.Seq)
+		case p.Missing:
+			return failf("plan #%d has no \"entries\"", p.Seq)
+		case p.Bad != "":
+			return failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad)
+		}
+	}
+	if len(ps) == 0 {
+		return skipf("no plan update observed")
+	}
+	return pass()
+}
+
+func evalLoadCap(ev *Evidence) verdict {
+	for _, s := range ev.Steps {
+		if s.Op == OpInitialize && s.Error == "" {
+			var ir struct {
+				AgentCapabilities struct {
+					LoadSession *bool `json:"loadSession"`
+				} `json:"agentCapabilities"`
+			}
+			_ = json.Unmarshal(s.Result, &ir)
+			if ir.AgentCapabilities.LoadSession == nil || !*ir.AgentCapabilities.LoadSession {
+				return failf("initialize does not advertise agentCapabilities.loadSession: true")
+			}
+			return pass()
+		}
+	}
+	return skipf("no initialize answer")
+}
+
+// loadExpect is the list a load must end on and the plans the load showed.
+func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
+	if ev.LoadSkipped != "" {
+		v := skipf("%s", ev.LoadSkipped)
+		return nil, nil, &v
+	}
+	if !ev.Case.HasStep(OpLoadSession) {
+		v := skipf("the case has no loadSession step")
+		return nil, nil, &v
+	}
+	before := ev.promptsBeforeRestart()
+	var want []Todo
+	ok := false
+	for _, w := range ev.writes() {
+		if w.Prompt < before && w.Accepted && w.Shaped {
+			want, ok = w.Todos, true
+		}
+	}
+	if !ok {
+		v := skipf("no accepted write before the restart")
+		return nil, nil, &v
+	}
+	var replay []planObs
+	for _, p := range ev.plans() {
+		if p.Segment == "load" {
+			replay = append(replay, p)
+		}
+	}
+	return want, replay, nil
+}
+
+func evalLoadBefore(ev *Evidence) verdict {
+	want, replay, v := loadExpect(ev)
+	if v != nil {
+		return *v
+	}
+	var before []planObs
+	for _, p := range replay {
+		if !p.AfterResponse {
+			before = append(before, p)
+		}
+	}
+	switch {
+	case len(before) > 0:
+		last := before[len(before)-1]
+		if !sameTodos(last.todos(), want) {
+			return failf("the last plan replayed before the session/load answer is %s, want %s", planString(last), todosString(want))
+		}
+		return pass()
+	case len(replay) > 0:
+		return failf("the plan was replayed only after the session/load answer (%d update(s) after it)", len(replay))
+	default:
+		return failf("session/load replayed no plan (want %s)", todosString(want))
+	}
+}
+
+func evalLoadLast(ev *Evidence) verdict {
+	want, replay, v := loadExpect(ev)
+	if v != nil {
+		return *v
+	}
+	if len(replay) == 0 {
+		return failf("session/load replayed no plan (want %s)", todosString(want))
+	}
+	last := replay[len(replay)-1]
+	if !sameTodos(last.todos(), want) {
+		return failf("the last plan replayed on load is %s, want the last accepted list %s", planString(last), todosString(want))
+	}
+	return pass()
+}
+
+func evalExit(ev *Evidence) verdict {
+	if ev.Aborted != "" {
+		return skipf("the case did not complete")
+	}
+	for _, p := range ev.Procs {
+		if p.ExitedEarly {
+			continue
+		}
+		if !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
+			return failf("agent process %d %s", p.Index+1, p.Shutdown)
+		}
+	}
+	if len(ev.Procs) == 0 {
+		return skipf("no agent process")
+	}
+	return pass()
+}
+
+func first(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string(nil), s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
+}

@@ -1,0 +1,461 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// Evidence is everything observed while running one case: the two wires
+// (ACP both ways, the model journal), the steps and the processes.
+type Evidence struct {
+	Case    *Case
+	Dialect Dialect
+	Script  *mockmodel.Script
+	Cwd     string
+
+	Wire    []WireMsg
+	Journal []mockmodel.JournalEntry
+	Steps   []StepResult
+	Procs   []ProcResult
+	Writes  []Write
+
+	// Aborted says why the case did not run to completion ("" when it did).
+	Aborted string
+	// LoadSkipped says why a loadSession step was skipped (the steps after
+	// it are skipped too); PromptsRun counts the prompt steps sent.
+	LoadSkipped string
+	PromptsRun  int
+	// ModelErrors are the mock model's refusals (past the end of the
+	// script, a failed expect, a malformed request).
+	ModelErrors []string
+
+	wire      *wireLog
+	validator *SchemaValidator
+}
+
+// StepResult is one step as run.
+type StepResult struct {
+	Index int    `json:"index"`
+	Op    string `json:"op"`
+	Proc  int    `json:"proc"`
+	// Prompt is the 0-based prompt number (prompt steps only).
+	Prompt int `json:"prompt"`
+	// ReqSeq and RespSeq are the wire positions of the request and of the
+	// last message seen when its answer arrived (-1 when not sent).
+	ReqSeq   int             `json:"reqSeq"`
+	RespSeq  int             `json:"respSeq"`
+	Duration time.Duration   `json:"duration"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Skipped  string          `json:"skipped,omitempty"`
+}
+
+// ProcResult is one agent process of a case.
+type ProcResult struct {
+	Index int      `json:"index"`
+	Argv  []string `json:"argv"`
+	// StartedAt is the offset from the case start; Startup the time from
+	// process start to the initialize answer (process start + handshake).
+	StartedAt time.Duration   `json:"startedAt"`
+	Startup   time.Duration   `json:"startup"`
+	Init      json.RawMessage `json:"init,omitempty"`
+	// Shutdown says how the process ended; Exit its exit status.
+	Shutdown string `json:"shutdown"`
+	Exit     string `json:"exit"`
+	// ExitedEarly: the process was gone before the runner closed its stdin.
+	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
+	Stderr         string          `json:"stderr,omitempty"`
+	ClientRequests []ClientRequest `json:"clientRequests,omitempty"`
+}
+
+// PlanEntry is one entry of an observed plan update.
+type PlanEntry struct {
+	Content     string `json:"content"`
+	Status      string `json:"status"`
+	Priority    string `json:"priority,omitempty"`
+	HasPriority bool   `json:"-"`
+}
+
+// planObs is one plan update on the wire.
+type planObs struct {
+	Seq, Proc int
+	// Segment is the request the plan follows: "prompt", "load" or "" (none).
+	Segment string
+	// Prompt is the prompt number for Segment "prompt".
+	Prompt int
+	// AfterResponse: for a load segment, the plan came after the response.
+	AfterResponse bool
+	// CallID is the toolCallId of the last tool_call / tool_call_update of
+	// the same segment before the plan ("" when none).
+	CallID string
+	Entries       []PlanEntry
+	Null, Missing bool
+	Bad           string // entries not decodable
+}
+
+func (p planObs) todos() []Todo {
+	out := make([]Todo, 0, len(p.Entries))
+	for _, e := range p.Entries {
+		out = append(out, Todo{Content: e.Content, Status: e.Status})
+	}
+	return out
+}
+
+func sameTodos(a, b []Todo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func todosString(ts []Todo) string {
+	if len(ts) == 0 {
+		return "[]"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%q %s", t.Content, t.Status)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// plans extracts the plan updates from the wire, each tied to the request
+// it follows.
+func (ev *Evidence) plans() []planObs {
+	var out []planObs
+	// segment of each wire position: the last request the client sent.
+	type seg struct {
+		kind    string
+		prompt  int
+		respSeq int
+	}
+	bySeq := map[int]seg{}
+	for _, s := range ev.Steps {
+		if s.ReqSeq < 0 {
+			continue
+		}
+		switch s.Op {
+		case OpPrompt:
+			bySeq[s.ReqSeq] = seg{kind: "prompt", prompt: s.Prompt, respSeq: s.RespSeq}
+		case OpLoadSession:
+			bySeq[s.ReqSeq] = seg{kind: "load", respSeq: s.RespSeq}
+		default:
+			bySeq[s.ReqSeq] = seg{kind: "", respSeq: s.RespSeq}
+		}
+	}
+	cur, curProc, lastCall := seg{}, -1, ""
+	for _, m := range ev.Wire {
+		if m.Proc != curProc {
+			cur, curProc, lastCall = seg{}, m.Proc, ""
+		}
+		if s, ok := bySeq[m.Seq]; ok && m.Dir == Sent {
+			cur, lastCall = s, ""
+			continue
+		}
+		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
+			continue
+		}
+		var n struct {
+			Params struct {
+				Update map[string]json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(m.Line), &n) != nil {
+			continue
+		}
+		var kind string
+		_ = json.Unmarshal(n.Params.Update["sessionUpdate"], &kind)
+		if kind == "tool_call" || kind == "tool_call_update" {
+			var id string
+			if json.Unmarshal(n.Params.Update["toolCallId"], &id) == nil {
+				lastCall = id
+			}
+			continue
+		}
+		if kind != "plan" {
+			continue
+		}
+		p := planObs{Seq: m.Seq, Proc: m.Proc, Segment: cur.kind, Prompt: cur.prompt, CallID: lastCall}
+		if cur.kind == "load" && cur.respSeq >= 0 && m.Seq > cur.respSeq {
+			p.AfterResponse = true
+		}
+		raw, ok := n.Params.Update["entries"]
+		switch {
+		case !ok:
+			p.Missing = true
+		case string(raw) == "null":
+			p.Null = true
+		default:
+			var entries []map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &entries); err != nil {
+				p.Bad = err.Error()
+			}
+			for _, e := range entries {
+				var pe PlanEntry
+				_ = json.Unmarshal(e["content"], &pe.Content)
+				_ = json.Unmarshal(e["status"], &pe.Status)
+				if pr, ok := e["priority"]; ok {
+					pe.HasPriority = true
+					_ = json.Unmarshal(pr, &pe.Priority)
+				}
+				p.Entries = append(p.Entries, pe)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// result is what the model saw as the result of one tool call.
+type result struct {
+	Found   bool
+	Request int // journal index of the first request carrying it
+	IsError bool
+	Text    string
+}
+
+// resultOf finds the tool result for callID in the model journal.
+func (ev *Evidence) resultOf(callID string) result {
+	for _, e := range ev.Journal {
+		for _, m := range e.Messages {
+			if m.Role == llm.RoleTool && m.ToolCallID == callID {
+				return result{Found: true, Request: e.Index, IsError: m.IsError, Text: m.Text()}
+			}
+		}
+	}
+	return result{}
+}
+
+// writeObs is a scripted write and how the agent took it.
+type writeObs struct {
+	Write
+	Result result
+	// Accepted is the agent's verdict when the model saw a result, else
+	// the case's expectation.
+	Accepted bool
+}
+
+func (ev *Evidence) writes() []writeObs {
+	out := make([]writeObs, 0, len(ev.Writes))
+	for _, w := range ev.Writes {
+		if w.Prompt >= ev.PromptsRun {
+			continue // its prompt was never sent
+		}
+		o := writeObs{Write: w, Result: ev.resultOf(w.CallID)}
+		if o.Result.Found {
+			o.Accepted = !o.Result.IsError
+		} else {
+			o.Accepted = !w.Reject
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// matching ties plan updates to writes. When the agent announces its tool
+// calls with the model's call ids (tool_call / tool_call_update before the
+// plan), each plan belongs to the call announced last before it
+// (attributed). Otherwise the writes and plans of one prompt are matched
+// greedily in order by content.
+type matching struct {
+	writes []writeObs
+	plans  []planObs // prompt-segment plans, in wire order
+	// attributed: plans are tied to calls by toolCallId.
+	attributed bool
+	// planOf[i] is the index in plans of the plan showing write i's list,
+	// -1 when none.
+	planOf []int
+	// sent[i] are the plans tied to write i (attributed mode; in greedy
+	// mode, the matched plan only).
+	sent [][]int
+	// matched[j] tells whether plans[j] shows an accepted write's list.
+	matched []bool
+}
+
+func (ev *Evidence) match() matching {
+	m := matching{writes: ev.writes()}
+	for _, p := range ev.plans() {
+		if p.Segment == "prompt" {
+			m.plans = append(m.plans, p)
+		}
+	}
+	m.planOf = make([]int, len(m.writes))
+	m.sent = make([][]int, len(m.writes))
+	m.matched = make([]bool, len(m.plans))
+	byID := map[string]int{}
+	for i, w := range m.writes {
+		byID[w.CallID] = i
+		m.planOf[i] = -1
+	}
+	for j, p := range m.plans {
+		if i, ok := byID[p.CallID]; ok && p.Prompt == m.writes[i].Prompt {
+			m.attributed = true
+			m.sent[i] = append(m.sent[i], j)
+		}
+	}
+	if m.attributed {
+		for i, w := range m.writes {
+			if !w.Accepted || !w.Shaped {
+				continue
+			}
+			for _, j := range m.sent[i] {
+				if sameTodos(m.plans[j].todos(), w.Todos) {
+					m.planOf[i], m.matched[j] = j, true
+					break
+				}
+			}
+		}
+		return m
+	}
+	next := 0
+	lastPrompt := -1
+	for i, w := range m.writes {
+		if w.Prompt != lastPrompt {
+			// Skip to this prompt's plans.
+			for next < len(m.plans) && m.plans[next].Prompt < w.Prompt {
+				next++
+			}
+			lastPrompt = w.Prompt
+		}
+		if !w.Accepted || !w.Shaped {
+			continue
+		}
+		for j := next; j < len(m.plans) && m.plans[j].Prompt == w.Prompt; j++ {
+			if sameTodos(m.plans[j].todos(), w.Todos) {
+				m.planOf[i], m.matched[j] = j, true
+				m.sent[i] = []int{j}
+				next = j + 1
+				break
+			}
+		}
+	}
+	return m
+}
+
+// gap returns the plans a rejected call i produced: attributed, the plans
+// tied to it; otherwise the plans shown after the call and before the next
+// accepted write of the same prompt is shown.
+func (m matching) gap(i int) []planObs {
+	if m.attributed {
+		var out []planObs
+		for _, j := range m.sent[i] {
+			out = append(out, m.plans[j])
+		}
+		return out
+	}
+	w := m.writes[i]
+	lo := -1
+	for k := i - 1; k >= 0; k-- {
+		if m.writes[k].Prompt != w.Prompt {
+			break
+		}
+		if m.planOf[k] >= 0 {
+			lo = m.planOf[k]
+			break
+		}
+	}
+	hi := len(m.plans)
+	for k := i + 1; k < len(m.writes) && m.writes[k].Prompt == w.Prompt; k++ {
+		if m.planOf[k] >= 0 {
+			hi = m.planOf[k]
+			break
+		}
+	}
+	var out []planObs
+	for j := lo + 1; j < hi; j++ {
+		if m.plans[j].Prompt == w.Prompt {
+			out = append(out, m.plans[j])
+		}
+	}
+	return out
+}
+
+// previousAccepted returns the list accepted before write i (any prompt).
+func (m matching) previousAccepted(i int) ([]Todo, bool) {
+	for k := i - 1; k >= 0; k-- {
+		if m.writes[k].Accepted && m.writes[k].Shaped {
+			return m.writes[k].Todos, true
+		}
+	}
+	return nil, false
+}
+
+// offeredTool returns the dialect's tool spec from the first model request.
+func (ev *Evidence) offeredTool() (llm.ToolSpec, []string, bool) {
+	if len(ev.Journal) == 0 {
+		return llm.ToolSpec{}, nil, false
+	}
+	var names []string
+	var spec llm.ToolSpec
+	found := false
+	for _, t := range ev.Journal[0].Tools {
+		names = append(names, t.Name)
+		if t.Name == ev.Dialect.Tool {
+			spec, found = t, true
+		}
+	}
+	return spec, names, found
+}
+
+// translatedArgs is the argument object the mock model sent for callID.
+func (ev *Evidence) translatedArgs(callID string) (any, bool) {
+	if ev.Script == nil {
+		return nil, false
+	}
+	n := 0
+	for _, t := range ev.Script.Turns {
+		for _, c := range t.ToolCalls {
+			n++
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d", n)
+			}
+			if id == callID {
+				b, err := json.Marshal(c.Arguments)
+				if err != nil {
+					return nil, false
+				}
+				var v any
+				if json.Unmarshal(b, &v) != nil {
+					return nil, false
+				}
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func jsonEqual(a string, b any) bool {
+	var va any
+	if json.Unmarshal([]byte(a), &va) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, b)
+}
+
+// promptsBeforeRestart is the number of prompt steps before the first
+// restart (all prompts when there is none).
+func (ev *Evidence) promptsBeforeRestart() int {
+	n := 0
+	for _, s := range ev.Case.Steps {
+		if s.Op == OpRestart {
+			return n
+		}
+		if s.Op == OpPrompt {
+			n++
+		}
+	}
+	return n
+}

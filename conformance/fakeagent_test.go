@@ -1,0 +1,335 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a small fake ACP agent (the helper-process
+// pattern): with fakeAgentEnv set it speaks ACP on stdio and talks to the
+// mock model over plain HTTP, independently of harness/acp, so the runner's
+// infrastructure is tested without the reference agent. fakeModeEnv picks a
+// behaviour.
+const (
+	fakeAgentEnv = "CONFORMANCE_FAKE_AGENT"
+	fakeModeEnv  = "CONFORMANCE_FAKE_MODE"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeAgentEnv) == "1" {
+		os.Exit(fakeAgent(os.Getenv(fakeModeEnv)))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeTarget runs this test binary as the fake agent in mode.
+func fakeTarget(t *testing.T, mode string) Target {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Name: "fake:" + mode, Command: []string{exe, "-test.run=^$"},
+		Env: []string{fakeAgentEnv + "=1", fakeModeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
+}
+
+type fakeState struct {
+	mode    string
+	out     *bufio.Writer
+	in      *bufio.Scanner
+	baseURL string
+	nextID  int
+	msgs    []map[string]any
+	list    []map[string]any
+	sid     string
+}
+
+func (f *fakeState) has(m string) bool {
+	for _, x := range strings.Split(f.mode, ",") {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeState) send(v any) {
+	b, _ := json.Marshal(v)
+	f.out.Write(append(b, '\n'))
+	f.out.Flush()
+}
+
+func (f *fakeState) notify(update map[string]any) {
+	f.send(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+		"params": map[string]any{"sessionId": f.sid, "update": update}})
+}
+
+// request sends a request to the client and reads lines until its answer.
+func (f *fakeState) request(method string, params any) json.RawMessage {
+	f.nextID++
+	id := 1000 + f.nextID
+	f.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	for f.in.Scan() {
+		var env envelope
+		if json.Unmarshal(f.in.Bytes(), &env) == nil && env.Method == "" && string(env.ID) == fmt.Sprint(id) {
+			if env.Error != nil {
+				b, _ := json.Marshal(env.Error)
+				return b
+			}
+			return env.Result
+		}
+	}
+	return nil
+}
+
+func fakeAgent(mode string) int {
+	f := &fakeState{mode: mode, out: bufio.NewWriter(os.Stdout), in: bufio.NewScanner(os.Stdin),
+		baseURL: os.Getenv(ModelURLEnv)}
+	f.in.Buffer(make([]byte, 1<<20), 16<<20)
+	if f.has("ignore-term") {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if f.has("garbage") {
+		fmt.Println("hello, I am not JSON-RPC")
+	}
+	if f.has("hang-init") {
+		select {}
+	}
+	for f.in.Scan() {
+		var env envelope
+		if err := json.Unmarshal(f.in.Bytes(), &env); err != nil {
+			continue
+		}
+		reply := func(result any) {
+			f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "result": result})
+		}
+		switch env.Method {
+		case "initialize":
+			reply(map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": !f.has("no-load")},
+				"agentInfo": map[string]any{"name": "fake", "version": "0"}, "authMethods": []any{}})
+		case "session/new":
+			f.sid = "fake-session"
+			reply(map[string]any{"sessionId": f.sid})
+		case "session/load":
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			_ = json.Unmarshal(env.Params, &p)
+			f.sid = p.SessionID
+			data, err := os.ReadFile(filepath.Join(".fake", f.sid+".json"))
+			if err == nil {
+				_ = json.Unmarshal(data, &f.list)
+			}
+			replay := err == nil && !f.has("no-replay")
+			if replay && !f.has("replay-after") {
+				f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(f.list)})
+			}
+			reply(map[string]any{})
+			if replay && f.has("replay-after") {
+				f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(f.list)})
+			}
+		case "session/prompt":
+			if f.has("crash") {
+				fmt.Fprintln(os.Stderr, "fake agent: crashing on purpose")
+				return 3
+			}
+			if f.has("hang") {
+				fmt.Fprintln(os.Stderr, "fake agent: hanging on purpose")
+				select {}
+			}
+			if f.has("client-requests") {
+				cwd, _ := os.Getwd()
+				os.WriteFile("inside.txt", []byte("one\ntwo\nthree\n"), 0o644)
+				f.request("session/request_permission", map[string]any{"sessionId": f.sid,
+					"toolCall": map[string]any{"toolCallId": "x"},
+					"options": []any{map[string]any{"optionId": "no", "name": "No", "kind": "reject_once"},
+						map[string]any{"optionId": "yes", "name": "Yes", "kind": "allow_once"}}})
+				f.request("fs/read_text_file", map[string]any{"sessionId": f.sid, "path": filepath.Join(cwd, "inside.txt"), "line": 2, "limit": 1})
+				f.request("fs/read_text_file", map[string]any{"sessionId": f.sid, "path": "/etc/passwd"})
+				f.request("fs/write_text_file", map[string]any{"sessionId": f.sid, "path": filepath.Join(cwd, "out", "w.txt"), "content": "written"})
+				f.request("terminal/create", map[string]any{"sessionId": f.sid, "command": "ls"})
+			}
+			var p struct {
+				Prompt []struct {
+					Text string `json:"text"`
+				} `json:"prompt"`
+			}
+			_ = json.Unmarshal(env.Params, &p)
+			f.msgs = append(f.msgs, map[string]any{"role": "user", "content": p.Prompt[0].Text})
+			if err := f.turn(); err != nil {
+				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})
+				continue
+			}
+			reply(map[string]any{"stopReason": "end_turn"})
+		default:
+			if len(env.ID) > 0 {
+				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			}
+		}
+	}
+	if f.has("slow-exit") || f.has("ignore-term") {
+		time.Sleep(time.Minute)
+	}
+	return 0
+}
+
+func (f *fakeState) entries(list []map[string]any) []any {
+	out := []any{}
+	for _, it := range list {
+		e := map[string]any{"content": it["content"], "status": it["status"], "priority": "medium"}
+		if f.has("no-priority") {
+			delete(e, "priority")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (f *fakeState) toolName() string {
+	if f.has("rename") {
+		return "todo_list"
+	}
+	return "todo_write"
+}
+
+const fakeSchema = `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["todos"]}`
+
+// turn runs model calls until the model stops calling tools.
+func (f *fakeState) turn() error {
+	for step := 0; step < 10; step++ {
+		body, _ := json.Marshal(map[string]any{"model": "mock", "messages": f.msgs, "tools": []any{map[string]any{
+			"type": "function", "function": map[string]any{"name": f.toolName(), "description": "todo list", "parameters": json.RawMessage(fakeSchema)}}}})
+		resp, err := http.Post(f.baseURL+"/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Choices []struct {
+				Message struct {
+					Content   *string `json:"content"`
+					ToolCalls []struct {
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || len(out.Choices) == 0 {
+			return fmt.Errorf("model answered %d", resp.StatusCode)
+		}
+		msg := out.Choices[0].Message
+		am := map[string]any{"role": "assistant", "content": msg.Content}
+		if len(msg.ToolCalls) > 0 {
+			var tcs []any
+			for _, tc := range msg.ToolCalls {
+				tcs = append(tcs, map[string]any{"id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Function.Name, "arguments": tc.Function.Arguments}})
+			}
+			am["tool_calls"] = tcs
+		}
+		f.msgs = append(f.msgs, am)
+		if msg.Content != nil && *msg.Content != "" {
+			f.notify(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": *msg.Content}})
+		}
+		if len(msg.ToolCalls) == 0 {
+			return nil
+		}
+		for _, tc := range msg.ToolCalls {
+			f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": tc.ID, "title": "Update todo list", "kind": "other", "status": "in_progress"})
+			text, isErr := f.todoWrite(tc.Function.Arguments)
+			status := "completed"
+			if isErr {
+				status = "failed"
+			}
+			f.notify(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": tc.ID, "status": status,
+				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": text}}}})
+			f.msgs = append(f.msgs, map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": text})
+		}
+	}
+	return fmt.Errorf("too many steps")
+}
+
+// todoWrite validates like the contract says and shows the plan.
+func (f *fakeState) todoWrite(raw string) (string, bool) {
+	text, isErr := f.validateWrite(raw)
+	if isErr && f.has("plan-on-reject") {
+		var a struct {
+			Todos []map[string]any `json:"todos"`
+		}
+		if json.Unmarshal([]byte(raw), &a) == nil {
+			f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(a.Todos)})
+		}
+	}
+	return text, isErr
+}
+
+func (f *fakeState) validateWrite(raw string) (string, bool) {
+	var a struct {
+		Todos []map[string]any `json:"todos"`
+	}
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return "Error: invalid arguments: " + err.Error(), true
+	}
+	seen := map[string]bool{}
+	active := 0
+	var p, i, c int
+	for _, t := range a.Todos {
+		content, _ := t["content"].(string)
+		content = strings.TrimSpace(content)
+		t["content"] = content
+		if content == "" && !f.has("accept-empty") {
+			return "Error: invalid todo: `content` must be a non-empty string", true
+		}
+		if seen[content] {
+			return fmt.Sprintf("Error: invalid todos: duplicate content %q", content), true
+		}
+		seen[content] = true
+		switch t["status"] {
+		case "pending":
+			p++
+		case "in_progress":
+			i++
+			active++
+		case "completed":
+			c++
+		default:
+			return "Error: invalid arguments: bad status", true
+		}
+	}
+	if active > 1 {
+		return fmt.Sprintf("Error: invalid todos: at most one task may be in_progress, got %d", active), true
+	}
+	f.list = a.Todos
+	_ = os.MkdirAll(".fake", 0o755)
+	data, _ := json.Marshal(f.list)
+	_ = os.WriteFile(filepath.Join(".fake", f.sid+".json"), data, 0o644)
+	if !f.has("no-plan") {
+		entries := f.entries(a.Todos)
+		if f.has("null-entries") && len(entries) == 0 {
+			entries = nil
+		}
+		f.notify(map[string]any{"sessionUpdate": "plan", "entries": entries})
+	}
+	if f.has("wrong-counts") {
+		p++
+	}
+	text := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
+	if f.has("echo") {
+		text += "\n" + string(data)
+	}
+	return text, false
+}

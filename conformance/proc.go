@@ -1,0 +1,225 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// proc is one agent process: its pipes (owned by the runner, so that reads
+// never race with Wait), its stderr tail and its exit.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // write end
+	stdout *os.File // read end
+	stderr *tailBuffer
+
+	started time.Time
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // set before exited is closed
+	errDone chan struct{} // closed when stderr reached EOF
+
+	mu        sync.Mutex
+	stdinOpen bool
+	killed    string // how the runner ended it, if it had to
+}
+
+// stderrKeep bounds the stderr kept per process (the tail is kept).
+const stderrKeep = 256 << 10
+
+// startProc starts argv in cwd, in its own process group.
+func startProc(r resolved, cwd string) (*proc, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("conformance: stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("conformance: stderr pipe: %w", err)
+	}
+	cmd := exec.Command(r.argv[0], r.argv[1:]...)
+	cmd.Dir = cwd
+	cmd.Env = r.env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = sysProcAttr()
+	p := &proc{
+		cmd: cmd, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("conformance: start %s: %w", r.argv[0], err)
+	}
+	p.started = time.Now()
+	// The child has its own copies now.
+	closeAll(inR, outW, errW)
+	go func() {
+		_, _ = io.Copy(p.stderr, errR)
+		_ = errR.Close()
+		close(p.errDone)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// closeStdin closes the agent's stdin (EOF: an editor going away).
+func (p *proc) closeStdin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stdinOpen {
+		p.stdinOpen = false
+		_ = p.stdin.Close()
+	}
+}
+
+// hasExited reports whether the process has exited.
+func (p *proc) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdown ends the process as an editor does: close stdin, wait up to
+// grace for it to exit on its own, then SIGTERM its process group, wait up
+// to grace again, then SIGKILL the group. Whatever the process left behind
+// in its group is killed too. It returns how the process ended.
+func (p *proc) shutdown(grace time.Duration) string {
+	p.closeStdin()
+	how := "exited after stdin closed"
+	if !waitFor(p.exited, grace) {
+		how = fmt.Sprintf("did not exit within %s of stdin closing: SIGTERM", grace)
+		signalGroup(p.cmd.Process.Pid, sigTerm)
+		if !waitFor(p.exited, grace) {
+			how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of SIGTERM: SIGKILL", grace, grace)
+			signalGroup(p.cmd.Process.Pid, sigKill)
+			<-p.exited
+		}
+	}
+	// Reap anything the agent left running in its group.
+	signalGroup(p.cmd.Process.Pid, sigKill)
+	_ = p.stdout.Close()
+	waitFor(p.errDone, time.Second)
+	p.mu.Lock()
+	if p.killed == "" {
+		p.killed = how
+	}
+	p.mu.Unlock()
+	return how
+}
+
+// kill ends the process group at once (timeouts).
+func (p *proc) kill(why string) {
+	p.mu.Lock()
+	if p.killed == "" {
+		p.killed = why
+	}
+	p.mu.Unlock()
+	p.closeStdin()
+	signalGroup(p.cmd.Process.Pid, sigKill)
+	<-p.exited
+	_ = p.stdout.Close()
+	waitFor(p.errDone, time.Second)
+}
+
+// exitDescription says how the process ended, once it has.
+func (p *proc) exitDescription() string {
+	if !p.hasExited() {
+		return "still running"
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += int64(over)
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what is kept.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped > 0 {
+		return fmt.Sprintf("[… %d earlier bytes dropped]\n%s", t.dropped, t.buf)
+	}
+	return string(t.buf)
+}
+
+// lastLines returns up to n last non-empty lines.
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			out = append(out, lines[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

@@ -1,0 +1,448 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is the verdict of a run.
+type Report struct {
+	Agent string `json:"agent"`
+	// Dialect is the dialect the cases were run in; DialectSource says
+	// whether it was detected, forced or defaulted; ToolsOffered lists the
+	// tools the agent offered the model in the probe case.
+	Dialect       string        `json:"dialect"`
+	DialectSource string        `json:"dialectSource"`
+	ToolsOffered  []string      `json:"toolsOffered,omitempty"`
+	Started       time.Time     `json:"started"`
+	Duration      time.Duration `json:"duration"`
+	Parallel      int           `json:"parallel"`
+	Timeout       time.Duration `json:"timeout"`
+
+	Checks []CheckResult `json:"checks"`
+	Cases  []*CaseResult `json:"cases"`
+
+	// OK is true when no MUST check failed (expected failures aside) and no
+	// expected failure is stale: the exit status is 0 exactly then.
+	OK bool `json:"ok"`
+	// Failing lists the MUST checks that fail the run; Stale the expected
+	// failures that now pass.
+	Failing []string `json:"failing,omitempty"`
+	Stale   []string `json:"stale,omitempty"`
+}
+
+// CheckResult is one check's outcome over the cases that feed it.
+type CheckResult struct {
+	Check
+	Outcome Outcome `json:"outcome"`
+	// Reason is one line: the first failure (or the skip reason).
+	Reason string        `json:"reason,omitempty"`
+	Cases  []CaseVerdict `json:"cases,omitempty"`
+	// Expected is the baseline's reason when the check is listed there.
+	Expected string `json:"expected,omitempty"`
+	// Stale: listed as an expected failure but passes.
+	Stale bool `json:"stale,omitempty"`
+}
+
+// CaseVerdict is a check's outcome on one case.
+type CaseVerdict struct {
+	Case    string  `json:"case"`
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// CaseResult is one case as run.
+type CaseResult struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Duration is the case's wall time; Startup the first agent process's
+	// start-up (process start to the initialize answer).
+	Duration  time.Duration `json:"duration"`
+	Startup   time.Duration `json:"startup"`
+	Completed bool          `json:"completed"`
+	// Error says why the case did not complete.
+	Error      string   `json:"error,omitempty"`
+	StderrTail []string `json:"stderrTail,omitempty"`
+	// Failed lists the checks that failed on this case.
+	Failed []string `json:"failed,omitempty"`
+	// Transcript is the folder written for this case under Config.Out.
+	Transcript string `json:"transcript,omitempty"`
+
+	ev *Evidence
+}
+
+// Evidence returns what was observed while running the case.
+func (c *CaseResult) Evidence() *Evidence { return c.ev }
+
+// judge evaluates every check on every case that feeds it.
+func (r *Report) judge(cat []Check, d Dialect, v *SchemaValidator) {
+	for _, cr := range r.Cases {
+		if cr.ev != nil {
+			cr.ev.validator = v
+		}
+	}
+	for _, c := range cat {
+		res := CheckResult{Check: c}
+		if !c.AppliesTo(d.Name) {
+			res.Outcome = NA
+			res.Reason = fmt.Sprintf("applies to the %s dialect only; the agent speaks %s", strings.Join(c.Dialects, ", "), d.Name)
+			r.Checks = append(r.Checks, res)
+			continue
+		}
+		for _, cr := range r.Cases {
+			ev := cr.ev
+			if ev == nil || !(c.Always || ev.Case.Feeds(c.ID)) {
+				continue
+			}
+			var vd verdict
+			switch {
+			case ev.Aborted != "" && !c.Always:
+				vd = skipf("case %s did not complete (see RUN-1)", cr.ID)
+			default:
+				vd = c.eval(ev)
+			}
+			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason})
+			if vd.Outcome == Fail {
+				cr.Failed = append(cr.Failed, c.ID)
+			}
+		}
+		res.Outcome, res.Reason = aggregate(res.Cases)
+		r.Checks = append(r.Checks, res)
+	}
+}
+
+// aggregate: any failure fails; else any pass passes; else skip.
+func aggregate(vs []CaseVerdict) (Outcome, string) {
+	if len(vs) == 0 {
+		return Skip, "no selected case feeds this check"
+	}
+	var fails []CaseVerdict
+	passes := 0
+	for _, v := range vs {
+		switch v.Outcome {
+		case Fail:
+			fails = append(fails, v)
+		case Pass:
+			passes++
+		}
+	}
+	if len(fails) > 0 {
+		reason := fails[0].Case + ": " + fails[0].Reason
+		if len(fails) > 1 {
+			reason += fmt.Sprintf(" (and %d more case(s))", len(fails)-1)
+		}
+		return Fail, reason
+	}
+	if passes > 0 {
+		return Pass, ""
+	}
+	return Skip, vs[0].Case + ": " + vs[0].Reason
+}
+
+// applyExpected marks expected failures and stale entries and sets OK.
+func (r *Report) applyExpected(es []ExpectedFailure) {
+	want := map[string]string{}
+	for _, e := range es {
+		want[e.ID] = e.Reason
+	}
+	r.Failing, r.Stale = nil, nil
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		reason, listed := want[c.ID]
+		if listed {
+			c.Expected = reason
+			if c.Outcome == Pass {
+				c.Stale = true
+				r.Stale = append(r.Stale, c.ID)
+			}
+		}
+		if c.Outcome == Fail && c.Level == MUST && !listed {
+			r.Failing = append(r.Failing, c.ID)
+		}
+	}
+	r.OK = len(r.Failing) == 0 && len(r.Stale) == 0
+}
+
+// FailedIDs returns the IDs of every failed check (any level), sorted.
+func (r *Report) FailedIDs() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Outcome == Fail {
+			out = append(out, c.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Check returns the result of check id.
+func (r *Report) Check(id string) (CheckResult, bool) {
+	for _, c := range r.Checks {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return CheckResult{}, false
+}
+
+// WriteSummary writes the summary table and the verdict.
+func (r *Report) WriteSummary(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLEVEL\tOUTCOME\tREASON")
+	for _, c := range r.Checks {
+		outcome := strings.ToUpper(string(c.Outcome))
+		switch {
+		case c.Stale:
+			outcome = "STALE"
+		case c.Outcome == Fail && c.Expected != "":
+			outcome = "XFAIL"
+		}
+		reason := c.Reason
+		switch {
+		case c.Stale:
+			reason = "listed as an expected failure (" + c.Expected + ") but passes: remove it from the baseline"
+		case c.Outcome == Fail && c.Expected != "":
+			reason = "expected: " + c.Expected + " — " + reason
+		case c.Outcome == Pass:
+			reason = c.Title
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, oneLine(reason, 140))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("conformance: write summary: %w", err)
+	}
+	counts := map[Outcome]int{}
+	for _, c := range r.Checks {
+		counts[c.Outcome]++
+	}
+	fmt.Fprintf(w, "\nagent: %s\ndialect: %s (%s)\n", r.Agent, r.Dialect, r.DialectSource)
+	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d skip, %d n/a; %d cases in %.2fs\n",
+		len(r.Checks), counts[Pass], counts[Fail], counts[Skip], counts[NA], len(r.Cases), r.Duration.Seconds())
+	verdict := "PASS: every MUST check passes"
+	if !r.OK {
+		var why []string
+		if len(r.Failing) > 0 {
+			why = append(why, "MUST failed: "+strings.Join(r.Failing, ", "))
+		}
+		if len(r.Stale) > 0 {
+			why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
+		}
+		verdict = "FAIL: " + strings.Join(why, "; ")
+	}
+	_, err := fmt.Fprintln(w, verdict)
+	return err
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("conformance: write JSON report: %w", err)
+	}
+	return nil
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one JUnit test case per check. A failed MUST check that
+// is not expected is a failure; a failed SHOULD or INFO check, an expected
+// failure, a skip and n/a are skipped (with the reason); a stale expected
+// failure is a failure.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	s := junitSuite{Name: "todoharness conformance: " + r.Agent, Time: r.Duration.Seconds()}
+	for _, c := range r.Checks {
+		jc := junitCase{Name: c.ID + ": " + c.Title, Classname: "conformance." + string(c.Level),
+			SystemOut: fmt.Sprintf("spec (%s): %s", c.Source, c.Spec)}
+		var details []string
+		for _, v := range c.Cases {
+			details = append(details, fmt.Sprintf("%s: %s %s", v.Case, v.Outcome, v.Reason))
+		}
+		body := strings.Join(details, "\n")
+		switch {
+		case c.Stale:
+			jc.Failure = &junitMessage{Message: "stale expected failure: passes now (" + c.Expected + ")", Body: body}
+		case c.Outcome == Fail && c.Level == MUST && c.Expected == "":
+			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
+		case c.Outcome == Fail:
+			msg := fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason)
+			if c.Expected != "" {
+				msg = "expected failure (" + c.Expected + "): " + c.Reason
+			}
+			jc.Skipped = &junitMessage{Message: msg, Body: body}
+		case c.Outcome == Skip || c.Outcome == NA:
+			jc.Skipped = &junitMessage{Message: string(c.Outcome) + ": " + c.Reason}
+		}
+		if jc.Failure != nil {
+			s.Failures++
+		}
+		if jc.Skipped != nil {
+			s.Skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, jc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("conformance: write JUnit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+		return fmt.Errorf("conformance: write JUnit report: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteTranscripts writes a folder per case with a failed check, or that
+// did not complete, under dir: transcript.txt (readable: steps, the ACP
+// wire both ways, the model requests, stderr), wire.jsonl, journal.jsonl
+// and stderr-N.txt.
+func (r *Report) WriteTranscripts(dir string) error {
+	for _, cr := range r.Cases {
+		if cr.ev == nil || (cr.Completed && len(cr.Failed) == 0) {
+			continue
+		}
+		d := filepath.Join(dir, safeName(cr.ID))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("conformance: transcripts: %w", err)
+		}
+		if err := writeTranscript(d, cr); err != nil {
+			return err
+		}
+		cr.Transcript = d
+	}
+	return nil
+}
+
+func writeTranscript(d string, cr *CaseResult) error {
+	ev := cr.ev
+	var b strings.Builder
+	fmt.Fprintf(&b, "case %s: %s\nsource: %s\ndialect: %s\n", cr.ID, cr.Title, ev.Case.Source, ev.Dialect.Name)
+	if ev.Aborted != "" {
+		fmt.Fprintf(&b, "DID NOT COMPLETE: %s\n", ev.Aborted)
+	}
+	if len(cr.Failed) > 0 {
+		fmt.Fprintf(&b, "failed checks: %s\n", strings.Join(cr.Failed, ", "))
+	}
+	b.WriteString("\n== processes\n")
+	for _, p := range ev.Procs {
+		fmt.Fprintf(&b, "process %d: %s\n  startup %s, %s, %s\n", p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
+		for _, q := range p.ClientRequests {
+			fmt.Fprintf(&b, "  client request %s -> %s\n", q.Method, q.Answer)
+		}
+	}
+	b.WriteString("\n== steps\n")
+	for _, s := range ev.Steps {
+		fmt.Fprintf(&b, "%d %s (process %d) %s", s.Index+1, s.Op, s.Proc+1, s.Duration.Round(time.Millisecond))
+		if s.Error != "" {
+			fmt.Fprintf(&b, " ERROR %s", s.Error)
+		}
+		if s.Skipped != "" {
+			fmt.Fprintf(&b, " SKIPPED %s", s.Skipped)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n== ACP wire (> client to agent, < agent to client)\n")
+	for _, m := range ev.Wire {
+		arrow := ">"
+		if m.Dir == Received {
+			arrow = "<"
+		}
+		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line)
+	}
+	b.WriteString("\n== model requests (journal)\n")
+	for _, e := range ev.Journal {
+		fmt.Fprintf(&b, "request %d (turn %d)", e.Index+1, e.TurnIndex+1)
+		if e.Error != "" {
+			fmt.Fprintf(&b, " REFUSED: %s", e.Error)
+		}
+		b.WriteString("\n")
+		var tools []string
+		for _, t := range e.Tools {
+			tools = append(tools, t.Name)
+		}
+		fmt.Fprintf(&b, "  tools: %s\n", strings.Join(tools, ", "))
+		for _, m := range e.Messages {
+			line := m.Text()
+			for _, tc := range m.ToolCalls() {
+				line += fmt.Sprintf(" [call %s %s %s]", tc.ID, tc.Name, tc.Arguments)
+			}
+			flag := ""
+			if m.IsError {
+				flag = " isError"
+			}
+			if m.ToolCallID != "" {
+				flag += " for " + m.ToolCallID
+			}
+			fmt.Fprintf(&b, "  %s%s: %s\n", m.Role, flag, oneLine(line, 400))
+		}
+	}
+	for _, p := range ev.Procs {
+		fmt.Fprintf(&b, "\n== stderr, process %d\n%s\n", p.Index+1, p.Stderr)
+	}
+	if err := os.WriteFile(filepath.Join(d, "transcript.txt"), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("conformance: transcripts: %w", err)
+	}
+	if err := writeJSONL(filepath.Join(d, "wire.jsonl"), len(ev.Wire), func(i int) any { return ev.Wire[i] }); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(d, "journal.jsonl"), len(ev.Journal), func(i int) any { return ev.Journal[i] }); err != nil {
+		return err
+	}
+	for _, p := range ev.Procs {
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("stderr-%d.txt", p.Index+1)), []byte(p.Stderr), 0o644); err != nil {
+			return fmt.Errorf("conformance: transcripts: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeJSONL(path string, n int, at func(int) any) error {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		line, err := json.Marshal(at(i))
+		if err != nil {
+			return fmt.Errorf("conformance: transcripts: %w", err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("conformance: transcripts: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,423 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+)
+
+func builtinCases(t *testing.T) []*Case {
+	t.Helper()
+	cs, err := LoadCases(conformancefixtures.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func runFake(t *testing.T, mode string, mod func(*Config)) *Report {
+	t.Helper()
+	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4}
+	if mod != nil {
+		mod(&cfg)
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func dumpFailures(t *testing.T, rep *Report) {
+	t.Helper()
+	var b bytes.Buffer
+	_ = rep.WriteSummary(&b)
+	t.Log("\n" + b.String())
+	for _, c := range rep.Cases {
+		if c.Error != "" {
+			t.Logf("case %s: %s; stderr: %v", c.ID, c.Error, c.StderrTail)
+		}
+	}
+}
+
+func TestRunFakeAgentPasses(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, "ok", nil)
+	if !rep.OK || len(rep.FailedIDs()) > 0 {
+		dumpFailures(t, rep)
+		t.Fatalf("failed: %v", rep.FailedIDs())
+	}
+	if rep.Dialect != DialectTodoWrite || rep.DialectSource != "detected" {
+		t.Errorf("dialect %s (%s)", rep.Dialect, rep.DialectSource)
+	}
+	for _, c := range rep.Checks {
+		if c.Outcome != Pass {
+			t.Errorf("%s: %s %s", c.ID, c.Outcome, c.Reason)
+		}
+	}
+	if len(rep.Checks) != len(Catalogue()) {
+		t.Errorf("%d checks judged, catalogue has %d", len(rep.Checks), len(Catalogue()))
+	}
+}
+
+// Each fake fault must fail exactly these checks.
+func TestRunFakeAgentFaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode string
+		want []string
+	}{
+		{"no-plan", []string{"TW-EMPTY-1", "TW-PLAN-1", "TW-REPLACE-1"}}, // the fake still replays on load
+		{"null-entries", []string{"ACP-SCHEMA-1", "TW-PLAN-NONNULL-1"}},
+		{"no-priority", []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"}},
+		// the plan for the bad-status call carries status "done": invalid ACP.
+		{"plan-on-reject", []string{"ACP-SCHEMA-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"}},
+		{"accept-empty", []string{"TW-VALID-EMPTY", "TW-VALID-WS"}},
+		{"no-replay", []string{"TW-LOAD-1", "TW-LOAD-2"}},
+		{"replay-after", []string{"TW-LOAD-1"}},
+		{"wrong-counts", []string{"TW-COUNTS-1", "TW-COUNTS-2"}},
+		{"echo", []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
+		{"rename", []string{"TW-TOOL-1"}},
+		{"no-load", []string{"TW-LOAD-CAP-1"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			rep := runFake(t, tc.mode, nil)
+			if got := rep.FailedIDs(); !reflect.DeepEqual(got, tc.want) {
+				dumpFailures(t, rep)
+				t.Fatalf("failed %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunNoLoadSkipsLoadChecks(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, "no-load", nil)
+	for _, id := range []string{"TW-LOAD-1", "TW-LOAD-2"} {
+		c, _ := rep.Check(id)
+		if c.Outcome != Skip || !strings.Contains(c.Reason, "loadSession") {
+			t.Errorf("%s: %s %q, want a skip naming loadSession", id, c.Outcome, c.Reason)
+		}
+	}
+	if !rep.OK {
+		t.Errorf("a SHOULD failure must not fail the run: %v", rep.Failing)
+	}
+}
+
+func TestRunForcedDialect(t *testing.T) {
+	t.Parallel()
+	// The fake speaks todo_write; forced to codex, the mock calls
+	// update_plan, the fake still executes it as a todo write (it ignores
+	// names) but the translated arguments ({plan: [{step, status}]}) hold
+	// no todos: the todo_write-only checks are n/a.
+	rep := runFake(t, "ok", func(c *Config) { c.Dialect = "codex" })
+	if rep.Dialect != DialectCodex || rep.DialectSource != "forced" {
+		t.Fatalf("dialect %s (%s)", rep.Dialect, rep.DialectSource)
+	}
+	for _, id := range []string{"TW-SCHEMA-1", "TW-VALID-DUP", "TW-COUNTS-1"} {
+		if c, _ := rep.Check(id); c.Outcome != NA {
+			t.Errorf("%s: %s, want n/a", id, c.Outcome)
+		}
+	}
+	if c, _ := rep.Check("TW-TOOL-1"); c.Outcome != Fail || !strings.Contains(c.Reason, "update_plan") {
+		t.Errorf("TW-TOOL-1: %s %q", c.Outcome, c.Reason)
+	}
+}
+
+func shellTarget(script string) Target {
+	return Target{Command: []string{"/bin/sh", "-c", script}}
+}
+
+func oneCase(t *testing.T, id string) []*Case {
+	for _, c := range builtinCases(t) {
+		if c.ID == id {
+			return []*Case{c}
+		}
+	}
+	t.Fatalf("no case %s", id)
+	return nil
+}
+
+// A misbehaving agent is a failed case within the timeout, never a hung
+// runner.
+func TestRunBrokenAgents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T) Target
+		want   []string // failed check IDs
+		reason string   // in RUN-1's reason
+	}{
+		{"hang", func(*testing.T) Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline"},
+		{"hang-with-child", func(*testing.T) Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started"},
+		{"crash", func(*testing.T) Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3"},
+		{"not-json", func(*testing.T) Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline"},
+		{"no-such-command", func(*testing.T) Target { return Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent"},
+		{"hang-on-prompt", func(t *testing.T) Target { return fakeTarget(t, "hang") }, []string{"RUN-1"}, "hanging on purpose"},
+		{"crash-on-prompt", func(t *testing.T) Target { return fakeTarget(t, "crash") }, []string{"RUN-1"}, "crashing on purpose"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			rep, err := Run(context.Background(), Config{Agent: tc.target(t), Cases: oneCase(t, "plan-basic"),
+				Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 6*time.Second {
+				t.Errorf("took %s with a 2s timeout", d)
+			}
+			if got := rep.FailedIDs(); !reflect.DeepEqual(got, tc.want) {
+				dumpFailures(t, rep)
+				t.Errorf("failed %v, want %v", got, tc.want)
+			}
+			run, _ := rep.Check("RUN-1")
+			if !strings.Contains(run.Reason, tc.reason) {
+				t.Errorf("RUN-1 reason %q does not mention %q", run.Reason, tc.reason)
+			}
+			if rep.OK {
+				t.Error("report OK for a broken agent")
+			}
+			if rep.Cases[0].Completed {
+				t.Error("case reported completed")
+			}
+			// Checks the case feeds are skipped, not failed.
+			if c, _ := rep.Check("TW-PLAN-1"); c.Outcome != Skip {
+				t.Errorf("TW-PLAN-1: %s, want skip", c.Outcome)
+			}
+		})
+	}
+}
+
+func TestRunShutdownEscalation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, want string }{
+		{"slow-exit", "SIGTERM"},
+		{"ignore-term", "SIGKILL"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			rep, err := Run(context.Background(), Config{Agent: fakeTarget(t, tc.mode), Cases: oneCase(t, "plan-basic"),
+				Timeout: 10 * time.Second, Grace: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ := rep.Check("ACP-EXIT-1")
+			if c.Outcome != Fail || !strings.Contains(c.Reason, tc.want) {
+				t.Errorf("ACP-EXIT-1: %s %q, want a failure naming %s", c.Outcome, c.Reason, tc.want)
+			}
+			if !rep.OK {
+				t.Errorf("a SHOULD failure failed the run: %v", rep.Failing)
+			}
+		})
+	}
+}
+
+func TestRunClientRequests(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	rep, err := Run(context.Background(), Config{Agent: fakeTarget(t, "client-requests"), Cases: oneCase(t, "plan-basic"),
+		Timeout: 10 * time.Second, TempDir: tmp, KeepDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := rep.Cases[0].Evidence()
+	if len(ev.Procs) != 1 {
+		t.Fatalf("%d processes", len(ev.Procs))
+	}
+	var got []string
+	for _, q := range ev.Procs[0].ClientRequests {
+		got = append(got, q.Method+" -> "+q.Answer)
+	}
+	want := []string{
+		"session/request_permission -> ok",
+		"fs/read_text_file -> ok",
+		"fs/read_text_file -> JSON-RPC error -32602",
+		"fs/write_text_file -> ok",
+		"terminal/create -> JSON-RPC error -32601",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("client requests %q", got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("request %d: %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+	// The answers are on the wire: permission picked the allow option, the
+	// read honoured line/limit, the write landed inside the cwd.
+	var answers []string
+	for _, m := range ev.Wire {
+		if m.Dir == Sent && m.Kind == KindResponse {
+			answers = append(answers, m.Line)
+		}
+	}
+	all := strings.Join(answers, "\n")
+	for _, s := range []string{`"optionId":"yes"`, `"content":"two\n"`} {
+		if !strings.Contains(all, s) {
+			t.Errorf("answers lack %s:\n%s", s, all)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ev.Cwd, "out", "w.txt")); err != nil || string(b) != "written" {
+		t.Errorf("written file: %q %v", b, err)
+	}
+	// The runner's own messages are valid ACP too.
+	v, err := NewSchemaValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ev.Wire {
+		if m.Dir == Sent {
+			if err := v.Validate(m, false); err != nil {
+				t.Errorf("runner message #%d invalid: %v\n%s", m.Seq, err, m.Line)
+			}
+		}
+	}
+}
+
+func TestRunTemplatingAndFiles(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	cfg := Config{
+		Agent: Target{
+			Command: []string{"/bin/sh", "-c", `printf '%s %s %s\n' "$1" "$MOCK" "$(cat conf/agent.toml)" > seen.txt; exec "$2" -test.run='^$'`, "sh", "{{.BaseURL}}", os.Args[0]},
+			Env:     []string{"MOCK=port={{.Port}}", fakeAgentEnv + "=1", fakeModeEnv + "=ok", "GORACE=atexit_sleep_ms=0"},
+			Files:   []File{{Dest: "conf/agent.toml", Content: "url = \"{{.BaseURL}}\" cwd = \"{{.Cwd}}\"", Src: "inline"}},
+		},
+		Cases: oneCase(t, "plan-basic"), Timeout: 10 * time.Second, TempDir: tmp, KeepDirs: true,
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK {
+		dumpFailures(t, rep)
+	}
+	ev := rep.Cases[0].Evidence()
+	b, err := os.ReadFile(filepath.Join(ev.Cwd, "seen.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.HasPrefix(s, "http://127.0.0.1:") || !strings.Contains(s, "/v1 port=") || !strings.Contains(s, `cwd = "`+ev.Cwd+`"`) {
+		t.Errorf("templates expanded to %q", s)
+	}
+}
+
+func TestRunExpectedFailures(t *testing.T) {
+	t.Parallel()
+	cases := oneCase(t, "plan-basic")
+	// wrong-counts fails TW-COUNTS-1 (MUST) and TW-COUNTS-2 (INFO).
+	listed := runFake(t, "wrong-counts", func(c *Config) {
+		c.Cases = cases
+		c.Expected = []ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "we count differently"}}
+	})
+	if !listed.OK {
+		t.Errorf("listed failure failed the run: %v %v", listed.Failing, listed.Stale)
+	}
+	stale := runFake(t, "ok", func(c *Config) {
+		c.Cases = cases
+		c.Expected = []ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "we count differently"}}
+	})
+	if stale.OK || !reflect.DeepEqual(stale.Stale, []string{"TW-COUNTS-1"}) {
+		t.Errorf("stale entry: OK=%v stale=%v", stale.OK, stale.Stale)
+	}
+	var b bytes.Buffer
+	_ = stale.WriteSummary(&b)
+	if !strings.Contains(b.String(), "STALE") {
+		t.Errorf("summary does not say STALE:\n%s", b.String())
+	}
+	_, err := Run(context.Background(), Config{Agent: fakeTarget(t, "ok"), Cases: cases,
+		Expected: []ExpectedFailure{{ID: "TW-NOPE", Reason: "typo"}}})
+	if err == nil || !strings.Contains(err.Error(), "TW-NOPE") {
+		t.Errorf("unknown id: %v", err)
+	}
+}
+
+func TestReportsAndTranscripts(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	rep := runFake(t, "no-plan", func(c *Config) { c.Out = out })
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		OK     bool `json:"ok"`
+		Checks []struct {
+			ID, Outcome string
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.OK || len(back.Checks) != len(Catalogue()) {
+		t.Errorf("JSON report: %v ok=%v checks=%d", err, back.OK, len(back.Checks))
+	}
+	var ju bytes.Buffer
+	if err := rep.WriteJUnit(&ju); err != nil {
+		t.Fatal(err)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal(ju.Bytes(), &suites); err != nil {
+		t.Fatalf("JUnit: %v", err)
+	}
+	if s := suites.Suites[0]; s.Tests != len(Catalogue()) || s.Failures != len(rep.Failing) {
+		t.Errorf("JUnit: %d tests, %d failures; want %d, %d", s.Tests, s.Failures, len(Catalogue()), len(rep.Failing))
+	}
+	// One transcript folder per case with a failure; none for clean cases.
+	var withFail []string
+	for _, c := range rep.Cases {
+		if len(c.Failed) > 0 {
+			withFail = append(withFail, safeName(c.ID))
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	var dirs []string
+	for _, e := range entries {
+		dirs = append(dirs, e.Name())
+	}
+	sort.Strings(withFail)
+	if !reflect.DeepEqual(dirs, withFail) {
+		t.Errorf("transcripts %v, want %v", dirs, withFail)
+	}
+	tr, err := os.ReadFile(filepath.Join(out, "replace", "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"== ACP wire", `"method":"session/prompt"`, "== model requests", "tools: todo_write", "failed checks: "} {
+		if !strings.Contains(string(tr), s) {
+			t.Errorf("transcript lacks %q", s)
+		}
+	}
+	for _, f := range []string{"wire.jsonl", "journal.jsonl", "stderr-1.txt"} {
+		if _, err := os.Stat(filepath.Join(out, "replace", f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	start := time.Now()
+	rep, err := Run(ctx, Config{Agent: shellTarget("sleep 600"), Cases: builtinCases(t), Dialect: DialectTodoWrite, Parallel: 2, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancelled run took %s", d)
+	}
+	if rep.OK {
+		t.Error("cancelled run reported OK")
+	}
+}

@@ -1,0 +1,225 @@
+package conformance
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// ACPSchemaSource is where the embedded ACP schema was copied from. A test
+// compares the copy with the module cache's file when it is present.
+const ACPSchemaSource = "github.com/coder/acp-go-sdk@v0.13.0/schema/schema.json"
+
+//go:embed acp-schema.json
+var acpSchemaJSON []byte
+
+// ACPSchema returns the embedded ACP JSON schema (a copy of ACPSchemaSource).
+func ACPSchema() []byte { return append([]byte(nil), acpSchemaJSON...) }
+
+const schemaURL = "https://agentclientprotocol.com/schema.json"
+
+// SchemaValidator validates ACP messages against the schema, by method:
+// the envelope against the side's message type, params and results against
+// the definition the schema ties to the method (x-method, x-side).
+type SchemaValidator struct {
+	c *jsonschema.Compiler
+
+	// byMethod maps "request|response|notification" + method to a $defs
+	// name, for each side.
+	agentDefs  map[string]string // messages the agent sends
+	clientDefs map[string]string // messages the client sends
+
+	printer *message.Printer
+
+	mu    sync.Mutex
+	cache map[string]*jsonschema.Schema
+}
+
+// NewSchemaValidator compiles the embedded ACP schema.
+func NewSchemaValidator() (*SchemaValidator, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(acpSchemaJSON))
+	if err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	var raw struct {
+		Defs map[string]struct {
+			Method string `json:"x-method"`
+			Side   string `json:"x-side"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(acpSchemaJSON, &raw); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
+	for name, d := range raw.Defs {
+		if d.Method == "" {
+			continue
+		}
+		// x-side says which side handles the method: "agent" methods are
+		// requests/notifications the client sends and responses the agent
+		// sends; "client" methods the other way round.
+		kind := KindRequest
+		switch {
+		case strings.HasSuffix(name, "Response"):
+			kind = KindResponse
+		case strings.HasSuffix(name, "Notification"):
+			kind = KindNotification
+		}
+		key := kind + " " + d.Method
+		toAgent := kind != KindResponse
+		if d.Side == "client" {
+			toAgent = !toAgent
+		}
+		if toAgent {
+			v.clientDefs[key] = name
+		} else {
+			v.agentDefs[key] = name
+		}
+	}
+	// Compile the envelopes now: a broken schema fails here, not mid-run.
+	if _, err := v.schema("#/anyOf/0"); err != nil {
+		return nil, err
+	}
+	if _, err := v.schema("#/anyOf/1"); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *SchemaValidator) schema(ptr string) (*jsonschema.Schema, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.cache[ptr]; ok {
+		return s, nil
+	}
+	s, err := v.c.Compile(schemaURL + ptr)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: compile ACP schema %s: %w", ptr, err)
+	}
+	v.cache[ptr] = s
+	return s, nil
+}
+
+// Validate checks one wire message. fromAgent says who sent it. It returns
+// nil for a valid message, else an error naming the definition and the
+// first problems.
+func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
+	if m.Kind == KindInvalid {
+		return fmt.Errorf("not a JSON-RPC message: %s", m.Problem)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(m.Line))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	env := "#/anyOf/1" // Client
+	defs := v.clientDefs
+	if fromAgent {
+		env, defs = "#/anyOf/0", v.agentDefs
+	}
+	s, err := v.schema(env)
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(inst); err != nil {
+		return v.schemaErr("message", err)
+	}
+	obj, _ := inst.(map[string]any)
+	method := m.Method
+	var part any
+	switch m.Kind {
+	case KindResponse:
+		method = m.ReplyTo
+		if method == "" {
+			return fmt.Errorf("response to unknown request id %s", string(m.ID))
+		}
+		if _, isErr := obj["error"]; isErr {
+			return nil // the envelope already checked the Error shape
+		}
+		part = obj["result"]
+	default:
+		part = obj["params"]
+	}
+	def, ok := defs[m.Kind+" "+method]
+	if !ok {
+		if strings.HasPrefix(method, "_") {
+			return nil // extension method: only the envelope applies
+		}
+		return fmt.Errorf("%s %q is not an ACP method a%s sends", m.Kind, method, map[bool]string{true: "n agent", false: " client"}[fromAgent])
+	}
+	ds, err := v.schema("#/$defs/" + def)
+	if err != nil {
+		return err
+	}
+	if err := ds.Validate(part); err != nil {
+		return v.schemaErr(def, err)
+	}
+	return nil
+}
+
+// schemaErr condenses a validation error to its deepest causes: for a
+// oneOf over update kinds, the branch that got furthest explains the
+// problem better than the discriminator mismatches of the others.
+func (v *SchemaValidator) schemaErr(def string, err error) error {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return fmt.Errorf("%s: %w", def, err)
+	}
+	type leaf struct {
+		depth int
+		text  string
+		// discriminator: a const mismatch, i.e. a oneOf branch for another
+		// kind of message; only shown when nothing else explains the error.
+		discriminator bool
+	}
+	var leaves []leaf
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			_, isConst := e.ErrorKind.(*kind.Const)
+			leaves = append(leaves, leaf{len(e.InstanceLocation), fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(v.printer)), isConst})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	relevant := leaves[:0:0]
+	for _, l := range leaves {
+		if !l.discriminator {
+			relevant = append(relevant, l)
+		}
+	}
+	if len(relevant) > 0 {
+		leaves = relevant
+	}
+	deepest := 0
+	for _, l := range leaves {
+		deepest = max(deepest, l.depth)
+	}
+	var texts []string
+	seen := map[string]bool{}
+	for _, l := range leaves {
+		if l.depth == deepest && !seen[l.text] {
+			seen[l.text] = true
+			texts = append(texts, l.text)
+		}
+	}
+	if len(texts) > 3 {
+		texts = append(texts[:3], fmt.Sprintf("and %d more", len(texts)-3))
+	}
+	return fmt.Errorf("invalid %s: %s", def, strings.Join(texts, "; "))
+}

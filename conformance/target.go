@@ -1,0 +1,228 @@
+package conformance
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"unicode"
+)
+
+// Target is the agent under test: a command line started fresh for every
+// case (and again after a restart step) in the case's temporary working
+// directory. Args, Env values, File contents and File destinations are Go
+// templates over Vars ({{.BaseURL}}, {{.Port}}, {{.Cwd}}, ...).
+type Target struct {
+	// Name labels the agent in reports (default: the command line).
+	Name string `json:"name"`
+	// Command is argv: Command[0] is looked up in PATH.
+	Command []string `json:"command"`
+	// Env is added to the runner's environment (K=V, V templated). The
+	// runner also sets TODOHARNESS_MODEL_URL (the mock's base URL, …/v1).
+	Env []string `json:"env,omitempty"`
+	// Files are written into the case's working directory before the agent
+	// starts (for agents configured by a file).
+	Files []File `json:"files,omitempty"`
+	// CleanEnv starts the agent with only Env (plus PATH and HOME) instead
+	// of the runner's whole environment.
+	CleanEnv bool `json:"cleanEnv,omitempty"`
+}
+
+// File is a template written into the agent's working directory.
+type File struct {
+	// Dest is relative to the working directory (templated).
+	Dest string `json:"dest"`
+	// Content is the template text.
+	Content string `json:"-"`
+	// Src names where Content came from (for reports).
+	Src string `json:"src,omitempty"`
+}
+
+// Vars are the values templates see.
+type Vars struct {
+	// BaseURL is the mock model's OpenAI base URL (http://127.0.0.1:PORT/v1);
+	// URL is the same without /v1.
+	BaseURL string
+	URL     string
+	Host    string
+	Port    string
+	// Cwd is the case's temporary working directory (the agent's cwd).
+	Cwd string
+	// Case is the case ID; Model the model name to ask for.
+	Case  string
+	Model string
+}
+
+// ModelURLEnv is always set in the agent's environment to Vars.BaseURL.
+const ModelURLEnv = "TODOHARNESS_MODEL_URL"
+
+// ParseFileFlag reads a --file SRC:DEST flag: SRC is read now, DEST is
+// relative to the case's working directory.
+func ParseFileFlag(s string) (File, error) {
+	i := strings.LastIndex(s, ":")
+	if i <= 0 || i == len(s)-1 {
+		return File{}, fmt.Errorf("conformance: --file %q: want SRC:DEST", s)
+	}
+	src, dest := s[:i], s[i+1:]
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return File{}, fmt.Errorf("conformance: --file: %w", err)
+	}
+	return File{Src: src, Dest: dest, Content: string(data)}, nil
+}
+
+// SplitCommand splits a command line into argv: words separated by spaces,
+// with '…' and "…" quoting and \ escapes (no other shell syntax; wrap the
+// command in `sh -c '…'` for that).
+func SplitCommand(s string) ([]string, error) {
+	var (
+		args  []string
+		cur   strings.Builder
+		in    rune
+		have  bool
+		runes = []rune(s)
+	)
+	for i := 0; i < len(runes); i++ {
+		r := runes[i]
+		switch {
+		case in == '\'':
+			if r == '\'' {
+				in = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case in == '"':
+			switch r {
+			case '"':
+				in = 0
+			case '\\':
+				if i+1 < len(runes) && strings.ContainsRune(`"\$`+"`", runes[i+1]) {
+					i++
+					cur.WriteRune(runes[i])
+				} else {
+					cur.WriteRune(r)
+				}
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			in = r
+			have = true
+		case r == '\\':
+			if i+1 < len(runes) {
+				i++
+				cur.WriteRune(runes[i])
+				have = true
+			}
+		case unicode.IsSpace(r):
+			if have {
+				args = append(args, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteRune(r)
+			have = true
+		}
+	}
+	if in != 0 {
+		return nil, fmt.Errorf("conformance: unterminated %c quote in %q", in, s)
+	}
+	if have {
+		args = append(args, cur.String())
+	}
+	if len(args) == 0 {
+		return nil, errors.New("conformance: empty command")
+	}
+	return args, nil
+}
+
+// expand renders one template string.
+func expand(name, text string, v Vars) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("template %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return "", fmt.Errorf("template %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// resolved is a Target with every template expanded for one case.
+type resolved struct {
+	argv []string
+	env  []string
+}
+
+// resolve expands the target's templates and writes its files into v.Cwd.
+func (t Target) resolve(v Vars) (resolved, error) {
+	if len(t.Command) == 0 {
+		return resolved{}, errors.New("conformance: target has no command")
+	}
+	var r resolved
+	for i, a := range t.Command {
+		s, err := expand(fmt.Sprintf("arg %d", i), a, v)
+		if err != nil {
+			return r, err
+		}
+		r.argv = append(r.argv, s)
+	}
+	if t.CleanEnv {
+		for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+			if val, ok := os.LookupEnv(k); ok {
+				r.env = append(r.env, k+"="+val)
+			}
+		}
+	} else {
+		r.env = os.Environ()
+	}
+	r.env = append(r.env, ModelURLEnv+"="+v.BaseURL)
+	for _, kv := range t.Env {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return r, fmt.Errorf("conformance: --env %q: want K=V", kv)
+		}
+		s, err := expand("env "+k, val, v)
+		if err != nil {
+			return r, err
+		}
+		r.env = append(r.env, k+"="+s)
+	}
+	for _, f := range t.Files {
+		dest, err := expand("file dest "+f.Dest, f.Dest, v)
+		if err != nil {
+			return r, err
+		}
+		if filepath.IsAbs(dest) || !filepath.IsLocal(dest) {
+			return r, fmt.Errorf("conformance: file %s: destination %q must be inside the working directory", f.Src, dest)
+		}
+		body, err := expand("file "+f.Src, f.Content, v)
+		if err != nil {
+			return r, err
+		}
+		p := filepath.Join(v.Cwd, dest)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return r, fmt.Errorf("conformance: write file: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return r, fmt.Errorf("conformance: write file: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// String is the command line, for reports.
+func (t Target) String() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return strings.Join(t.Command, " ")
+}

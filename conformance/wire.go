@@ -1,0 +1,442 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Directions on the ACP wire, seen from the runner (the client).
+const (
+	Sent     = "client->agent"
+	Received = "agent->client"
+)
+
+// Message kinds.
+const (
+	KindRequest      = "request"
+	KindResponse     = "response"
+	KindNotification = "notification"
+	KindInvalid      = "invalid"
+)
+
+// WireMsg is one line on the ACP wire, kept raw (the checks read the raw
+// JSON: SDK decoders misfile update kinds they do not know).
+type WireMsg struct {
+	// Seq orders every message of a case, both directions, both processes.
+	Seq int `json:"seq"`
+	// Proc is the agent process (0, then 1 after a restart, ...).
+	Proc int    `json:"proc"`
+	Dir  string `json:"dir"`
+	// At is the time since the case started.
+	At time.Duration `json:"at"`
+	// Line is the line as written (without the newline).
+	Line string `json:"line"`
+
+	Kind   string          `json:"kind"`
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	// ReplyTo is, for a response, the method of the request it answers.
+	ReplyTo string `json:"replyTo,omitempty"`
+	// Problem says why an invalid line is not a JSON-RPC 2.0 message.
+	Problem string `json:"problem,omitempty"`
+}
+
+// wireLog is a case's ACP wire, shared by its processes.
+type wireLog struct {
+	mu    sync.Mutex
+	start time.Time
+	msgs  []WireMsg
+}
+
+func newWireLog(start time.Time) *wireLog { return &wireLog{start: start} }
+
+func (w *wireLog) add(m WireMsg) WireMsg {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m.Seq = len(w.msgs)
+	m.At = time.Since(w.start)
+	w.msgs = append(w.msgs, m)
+	return m
+}
+
+func (w *wireLog) snapshot() []WireMsg {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]WireMsg(nil), w.msgs...)
+}
+
+func (w *wireLog) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.msgs)
+}
+
+// envelope is a JSON-RPC message, loosely.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string {
+	s := fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		s += " (" + truncate(string(e.Data), 200) + ")"
+	}
+	return s
+}
+
+// classify parses one line into its kind, id and method.
+func classify(line []byte) (envelope, WireMsg) {
+	m := WireMsg{Line: string(line)}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		m.Kind, m.Problem = KindInvalid, "not a JSON object: "+err.Error()
+		return envelope{}, m
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		m.Kind, m.Problem = KindInvalid, "not a JSON-RPC message: "+err.Error()
+		return envelope{}, m
+	}
+	_, hasID := raw["id"]
+	_, hasResult := raw["result"]
+	_, hasError := raw["error"]
+	m.ID, m.Method = env.ID, env.Method
+	switch {
+	case env.JSONRPC != "2.0":
+		m.Kind, m.Problem = KindInvalid, `"jsonrpc" is not "2.0"`
+	case env.Method != "" && hasID:
+		m.Kind = KindRequest
+	case env.Method != "":
+		m.Kind = KindNotification
+	case hasID && (hasResult || hasError):
+		m.Kind = KindResponse
+	default:
+		m.Kind, m.Problem = KindInvalid, "neither a request, a notification nor a response"
+	}
+	return env, m
+}
+
+// idKey normalizes a JSON-RPC id for matching.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// ClientRequest is a request the agent made to the runner, and the answer.
+type ClientRequest struct {
+	Method string `json:"method"`
+	Answer string `json:"answer"`
+}
+
+// conn drives one agent process over ACP as a client.
+type conn struct {
+	p    *proc
+	log  *wireLog
+	idx  int
+	root string // the case cwd: fs requests must stay inside it
+
+	writeMu sync.Mutex
+	mu      sync.Mutex
+	nextID  int
+	pending map[string]chan reply
+	methods map[string]string // id -> method of our requests
+	done    chan struct{}     // reader reached EOF
+	readErr error
+
+	clientReqs []ClientRequest
+}
+
+func newConn(p *proc, log *wireLog, idx int, root string) *conn {
+	c := &conn{
+		p: p, log: log, idx: idx, root: root,
+		pending: map[string]chan reply{}, methods: map[string]string{},
+		done: make(chan struct{}),
+	}
+	go c.read()
+	return c
+}
+
+// read tees every stdout line into the wire log and dispatches it.
+func (c *conn) read() {
+	defer close(c.done)
+	r := bufio.NewReaderSize(c.p.stdout, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatch(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				c.readErr = err
+			}
+			return
+		}
+	}
+}
+
+func (c *conn) dispatch(line []byte) {
+	env, m := classify(line)
+	m.Proc, m.Dir = c.idx, Received
+	if m.Kind == KindResponse {
+		c.mu.Lock()
+		m.ReplyTo = c.methods[idKey(env.ID)]
+		c.mu.Unlock()
+	}
+	m = c.log.add(m)
+	switch m.Kind {
+	case KindResponse:
+		c.mu.Lock()
+		ch := c.pending[idKey(env.ID)]
+		delete(c.pending, idKey(env.ID))
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- reply{env: env, seq: m.Seq}
+		}
+	case KindRequest:
+		c.answer(env)
+	}
+}
+
+// answer serves a request the agent made to the client.
+func (c *conn) answer(env envelope) {
+	result, rerr := c.serve(env.Method, env.Params)
+	resp := map[string]any{"jsonrpc": "2.0", "id": env.ID}
+	ans := "ok"
+	if rerr != nil {
+		resp["error"] = rerr
+		ans = rerr.Error()
+	} else {
+		resp["result"] = result
+	}
+	c.mu.Lock()
+	c.clientReqs = append(c.clientReqs, ClientRequest{Method: env.Method, Answer: ans})
+	c.mu.Unlock()
+	_, _ = c.writeMsg(resp, "", env.Method)
+}
+
+func (c *conn) serve(method string, params json.RawMessage) (any, *RPCError) {
+	switch method {
+	case "session/request_permission":
+		var p struct {
+			Options []struct {
+				OptionID string `json:"optionId"`
+				Kind     string `json:"kind"`
+			} `json:"options"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil || len(p.Options) == 0 {
+			return nil, &RPCError{Code: -32602, Message: "invalid params: no permission options"}
+		}
+		choice := ""
+		for _, want := range []string{"allow_once", "allow_always"} {
+			for _, o := range p.Options {
+				if o.Kind == want && choice == "" {
+					choice = o.OptionID
+				}
+			}
+		}
+		if choice == "" {
+			choice = p.Options[0].OptionID
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}}, nil
+	case "fs/read_text_file":
+		var p struct {
+			Path  string `json:"path"`
+			Line  *int   `json:"line"`
+			Limit *int   `json:"limit"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+		}
+		full, rerr := c.inside(p.Path)
+		if rerr != nil {
+			return nil, rerr
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			return nil, &RPCError{Code: -32603, Message: err.Error()}
+		}
+		text := string(data)
+		if p.Line != nil || p.Limit != nil {
+			lines := strings.SplitAfter(text, "\n")
+			start := 0
+			if p.Line != nil && *p.Line > 1 {
+				start = min(*p.Line-1, len(lines))
+			}
+			end := len(lines)
+			if p.Limit != nil && *p.Limit >= 0 {
+				end = min(start+*p.Limit, len(lines))
+			}
+			text = strings.Join(lines[start:end], "")
+		}
+		return map[string]any{"content": text}, nil
+	case "fs/write_text_file":
+		var p struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+		}
+		full, rerr := c.inside(p.Path)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, &RPCError{Code: -32603, Message: err.Error()}
+		}
+		if err := os.WriteFile(full, []byte(p.Content), 0o644); err != nil {
+			return nil, &RPCError{Code: -32603, Message: err.Error()}
+		}
+		return map[string]any{}, nil
+	default:
+		return nil, &RPCError{Code: -32601, Message: "Method not found: " + method}
+	}
+}
+
+// inside resolves an absolute path that must be inside the case cwd.
+func (c *conn) inside(p string) (string, *RPCError) {
+	if !filepath.IsAbs(p) {
+		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is not absolute", p)}
+	}
+	rel, err := filepath.Rel(c.root, filepath.Clean(p))
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is outside the session's working directory", p)}
+	}
+	full := filepath.Join(c.root, rel)
+	// Refuse to follow a symlink out of the root.
+	if real, err := filepath.EvalSymlinks(filepath.Dir(full)); err == nil {
+		rootReal, _ := filepath.EvalSymlinks(c.root)
+		if r, err := filepath.Rel(rootReal, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
+			return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q leaves the working directory", p)}
+		}
+	}
+	return full, nil
+}
+
+// reply is a response and its wire position.
+type reply struct {
+	env envelope
+	seq int
+}
+
+// writeMsg writes one JSON line to the agent and records it; it returns
+// the message's wire position.
+func (c *conn) writeMsg(v any, method, replyTo string) (int, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return -1, fmt.Errorf("conformance: encode: %w", err)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, m := classify(b)
+	m.Proc, m.Dir, m.ReplyTo = c.idx, Sent, replyTo
+	if method != "" {
+		m.Method = method
+	}
+	m = c.log.add(m)
+	if _, err := c.p.stdin.Write(append(b, '\n')); err != nil {
+		return m.Seq, fmt.Errorf("conformance: write to agent: %w", err)
+	}
+	return m.Seq, nil
+}
+
+// ErrAgentExited is returned by a call the agent will never answer
+// because its process is gone.
+var ErrAgentExited = errors.New("the agent exited")
+
+// callResult is the outcome of one request.
+type callResult struct {
+	Result  json.RawMessage
+	ReqSeq  int // wire position of the request
+	RespSeq int // wire position of the response (-1 when none)
+}
+
+// call sends a request and waits for its response, the process's exit or
+// ctx. A JSON-RPC error response is returned as *RPCError.
+func (c *conn) call(ctx context.Context, method string, params any) (callResult, error) {
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	key := strconv.Itoa(id)
+	ch := make(chan reply, 1)
+	c.pending[key] = ch
+	c.methods[key] = method
+	c.mu.Unlock()
+	out := callResult{RespSeq: -1}
+	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+	seq, err := c.writeMsg(req, method, "")
+	out.ReqSeq = seq
+	if err != nil {
+		return out, err
+	}
+	got := func(r reply) (callResult, error) {
+		out.RespSeq = r.seq
+		if r.env.Error != nil {
+			return out, r.env.Error
+		}
+		out.Result = r.env.Result
+		return out, nil
+	}
+	select {
+	case r := <-ch:
+		return got(r)
+	case <-ctx.Done():
+		return out, fmt.Errorf("no answer to %s: %w", method, ctx.Err())
+	case <-c.done:
+		// Stdout closed: the process is most likely exiting.
+		waitFor(c.p.exited, 500*time.Millisecond)
+	case <-c.p.exited:
+		// Let the reader drain what the process wrote before it died.
+		waitFor(c.done, 500*time.Millisecond)
+	}
+	select {
+	case r := <-ch:
+		return got(r)
+	default:
+	}
+	if c.p.hasExited() {
+		return out, fmt.Errorf("no answer to %s: %w (%s)", method, ErrAgentExited, c.p.exitDescription())
+	}
+	return out, fmt.Errorf("no answer to %s: the agent closed its stdout", method)
+}
+
+// requests returns the client-side requests the agent made.
+func (c *conn) requests() []ClientRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]ClientRequest(nil), c.clientReqs...)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,53 @@
+// Package acp is the reference harness's ACP bridge: the agent side of the
+// Agent Client Protocol (version 1, JSON-RPC lines over stdio, on
+// github.com/coder/acp-go-sdk), so that an editor such as Zed can drive the
+// harness and render the model's todo list as an ACP plan.
+//
+// # Methods
+//
+//   - initialize: protocolVersion 1, agentCapabilities.loadSession true,
+//     agentInfo {name "todoharness", version}.
+//   - session/new: creates a persisted session (<id>.jsonl in the sessions
+//     directory; the header records the cwd).
+//   - session/prompt: runs one turn of the agent loop and streams a
+//     session/update for every event the turn appends (the bridge subscribes
+//     to the session log), then answers the stop reason: end_turn,
+//     cancelled (after session/cancel), max_turn_requests (the agent's step
+//     limit). A model error answers a JSON-RPC error -32603 "model error:
+//     <reason>" (ACP has no stop reason for it; the turn/end event in the log
+//     keeps the reason).
+//   - session/cancel: cancels the running prompt's context.
+//   - session/load: opens the stored log and replays every event through the
+//     same Mapper as a live prompt (plus user_message_chunk for the user's
+//     messages), and answers only after the replay was written. An unknown
+//     id answers -32002 "session not found: <id>"; an unreadable log or one
+//     that breaks an invariant answers -32603 with the reason, which names
+//     the file line.
+//
+// # Mapping (see Mapper.Map)
+//
+// reasoning-delta -> agent_thought_chunk; text-delta -> agent_message_chunk;
+// tool/call -> tool_call (status in_progress, title/kind/rawInput from the
+// tool's presentCall); todo/write -> plan (entries in order, priority
+// "medium" synthesised here, `[]` for an empty list, never null);
+// tool/result -> tool_call_update (completed, or failed with the error text).
+// The todo tool appends todo/write between tool/call and tool/result, so a
+// todo_write call shows tool_call -> plan -> tool_call_update, and a
+// rejected call, which appends nothing, shows no plan.
+//
+// # Wire
+//
+// The SDK drops malformed input lines silently; the bridge filters its input
+// and answers a line that is not JSON with -32700 Parse error and JSON that
+// is not a JSON-RPC message with -32600 Invalid request, and keeps serving.
+// Diagnostics go to Config.Logger, never to the protocol stream.
+//
+// # Faults (tests only)
+//
+// Config.Faults breaks one behaviour per fault so the conformance suite can
+// prove it notices; `todoharness agent` reads them from $TODOHARNESS_FAULT
+// (comma-separated). See faults.go: no-plan, null-entries, no-priority,
+// plan-on-reject, accept-duplicates, no-load-replay, replay-after-response,
+// wrong-counts, echo-list, hang-on-prompt, crash-on-prompt. An unknown name
+// is an error (ParseFaults). The empty set is the correct agent.
+package acp

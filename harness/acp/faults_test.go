@@ -1,0 +1,259 @@
+package acp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/builtin"
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/session"
+)
+
+func TestParseFaults(t *testing.T) {
+	fs, err := acp.ParseFaults(" no-plan, echo-list ,,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fs.Has(acp.FaultNoPlan) || !fs.Has(acp.FaultEchoList) || len(fs) != 2 {
+		t.Errorf("faults = %v", fs)
+	}
+	if fs.String() != "echo-list,no-plan" {
+		t.Errorf("String() = %q", fs.String())
+	}
+	if _, err := acp.ParseFaults("no-plan,bogus"); err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "crash-on-prompt") {
+		t.Errorf("unknown fault error = %v", err)
+	}
+	empty, err := acp.ParseFaults("")
+	if err != nil || len(empty) != 0 {
+		t.Errorf("empty = %v %v", empty, err)
+	}
+	if n := len(acp.KnownFaults()); n != 11 {
+		t.Errorf("%d known faults, want 11", n)
+	}
+}
+
+func planLines(lines [][]byte) [][]byte {
+	var out [][]byte
+	for _, l := range lines {
+		if bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestFaultNoPlan(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("no-plan"))
+	r.prompt(r.newSession(), "go")
+	if p := planLines(r.conn.Wire.Lines()); len(p) != 0 {
+		t.Errorf("no-plan sent %d plans", len(p))
+	}
+}
+
+func TestFaultNullEntries(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("null-entries"))
+	r.prompt(r.newSession(), "go")
+	p := planLines(r.conn.Wire.Lines())
+	if len(p) != 1 || !bytes.Contains(p[0], []byte(`"entries":null`)) {
+		t.Errorf("null-entries plans = %s", p)
+	}
+}
+
+func TestFaultNoPriority(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("no-priority"))
+	r.prompt(r.newSession(), "go")
+	p := planLines(r.conn.Wire.Lines())
+	if len(p) != 1 || bytes.Contains(p[0], []byte(`priority`)) || !bytes.Contains(p[0], []byte(`"content":"read the code"`)) {
+		t.Errorf("no-priority plans = %s", p)
+	}
+	// Still a well-formed session/update on the wire.
+	var m struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  struct {
+			SessionID string `json:"sessionId"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(p[0], &m); err != nil || m.JSONRPC != "2.0" || m.Method != "session/update" || m.Params.SessionID == "" {
+		t.Errorf("raw plan line malformed: %s (%v)", p[0], err)
+	}
+}
+
+func TestFaultPlanOnReject(t *testing.T) {
+	r := start(t, "", writeThenDone(todos("a", "in_progress", "b", "in_progress")), withFaults("plan-on-reject"))
+	r.prompt(r.newSession(), "go")
+	kinds := kindsWithout(acptest.UpdateKinds(r.conn.Wire.Lines()), "agent_thought_chunk", "agent_message_chunk")
+	if !reflect.DeepEqual(kinds, []string{"tool_call", "plan", "tool_call_update"}) {
+		t.Errorf("plan-on-reject kinds = %v", kinds)
+	}
+	u := firstOf(wireUpdates(r.conn.Wire.Lines()), "tool_call_update")
+	if u["status"] != "failed" {
+		t.Errorf("call was not rejected: %v", u)
+	}
+}
+
+func TestFaultAcceptDuplicates(t *testing.T) {
+	r := start(t, "", writeThenDone(todos("a", "pending", "a", "pending")), withFaults("accept-duplicates"))
+	r.prompt(r.newSession(), "go")
+	ups := wireUpdates(r.conn.Wire.Lines())
+	jsonEq(t, "plan", firstOf(ups, "plan")["entries"], `[{"content":"a","priority":"medium","status":"pending"},{"content":"a","priority":"medium","status":"pending"}]`)
+	if firstOf(ups, "tool_call_update")["status"] != "completed" {
+		t.Errorf("duplicates were not accepted")
+	}
+}
+
+func TestFaultAcceptDuplicatesKeepsOtherRules(t *testing.T) {
+	r := start(t, "", writeThenDone(todos("a", "in_progress", "a", "in_progress", "b", "in_progress")), withFaults("accept-duplicates"))
+	r.prompt(r.newSession(), "go")
+	u := firstOf(wireUpdates(r.conn.Wire.Lines()), "tool_call_update")
+	jsonEq(t, "update", u["content"], `[{"type":"content","content":{"type":"text","text":"Error: invalid todos: at most one task may be in_progress, got 2"}}]`)
+}
+
+func toolResultText(t *testing.T, m *fakeModel) string {
+	t.Helper()
+	reqs := m.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("only %d model requests", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	last := msgs[len(msgs)-1]
+	if last.Role != llm.RoleTool {
+		t.Fatalf("last message role %q", last.Role)
+	}
+	return last.Text()
+}
+
+func TestFaultWrongCounts(t *testing.T) {
+	m := writeThenDone(threeTodos())
+	r := start(t, "", m, withFaults("wrong-counts"))
+	r.prompt(r.newSession(), "go")
+	if got := toolResultText(t, m); got != "Updated todo list: 3 pending, 1 in progress, 0 completed." {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func TestFaultEchoList(t *testing.T) {
+	m := writeThenDone(threeTodos())
+	r := start(t, "", m, withFaults("echo-list"))
+	r.prompt(r.newSession(), "go")
+	got := toolResultText(t, m)
+	if !strings.HasPrefix(got, "Updated todo list: 2 pending") || !strings.Contains(got, `"content":"write the fix"`) {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func TestCorrectAgentResultHasNoList(t *testing.T) {
+	m := writeThenDone(threeTodos())
+	r := start(t, "", m)
+	r.prompt(r.newSession(), "go")
+	if got := toolResultText(t, m); got != "Updated todo list: 2 pending, 1 in progress, 0 completed." {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func promptedSession(t *testing.T) (dir, id string) {
+	r := start(t, "", writeThenDone(threeTodos()))
+	id = r.newSession()
+	r.prompt(id, "go")
+	r.close()
+	return r.dir, id
+}
+
+func TestFaultNoLoadReplay(t *testing.T) {
+	dir, id := promptedSession(t)
+	r := start(t, dir, newFake(), withFaults("no-load-replay"))
+	if err := r.conn.Load(r.ctx, id, cwd); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.conn.Client.Updates()); n != 0 {
+		t.Errorf("no-load-replay replayed %d updates", n)
+	}
+}
+
+func TestFaultReplayAfterResponse(t *testing.T) {
+	dir, id := promptedSession(t)
+	r := start(t, dir, newFake(), withFaults("replay-after-response"))
+	if err := r.conn.Load(r.ctx, id, cwd); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(r.conn.Client.Plans()) == 1 })
+	lines := r.conn.Wire.Lines()
+	resp, plan := -1, -1
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"result":{}`)) && resp < 0 {
+			resp = i
+		}
+		if bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)) {
+			plan = i
+		}
+	}
+	if !(resp >= 0 && plan > resp) {
+		t.Errorf("response at line %d, plan at line %d: want the plan after the response", resp, plan)
+	}
+}
+
+func TestFaultHangOnPrompt(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("hang-on-prompt"))
+	id := r.newSession()
+	ctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
+	defer cancel()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = r.conn.Cancel(r.ctx, sdkCancel(id))
+	}()
+	if _, err := r.conn.PromptText(ctx, id, "go"); err == nil {
+		t.Fatal("hang-on-prompt answered the prompt")
+	}
+	for _, l := range r.conn.Wire.Lines() {
+		if bytes.Contains(l, []byte(`"stopReason"`)) {
+			t.Errorf("hang-on-prompt answered: %s", l)
+		}
+	}
+	// Closing the connection still stops the bridge (checked by cleanup).
+}
+
+func TestFaultCrashOnPrompt(t *testing.T) {
+	reg, err := builtin.Compose("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := acp.ParseFaults("crash-on-prompt")
+	var code atomic.Int32
+	code.Store(-1)
+	b, err := acp.New(acp.Config{
+		Sessions: session.Dir{Path: t.TempDir()}, Model: writeThenDone(threeTodos()), Tools: reg, Faults: fs,
+		Exit: func(c int) { code.Store(int32(c)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := acptest.Serve(ctx, b)
+	defer s.Close(ctx)
+	if _, err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.NewSessionIn(ctx, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = s.PromptText(ctx, id, "go")
+	if code.Load() != 3 {
+		t.Errorf("exit code = %d, want 3", code.Load())
+	}
+}
+
+func sdkCancel(id string) sdk.CancelNotification {
+	return sdk.CancelNotification{SessionId: sdk.SessionId(id)}
+}

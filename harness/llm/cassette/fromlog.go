@@ -1,0 +1,406 @@
+package cassette
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	"gopkg.in/dnaeon/go-vcr.v3/recorder"
+
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/session"
+)
+
+// FromLogOptions configures FromLog.
+type FromLogOptions struct {
+	// Log is the session log to rebuild from (session.LoadFile).
+	Log *session.Loaded
+	// LogName names the log in the provenance ("todo-plan/session.jsonl").
+	LogName string
+	// Out is the cassette file to write (must end in .yaml).
+	Out string
+	// Tools are the tools every request offers (the shipped composition's
+	// specs: builtin.Compose("")).
+	Tools []llm.ToolSpec
+	// Model is the model of every request (llm.DefaultModel when empty).
+	Model string
+	// BaseURL is the API the requests are addressed to (llm.DefaultBaseURL
+	// when empty); replay must use the same.
+	BaseURL string
+	// System is the system prompt of every request ("" sends none, as the
+	// reference agent does).
+	System string
+	// RecordedBy completes the provenance description: "rebuilt from
+	// session log <LogName> recorded by <RecordedBy>".
+	RecordedBy string
+	// RealModelOutput says the log's assistant chunks were produced by a
+	// real model (true for the interop DeepSeek log).
+	RealModelOutput bool
+	// Scenario names the e2e scenario the cassette belongs to, if any.
+	Scenario string
+}
+
+// FromLogResult describes a rebuilt cassette.
+type FromLogResult struct {
+	Provenance Provenance
+	// Steps is the number of exchanges written (one per model step).
+	Steps int
+	// Warnings are differences worth a look that did not stop the rebuild
+	// (a step without chunks, chunk sequences the client emits differently).
+	Warnings []string
+}
+
+// logStep is one model step of a session log.
+type logStep struct {
+	turn, step int
+	index      int   // index of the step/start event
+	time       int64 // of the step/start event (Unix ms)
+	last       int64 // of the last chunk
+	chunks     []llm.Chunk
+	message    *session.AssistantMessage
+}
+
+// FromLog rebuilds the model's HTTP exchanges from a session log and writes
+// them as a cassette. For each step with assistant/chunk events, the request
+// is the model history derived from the surface events before the step
+// (session.DeriveMessages) plus opts.Tools, opts.Model and opts.System, and
+// the response is an SSE body rebuilt from the step's chunks:
+// reasoning-delta -> delta.reasoning_content, text-delta -> delta.content,
+// tool-call-delta -> delta.tool_calls (id, type and name on a call's first
+// delta), then a last chunk with finish_reason and usage, then [DONE].
+//
+// The requests are produced by the llm client itself, through a recording
+// Recorder whose real transport answers with the rebuilt bodies, so the
+// cassette holds exactly the bytes the client sends and replays through the
+// same matcher as a live recording. Each rebuilt answer is checked: what the
+// client assembles from it must equal the step's assistant/message content.
+func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
+	if opts.Log == nil {
+		return nil, errors.New("cassette from-log: no session log")
+	}
+	if opts.Model == "" {
+		opts.Model = llm.DefaultModel
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = llm.DefaultBaseURL
+	}
+	steps, warnings, err := logSteps(opts.Log.Events)
+	if err != nil {
+		return nil, fmt.Errorf("cassette from-log %s: %w", opts.LogName, err)
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("cassette from-log %s: no model step with assistant/chunk events", opts.LogName)
+	}
+	desc := "rebuilt from session log " + opts.LogName
+	if opts.RecordedBy != "" {
+		desc += " recorded by " + opts.RecordedBy
+	}
+	if !opts.RealModelOutput {
+		desc += " (not claimed as real-model output)"
+	}
+	prov := Provenance{
+		Source:          SourceSessionLog,
+		RealModelOutput: opts.RealModelOutput,
+		Description:     desc,
+		BaseURL:         opts.BaseURL,
+		Model:           opts.Model,
+		RecordedAt:      time.UnixMilli(opts.Log.Header.CreatedAt).UTC().Format(time.RFC3339),
+		Scenario:        opts.Scenario,
+		SessionLog:      opts.LogName,
+	}
+	bodies := make([][]byte, len(steps))
+	for i, s := range steps {
+		if bodies[i], err = sseBody(s, opts.Model, opts.Log.Header.ID); err != nil {
+			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: %w", opts.LogName, s.turn, s.step, err)
+		}
+	}
+	serve := &scriptedTransport{bodies: bodies}
+	rec, err := Record(RecordOptions{Path: opts.Out, Provenance: prov, RealTransport: serve})
+	if err != nil {
+		return nil, err
+	}
+	// The latency saved is the original's (step start to last chunk), not
+	// the rebuild's, so the cassette is the same on every rebuild.
+	rec.vcr.AddHook(func(i *cassette.Interaction) error {
+		if i.ID >= 0 && i.ID < len(steps) {
+			i.Response.Duration = steps[i.ID].duration()
+		}
+		return nil
+	}, recorder.BeforeSaveHook)
+	client, err := llm.NewClient(llm.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range steps {
+		req := llm.Request{
+			Model:    opts.Model,
+			System:   opts.System,
+			Messages: session.DeriveMessages(opts.Log.Events[:s.index]),
+			Tools:    opts.Tools,
+		}
+		var got []llm.Chunk
+		resp, err := client.Stream(ctx, req, func(c llm.Chunk) error {
+			got = append(got, c)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the client cannot read the rebuilt answer: %w", opts.LogName, s.turn, s.step, err)
+		}
+		if s.message != nil && !sameContent(resp.Content, s.message.Content) {
+			a, _ := json.Marshal(resp.Content)
+			b, _ := json.Marshal(s.message.Content)
+			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the rebuilt answer assembles to %s, the log's assistant/message is %s", opts.LogName, s.turn, s.step, a, b)
+		}
+		if !reflect.DeepEqual(normChunks(got), normChunks(s.chunks)) {
+			warnings = append(warnings, fmt.Sprintf("turn %d step %d: the client emits %d chunks for the rebuilt answer, the log has %d (same content)", s.turn, s.step, len(got), len(s.chunks)))
+		}
+	}
+	if err := rec.Stop(); err != nil {
+		return nil, err
+	}
+	return &FromLogResult{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
+}
+
+// duration is the time from the step's start to its last chunk.
+func (s *logStep) duration() time.Duration {
+	if s.last <= s.time {
+		return 0
+	}
+	return time.Duration(s.last-s.time) * time.Millisecond
+}
+
+// logSteps collects the model steps of a log, in order.
+func logSteps(events []session.Event) ([]*logStep, []string, error) {
+	var out []*logStep
+	var warnings []string
+	open := map[[2]int]*logStep{}
+	for i, e := range events {
+		switch e.Type {
+		case session.TypeStepStart:
+			var d session.Step
+			if err := e.Decode(&d); err != nil {
+				return nil, nil, err
+			}
+			s := &logStep{turn: d.Turn, step: d.Step, index: i, time: e.Time}
+			open[[2]int{d.Turn, d.Step}] = s
+			out = append(out, s)
+		case session.TypeAssistantChunk:
+			var d session.AssistantChunk
+			if err := e.Decode(&d); err != nil {
+				return nil, nil, err
+			}
+			s, ok := open[[2]int{d.Turn, d.Step}]
+			if !ok {
+				return nil, nil, fmt.Errorf("event seq %d: assistant/chunk for turn %d step %d outside that step", e.Seq, d.Turn, d.Step)
+			}
+			s.chunks = append(s.chunks, d.Chunk)
+			s.last = e.Time
+		case session.TypeAssistantMessage:
+			var d session.AssistantMessage
+			if err := e.Decode(&d); err != nil {
+				return nil, nil, err
+			}
+			if s, ok := open[[2]int{d.Turn, d.Step}]; ok {
+				s.message = &d
+			}
+		}
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if len(s.chunks) == 0 {
+			warnings = append(warnings, fmt.Sprintf("turn %d step %d has no assistant/chunk events (a failed model call?): left out", s.turn, s.step))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept, warnings, nil
+}
+
+// sameContent compares assembled content ignoring empty parts' order-free
+// details: the JSON forms must be equal.
+func sameContent(a, b []llm.Part) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// normChunks renders chunks as JSON lines, for comparing sequences.
+func normChunks(cs []llm.Chunk) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		b, _ := json.Marshal(c)
+		out[i] = string(b)
+	}
+	return out
+}
+
+// wireFinish maps a finish kind back to an OpenAI finish_reason.
+func wireFinish(kind string) string {
+	switch kind {
+	case llm.FinishToolCalls:
+		return "tool_calls"
+	case llm.FinishLength:
+		return "length"
+	case llm.FinishContentFilter:
+		return "content_filter"
+	case llm.FinishError:
+		return "insufficient_system_resource"
+	default:
+		return "stop"
+	}
+}
+
+// sseChunk is one chat.completion.chunk, fields in DeepSeek's order.
+type sseChunk struct {
+	ID      string      `json:"id"`
+	Object  string      `json:"object"`
+	Created int64       `json:"created"`
+	Model   string      `json:"model"`
+	Choices []sseChoice `json:"choices"`
+	Usage   any         `json:"usage,omitempty"`
+}
+
+type sseChoice struct {
+	Index        int            `json:"index"`
+	Delta        map[string]any `json:"delta"`
+	FinishReason *string        `json:"finish_reason"`
+}
+
+// sseBody rebuilds the SSE answer of one step from its chunks.
+func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
+	var buf bytes.Buffer
+	id := fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step)
+	created := s.time / 1000
+	write := func(choices []sseChoice, usage any) error {
+		b, err := encodeJSON(sseChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage}, false)
+		if err != nil {
+			return err
+		}
+		buf.WriteString("data: ")
+		buf.Write(b)
+		buf.WriteString("\n\n")
+		return nil
+	}
+	first := true
+	delta := func(d map[string]any) error {
+		if first {
+			d["role"] = "assistant"
+			first = false
+		}
+		return write([]sseChoice{{Delta: d}}, nil)
+	}
+	wireIdx := map[int]int{} // block index -> tool_calls index
+	var usage *llm.Usage
+	finish := ""
+	for _, c := range s.chunks {
+		idx := 0
+		if c.Index != nil {
+			idx = *c.Index
+		}
+		switch c.Type {
+		case llm.ChunkReasoningDelta:
+			if err := delta(map[string]any{"reasoning_content": c.Text}); err != nil {
+				return nil, err
+			}
+		case llm.ChunkTextDelta:
+			if err := delta(map[string]any{"content": c.Text}); err != nil {
+				return nil, err
+			}
+		case llm.ChunkToolCallDelta:
+			args := ""
+			if c.ArgumentsDelta != nil {
+				args = *c.ArgumentsDelta
+			}
+			w, seen := wireIdx[idx]
+			tc := map[string]any{}
+			if !seen {
+				w = len(wireIdx)
+				wireIdx[idx] = w
+				tc["id"] = c.ID
+				tc["type"] = "function"
+				tc["function"] = map[string]any{"name": c.Name, "arguments": args}
+			} else {
+				tc["function"] = map[string]any{"arguments": args}
+			}
+			tc["index"] = w
+			if err := delta(map[string]any{"tool_calls": []any{tc}}); err != nil {
+				return nil, err
+			}
+		case llm.ChunkUsage:
+			if c.Usage != nil {
+				u := *c.Usage
+				usage = &u
+			}
+		case llm.ChunkFinish:
+			if c.Reason != nil {
+				finish = c.Reason.Kind
+			}
+		case llm.ChunkBlockStart, llm.ChunkBlockEnd:
+			// Derived by the client from the deltas; nothing on the wire.
+		default:
+			return nil, fmt.Errorf("unknown chunk type %q", c.Type)
+		}
+	}
+	if finish == "" {
+		return nil, errors.New("no finish chunk: the step did not complete")
+	}
+	var u any
+	if usage != nil {
+		prompt := usage.InputTokens + usage.CacheReadTokens
+		u = map[string]any{
+			"prompt_tokens":            prompt,
+			"completion_tokens":        usage.OutputTokens,
+			"total_tokens":             prompt + usage.OutputTokens,
+			"prompt_cache_hit_tokens":  usage.CacheReadTokens,
+			"prompt_cache_miss_tokens": usage.InputTokens,
+			"prompt_tokens_details":    map[string]any{"cached_tokens": usage.CacheReadTokens},
+			"completion_tokens_details": map[string]any{
+				"reasoning_tokens": usage.ReasoningTokens,
+			},
+		}
+	}
+	reason := wireFinish(finish)
+	if err := write([]sseChoice{{Delta: map[string]any{}, FinishReason: &reason}}, u); err != nil {
+		return nil, err
+	}
+	buf.WriteString("data: [DONE]\n\n")
+	return buf.Bytes(), nil
+}
+
+// scriptedTransport answers the n-th request with the n-th body, as a
+// DeepSeek chat-completions stream.
+type scriptedTransport struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	n      int
+}
+
+func (t *scriptedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	t.mu.Lock()
+	n := t.n
+	t.n++
+	t.mu.Unlock()
+	if n >= len(t.bodies) {
+		return nil, fmt.Errorf("cassette from-log: request %d but the log has only %d model steps", n+1, len(t.bodies))
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(t.bodies[n])), ContentLength: int64(len(t.bodies[n])),
+		Request: req,
+	}, nil
+}

@@ -1,0 +1,189 @@
+package cassette
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Source says where the model output in a cassette came from.
+type Source string
+
+// Sources.
+const (
+	// SourceRealModel is a recording against a real model API.
+	SourceRealModel Source = "real-model"
+	// SourceMockServer is a recording against the local scripted mock model
+	// server: the answers are a script, not model output.
+	SourceMockServer Source = "mock-server"
+	// SourceSessionLog is a cassette rebuilt from a session log's
+	// assistant/chunk events (see FromLog).
+	SourceSessionLog Source = "session-log"
+)
+
+// Valid reports whether s is one of the known sources.
+func (s Source) Valid() bool {
+	switch s {
+	case SourceRealModel, SourceMockServer, SourceSessionLog:
+		return true
+	}
+	return false
+}
+
+// Provenance is the block every cassette starts with: where its model output
+// came from. RealModelOutput is true only for output a real model produced
+// (a live recording, or a session log recorded against a real model); a
+// mock-server cassette always has it false.
+type Provenance struct {
+	Source          Source `yaml:"source"`
+	RealModelOutput bool   `yaml:"realModelOutput"`
+	Description     string `yaml:"description"`
+	APIHost         string `yaml:"apiHost"`
+	BaseURL         string `yaml:"baseURL"`
+	Model           string `yaml:"model"`
+	RecordedAt      string `yaml:"recordedAt"`
+	ToolVersion     string `yaml:"toolVersion"`
+	Scenario        string `yaml:"scenario,omitempty"`
+	SessionLog      string `yaml:"sessionLog,omitempty"`
+}
+
+// Validate checks that the block says where the cassette came from.
+func (p Provenance) Validate() error {
+	var missing []string
+	if !p.Source.Valid() {
+		return fmt.Errorf("provenance: source %q is not one of %s, %s, %s", p.Source, SourceRealModel, SourceMockServer, SourceSessionLog)
+	}
+	if p.Source == SourceMockServer && p.RealModelOutput {
+		return errors.New("provenance: a mock-server cassette cannot claim realModelOutput: true")
+	}
+	for _, f := range []struct{ name, v string }{
+		{"apiHost", p.APIHost}, {"baseURL", p.BaseURL}, {"model", p.Model},
+		{"recordedAt", p.RecordedAt}, {"toolVersion", p.ToolVersion}, {"description", p.Description},
+	} {
+		if strings.TrimSpace(f.v) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("provenance: missing %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// IsLoopback reports whether baseURL points at this machine (127.0.0.0/8,
+// ::1 or localhost). Anything recorded there is not real-model output.
+func IsLoopback(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
+}
+
+// HostOf returns the host (with port, if any) of baseURL, or baseURL itself
+// when it does not parse.
+func HostOf(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" {
+		return baseURL
+	}
+	return u.Host
+}
+
+// ToolVersion names the build of todoharness that wrote a cassette:
+// "todoharness <module version>", plus the VCS revision when the binary
+// was built from a checkout.
+func ToolVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "todoharness (unknown build)"
+	}
+	v := "todoharness " + bi.Main.Version
+	if bi.Main.Version == "" {
+		v = "todoharness (devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (rev " + rev + dirty + ")"
+	}
+	return v
+}
+
+// provenanceHeader is the comment written above the provenance block.
+const provenanceHeader = "# todoharness cassette: go-vcr v2 format; the provenance block says where\n" +
+	"# the model output below came from (see harness/llm/cassette).\n"
+
+// withProvenance returns a go-vcr cassette file's bytes with the provenance
+// block put first.
+func withProvenance(vcr []byte, p Provenance) ([]byte, error) {
+	block, err := yaml.Marshal(struct {
+		Provenance Provenance `yaml:"provenance"`
+	}{p})
+	if err != nil {
+		return nil, fmt.Errorf("encode provenance: %w", err)
+	}
+	body := bytes.TrimPrefix(vcr, []byte("---\n"))
+	var out bytes.Buffer
+	out.WriteString("---\n")
+	out.WriteString(provenanceHeader)
+	out.Write(block)
+	out.Write(body)
+	return out.Bytes(), nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// folder, so a reader never sees half a cassette.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write cassette %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, ".cassette-*.yaml")
+	if err != nil {
+		return fmt.Errorf("write cassette %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	merr := f.Chmod(0o644)
+	cerr := f.Close()
+	if err := errors.Join(werr, merr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write cassette %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write cassette %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadProvenance reads the provenance block of the cassette at path. The
+// cassette is validated as Replay would (a corrupt cassette is an error).
+func LoadProvenance(path string) (Provenance, error) {
+	f, err := loadFile(path)
+	if err != nil {
+		return Provenance{}, err
+	}
+	return *f.Provenance, nil
+}

@@ -1,0 +1,155 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+)
+
+// Goldens are the two normalised views the e2e tier compares.
+type Goldens struct {
+	ACP []byte
+	Log []byte
+}
+
+// Goldens computes the normalised views of a run.
+func (r *Result) Goldens() (Goldens, error) {
+	acp, err := ACPGolden(r.Wire, r.Cwd)
+	if err != nil {
+		return Goldens{}, err
+	}
+	if r.Log == nil {
+		return Goldens{}, errors.New("the run left no session log")
+	}
+	lg, err := LogGolden(r.Log.Events)
+	if err != nil {
+		return Goldens{}, err
+	}
+	return Goldens{ACP: acp, Log: lg}, nil
+}
+
+// Replayed is the outcome of replaying a cassette.
+type Replayed struct {
+	Result   *Result
+	Recorder *cassette.Recorder
+}
+
+// Replay runs sc offline against the cassette at path: the llm client talks
+// to a replaying Recorder, addressed to the base URL and model of the
+// cassette's provenance (matching includes the path and the model). It fails
+// when the cassette cannot be opened, when any request missed (the error
+// carries the MissError with its diff), when a recorded exchange was left
+// unplayed, or when the run itself failed.
+func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*Replayed, error) {
+	rec, err := cassette.Replay(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	defer rec.Stop()
+	p := rec.Provenance()
+	opts.Client = llm.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()}
+	res, runErr := Run(ctx, sc, opts)
+	out := &Replayed{Result: res, Recorder: rec}
+	if missErr := rec.Err(); missErr != nil {
+		return out, fmt.Errorf("scenario %s: replay %s: %w", sc.Name, path, missErr)
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	if left := rec.Unplayed(); len(left) > 0 {
+		return out, fmt.Errorf("scenario %s: replay %s: recorded interactions %v were never requested: the run made fewer model calls than the recording", sc.Name, path, left)
+	}
+	return out, nil
+}
+
+// RecordConfig configures RecordCassette.
+type RecordConfig struct {
+	// Client is the live model: BaseURL, APIKey, Model (HTTPClient, if set,
+	// carries the live requests).
+	Client llm.ClientConfig
+	// Provenance is completed by cassette.Record (BaseURL and Model are taken
+	// from Client when empty).
+	Provenance cassette.Provenance
+	// Cassette is the file to (re)write.
+	Cassette string
+	// System is the agent's system prompt.
+	System string
+}
+
+// Recorded is the outcome of RecordCassette.
+type Recorded struct {
+	Provenance cassette.Provenance
+	Exchanges  int
+	// Live is the recorded run; its goldens equal the replay's.
+	Live *Result
+}
+
+// RecordCassette runs sc live, recording the model exchanges (the API key is
+// scrubbed), then replays the new cassette offline and checks the replay
+// reproduces the live run (same normalised plan and log). Only then does it
+// replace cfg.Cassette.
+func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recorded, error) {
+	if cfg.Provenance.BaseURL == "" {
+		cfg.Provenance.BaseURL = cfg.Client.BaseURL
+	}
+	if cfg.Provenance.Model == "" {
+		cfg.Provenance.Model = cfg.Client.Model
+	}
+	if cfg.Provenance.Scenario == "" {
+		cfg.Provenance.Scenario = sc.Name
+	}
+	tmpDir, err := os.MkdirTemp(filepath.Dir(cfg.Cassette), ".record-")
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, filepath.Base(cfg.Cassette))
+	rec, err := cassette.Record(cassette.RecordOptions{
+		Path: tmp, Provenance: cfg.Provenance, Secrets: []string{cfg.Client.APIKey},
+		RealTransport: transportOf(cfg.Client.HTTPClient),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	client := cfg.Client
+	client.HTTPClient = rec.Client()
+	live, runErr := Run(ctx, sc, RunOptions{Client: client, System: cfg.System})
+	if err := errors.Join(runErr, rec.Stop()); err != nil {
+		return nil, fmt.Errorf("scenario %s: recording failed, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
+	}
+	liveG, err := live.Goldens()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	rep, err := Replay(ctx, sc, tmp, RunOptions{System: cfg.System})
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: the new cassette does not replay, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
+	}
+	repG, err := rep.Result.Goldens()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if !bytes.Equal(liveG.ACP, repG.ACP) || !bytes.Equal(liveG.Log, repG.Log) {
+		return nil, fmt.Errorf("scenario %s: replaying the new cassette does not reproduce the live run, %s left unchanged:\nlive ACP:\n%s\nreplayed ACP:\n%s\nlive log:\n%s\nreplayed log:\n%s",
+			sc.Name, cfg.Cassette, liveG.ACP, repG.ACP, liveG.Log, repG.Log)
+	}
+	if err := os.Rename(tmp, cfg.Cassette); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live}, nil
+}
+
+// transportOf returns hc's transport (nil, meaning the default, when unset).
+func transportOf(hc *http.Client) http.RoundTripper {
+	if hc == nil {
+		return nil
+	}
+	return hc.Transport
+}

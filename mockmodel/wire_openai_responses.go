@@ -1,0 +1,525 @@
+package mockmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/todoharness/todoharness/harness/llm"
+)
+
+// openAIResponses is the OpenAI Responses wire: POST /v1/responses and
+// /responses. Reasoning goes out as a reasoning item with a summary,
+// text as a message item, tool calls as function_call items; errors are
+// OpenAI error bodies.
+type openAIResponses struct{}
+
+func (openAIResponses) name() string { return WireOpenAIResponses }
+
+func (openAIResponses) writeError(w http.ResponseWriter, e *RequestError) { writeOpenAIError(w, e) }
+
+func (openAIResponses) routes() []route {
+	return []route{
+		{http.MethodPost, "/v1/responses", "", serveOpenAIResponses},
+		{http.MethodPost, "/responses", "", serveOpenAIResponses},
+	}
+}
+
+// ---- request ----
+
+type respRequest struct {
+	Model              string          `json:"model"`
+	Instructions       *string         `json:"instructions"`
+	Input              json.RawMessage `json:"input"`
+	Tools              []respTool      `json:"tools"`
+	Stream             bool            `json:"stream"`
+	PreviousResponseID string          `json:"previous_response_id"`
+}
+
+type respTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// respItem is any input item; which fields count depends on Type.
+type respItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments *string         `json:"arguments"`
+	Input     *string         `json:"input"` // custom_tool_call
+	Output    json.RawMessage `json:"output"`
+	Summary   []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+// decodeOpenAIResponses turns a Responses body into the canonical request.
+// Assistant items of one turn (reasoning, message, function_call) become
+// one assistant message, as chat completions has them.
+func decodeOpenAIResponses(body []byte) (request, error) {
+	var in respRequest
+	if err := decodeStrict(body, &in); err != nil {
+		return request{}, err
+	}
+	out := request{stream: in.Stream, model: in.Model, errFrom: ToolErrorsPrefix}
+	if in.PreviousResponseID != "" {
+		return out, errors.New("previous_response_id: not supported (the mock keeps no responses: send the whole conversation in input)")
+	}
+	var system []string
+	if in.Instructions != nil && *in.Instructions != "" {
+		system = append(system, *in.Instructions)
+	}
+	items, err := respInput(in.Input)
+	if err != nil {
+		return out, err
+	}
+	// assistant returns the trailing assistant message, starting one if
+	// the last message is not an assistant's (or, for reasoning, if the
+	// trailing one already says more than reasoning: a new turn).
+	assistant := func(reasoning bool) *llm.Message {
+		n := len(out.messages)
+		if n > 0 && out.messages[n-1].Role == llm.RoleAssistant {
+			last := &out.messages[n-1]
+			if !reasoning || onlyReasoning(*last) {
+				return last
+			}
+		}
+		out.messages = append(out.messages, llm.Message{Role: llm.RoleAssistant})
+		return &out.messages[len(out.messages)-1]
+	}
+	leading := true
+	for i, it := range items {
+		at := fmt.Sprintf("input[%d]", i)
+		typ := it.Type
+		if typ == "" && it.Role != "" {
+			typ = "message"
+		}
+		switch typ {
+		case "message":
+			text, err := respText(it.Content)
+			if err != nil {
+				return out, fmt.Errorf("%s.content: %w", at, err)
+			}
+			switch it.Role {
+			case "system", "developer":
+				if leading {
+					system = append(system, text)
+					continue
+				}
+				out.messages = append(out.messages, llm.Message{Role: llm.RoleSystem, Content: textParts(text)})
+			case "user":
+				out.messages = append(out.messages, llm.Message{Role: llm.RoleUser, Content: textParts(text)})
+			case "assistant":
+				m := assistant(false)
+				m.Content = append(m.Content, textParts(text)...)
+			default:
+				return out, fmt.Errorf("%s.role: unknown role %q", at, it.Role)
+			}
+		case "reasoning":
+			var texts []string
+			for _, s := range it.Summary {
+				texts = append(texts, s.Text)
+			}
+			if len(texts) == 0 && len(it.Content) > 0 {
+				t, err := respText(it.Content)
+				if err != nil {
+					return out, fmt.Errorf("%s.content: %w", at, err)
+				}
+				texts = append(texts, t)
+			}
+			m := assistant(true)
+			if t := strings.Join(texts, "\n\n"); t != "" {
+				m.Content = append(m.Content, llm.Part{Type: llm.PartReasoning, Text: t})
+			}
+		case "function_call", "custom_tool_call":
+			if it.Name == "" {
+				return out, fmt.Errorf("%s.name: required", at)
+			}
+			if it.CallID == "" {
+				return out, fmt.Errorf("%s.call_id: required", at)
+			}
+			args := ""
+			if it.Arguments != nil {
+				args = *it.Arguments
+			} else if it.Input != nil {
+				args = *it.Input
+			}
+			m := assistant(false)
+			m.Content = append(m.Content, llm.Part{Type: llm.PartToolCall, ID: it.CallID, Name: it.Name, Arguments: args})
+		case "function_call_output", "custom_tool_call_output":
+			if it.CallID == "" {
+				return out, fmt.Errorf("%s.call_id: required", at)
+			}
+			text, err := respText(it.Output)
+			if err != nil {
+				return out, fmt.Errorf("%s.output: %w", at, err)
+			}
+			out.messages = append(out.messages, llm.Message{
+				Role: llm.RoleTool, Content: textParts(text), ToolCallID: it.CallID,
+				IsError: strings.HasPrefix(text, errorResultPrefix),
+			})
+		default:
+			return out, fmt.Errorf("%s.type: unsupported item type %q (the mock reads message, reasoning, function_call and function_call_output items)", at, it.Type)
+		}
+		leading = false
+	}
+	out.system = strings.Join(system, "\n\n")
+	for i, t := range in.Tools {
+		switch t.Type {
+		case "function", "":
+			if t.Name == "" {
+				return out, fmt.Errorf("tools[%d].name: required", i)
+			}
+			out.tools = append(out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description,
+				Parameters: append(json.RawMessage(nil), t.Parameters...)})
+		default:
+			// Built-in tools (web_search, custom grammars, ...) are kept
+			// by name when they have one; the raw body has the rest.
+			if t.Name != "" {
+				out.tools = append(out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description})
+			}
+		}
+	}
+	return out, nil
+}
+
+// respInput reads input: a string (one user message) or a list of items.
+func respInput(raw json.RawMessage) ([]respItem, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("input: required")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("input: %w", err)
+		}
+		c, _ := json.Marshal(s)
+		return []respItem{{Type: "message", Role: "user", Content: c}}, nil
+	}
+	var items []respItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("input: want a string or a list of items: %w", err)
+	}
+	return items, nil
+}
+
+// respText reads content or output: a string, null, or a list of text
+// parts (input_text, output_text, summary_text, reasoning_text), joined.
+func respText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("want a string or a list of content parts: %w", err)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text", "text", "summary_text", "reasoning_text":
+			if p.Text != nil {
+				b.WriteString(*p.Text)
+				continue
+			}
+		}
+		return "", fmt.Errorf("part %d: unsupported content part type %q (the mock reads text parts only)", i, p.Type)
+	}
+	return b.String(), nil
+}
+
+func onlyReasoning(m llm.Message) bool {
+	for _, p := range m.Content {
+		if p.Type != llm.PartReasoning {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeStrict decodes one JSON value into v, refusing trailing data.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("malformed JSON body: %w", err)
+	}
+	if dec.More() {
+		return errors.New("malformed JSON body: trailing data after the JSON object")
+	}
+	return nil
+}
+
+// ---- response ----
+
+type respObject struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	CreatedAt         int64           `json:"created_at"`
+	Status            string          `json:"status"`
+	Error             *struct{}       `json:"error"`
+	IncompleteDetails *respIncomplete `json:"incomplete_details"`
+	Model             string          `json:"model"`
+	Output            []respOutItem   `json:"output"`
+	ParallelToolCalls bool            `json:"parallel_tool_calls"`
+	ToolChoice        string          `json:"tool_choice"`
+	Tools             []struct{}      `json:"tools"`
+	Usage             *respUsage      `json:"usage"`
+}
+
+type respIncomplete struct {
+	Reason string `json:"reason"`
+}
+
+type respUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokens        int `json:"output_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+	TotalTokens int `json:"total_tokens"`
+}
+
+// respOutItem is an output item: reasoning, message or function_call.
+// Content and Summary are any so that an empty list is still written.
+type respOutItem struct {
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	Status    string  `json:"status,omitempty"`
+	Role      string  `json:"role,omitempty"`
+	Content   any     `json:"content,omitempty"`
+	Summary   any     `json:"summary,omitempty"`
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
+}
+
+type respPart struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations any    `json:"annotations,omitempty"`
+}
+
+// respEvent is any streaming event; which fields are set depends on Type.
+type respEvent struct {
+	Type           string       `json:"type"`
+	SequenceNumber int          `json:"sequence_number"`
+	Response       *respObject  `json:"response,omitempty"`
+	OutputIndex    *int         `json:"output_index,omitempty"`
+	Item           *respOutItem `json:"item,omitempty"`
+	ItemID         string       `json:"item_id,omitempty"`
+	ContentIndex   *int         `json:"content_index,omitempty"`
+	SummaryIndex   *int         `json:"summary_index,omitempty"`
+	Part           *respPart    `json:"part,omitempty"`
+	Delta          *string      `json:"delta,omitempty"`
+	Text           *string      `json:"text,omitempty"`
+	Arguments      *string      `json:"arguments,omitempty"`
+	Logprobs       *[]struct{}  `json:"logprobs,omitempty"`
+}
+
+func respUsageOf(u llm.Usage) *respUsage {
+	var out respUsage
+	out.InputTokens = u.InputTokens + u.CacheReadTokens
+	out.InputTokensDetails.CachedTokens = u.CacheReadTokens
+	out.OutputTokens = u.OutputTokens
+	out.OutputTokensDetails.ReasoningTokens = u.ReasoningTokens
+	out.TotalTokens = out.InputTokens + out.OutputTokens
+	return &out
+}
+
+// respItems returns the complete output items of the turn, in order, with
+// their ids (item k of request n: rs_mock_n_k, msg_mock_n_k, fc_mock_n_k).
+func respItems(pl *plan, n int) []respOutItem {
+	var out []respOutItem
+	if pl.reasoningIdx >= 0 {
+		out = append(out, respOutItemOf(pl, n, len(out), blockRef{kind: deltaReasoning}, true))
+	}
+	if pl.textIdx >= 0 {
+		out = append(out, respOutItemOf(pl, n, len(out), blockRef{kind: deltaText}, true))
+	}
+	for i := range pl.calls {
+		out = append(out, respOutItemOf(pl, n, len(out), blockRef{kind: deltaCallStart, call: i}, true))
+	}
+	return out
+}
+
+// respOutItemOf is block b as output item k of request n, done or just added.
+func respOutItemOf(pl *plan, n, k int, b blockRef, done bool) respOutItem {
+	id := func(prefix string) string { return prefix + "_mock_" + strconv.Itoa(n) + "_" + strconv.Itoa(k) }
+	status := "in_progress"
+	if done {
+		status = "completed"
+	}
+	switch b.kind {
+	case deltaReasoning:
+		it := respOutItem{ID: id("rs"), Type: "reasoning", Summary: []respPart{}}
+		if done {
+			it.Summary = []respPart{{Type: "summary_text", Text: pl.reasoning}}
+		}
+		return it
+	case deltaText:
+		it := respOutItem{ID: id("msg"), Type: "message", Status: status, Role: "assistant", Content: []respPart{}}
+		if done {
+			it.Content = []respPart{{Type: "output_text", Text: pl.text, Annotations: []struct{}{}}}
+		}
+		return it
+	default:
+		c := pl.calls[b.call]
+		args := ""
+		if done {
+			args = c.args
+		}
+		return respOutItem{ID: id("fc"), Type: "function_call", Status: status, CallID: c.id, Name: c.name, Arguments: &args}
+	}
+}
+
+// respObjectOf is the response object of the turn; done says whether it
+// is the final one (status, output, usage) or the one of response.created.
+func respObjectOf(pl *plan, n int, model string, done bool) *respObject {
+	o := &respObject{
+		ID: "resp_mock_" + strconv.Itoa(n), Object: "response", Status: "in_progress",
+		Model: model, Output: []respOutItem{}, ParallelToolCalls: true, ToolChoice: "auto", Tools: []struct{}{},
+	}
+	if !done {
+		return o
+	}
+	o.Status = "completed"
+	switch pl.finish {
+	case llm.FinishLength:
+		o.Status, o.IncompleteDetails = "incomplete", &respIncomplete{Reason: "max_output_tokens"}
+	case llm.FinishContentFilter:
+		o.Status, o.IncompleteDetails = "incomplete", &respIncomplete{Reason: "content_filter"}
+	}
+	o.Output = respItems(pl, n)
+	o.Usage = respUsageOf(pl.usage)
+	return o
+}
+
+// ---- handler ----
+
+func serveOpenAIResponses(s *Server, w http.ResponseWriter, r *http.Request) {
+	s.serveTurn(w, r, turnCodec{
+		wire:   openAIResponses{},
+		decode: func(body []byte, _ *http.Request) (request, error) { return decodeOpenAIResponses(body) },
+		answer: func(w http.ResponseWriter, r *http.Request, pl *plan, req request, n int) {
+			model := req.model
+			if model == "" {
+				model = ModelID
+			}
+			if !req.stream {
+				completeTurn(w, r, pl, respObjectOf(pl, n, model, true))
+				return
+			}
+			sink := &respSink{sse: newSSE(w, "\n\n"), pl: pl, n: n}
+			if !sink.send(respEvent{Type: "response.created", Response: respObjectOf(pl, n, model, false)}) ||
+				!sink.send(respEvent{Type: "response.in_progress", Response: respObjectOf(pl, n, model, false)}) {
+				return
+			}
+			streamTurn(r, pl, sink, func() bool {
+				final := respObjectOf(pl, n, model, true)
+				typ := "response.completed"
+				if final.Status == "incomplete" {
+					typ = "response.incomplete"
+				}
+				return sink.send(respEvent{Type: typ, Response: final})
+			})
+		},
+	})
+}
+
+// respSink writes a turn as Responses streaming events.
+type respSink struct {
+	sse *sseWriter
+	pl  *plan
+	n   int
+	seq int
+	k   int // output index of the open item
+	id  string
+}
+
+func (s *respSink) send(e respEvent) bool {
+	e.SequenceNumber = s.seq
+	s.seq++
+	return s.sse.send(e.Type, e)
+}
+
+func intp(i int) *int { return &i }
+
+func (s *respSink) open(b blockRef) bool {
+	if s.id != "" {
+		s.k++
+	}
+	it := respOutItemOf(s.pl, s.n, s.k, b, false)
+	s.id = it.ID
+	if !s.send(respEvent{Type: "response.output_item.added", OutputIndex: intp(s.k), Item: &it}) {
+		return false
+	}
+	switch b.kind {
+	case deltaReasoning:
+		return s.send(respEvent{Type: "response.reasoning_summary_part.added", ItemID: s.id, OutputIndex: intp(s.k),
+			SummaryIndex: intp(0), Part: &respPart{Type: "summary_text"}})
+	case deltaText:
+		return s.send(respEvent{Type: "response.content_part.added", ItemID: s.id, OutputIndex: intp(s.k),
+			ContentIndex: intp(0), Part: &respPart{Type: "output_text", Annotations: []struct{}{}}})
+	}
+	return true
+}
+
+func (s *respSink) delta(b blockRef, text string) bool {
+	e := respEvent{ItemID: s.id, OutputIndex: intp(s.k), Delta: &text}
+	switch b.kind {
+	case deltaReasoning:
+		e.Type, e.SummaryIndex = "response.reasoning_summary_text.delta", intp(0)
+	case deltaText:
+		e.Type, e.ContentIndex, e.Logprobs = "response.output_text.delta", intp(0), &[]struct{}{}
+	default:
+		e.Type = "response.function_call_arguments.delta"
+	}
+	return s.send(e)
+}
+
+func (s *respSink) close(b blockRef) bool {
+	switch b.kind {
+	case deltaReasoning:
+		t := s.pl.reasoning
+		if !s.send(respEvent{Type: "response.reasoning_summary_text.done", ItemID: s.id, OutputIndex: intp(s.k), SummaryIndex: intp(0), Text: &t}) ||
+			!s.send(respEvent{Type: "response.reasoning_summary_part.done", ItemID: s.id, OutputIndex: intp(s.k), SummaryIndex: intp(0),
+				Part: &respPart{Type: "summary_text", Text: t}}) {
+			return false
+		}
+	case deltaText:
+		t := s.pl.text
+		if !s.send(respEvent{Type: "response.output_text.done", ItemID: s.id, OutputIndex: intp(s.k), ContentIndex: intp(0), Text: &t, Logprobs: &[]struct{}{}}) ||
+			!s.send(respEvent{Type: "response.content_part.done", ItemID: s.id, OutputIndex: intp(s.k), ContentIndex: intp(0),
+				Part: &respPart{Type: "output_text", Text: t, Annotations: []struct{}{}}}) {
+			return false
+		}
+	default:
+		args := s.pl.calls[b.call].args
+		if !s.send(respEvent{Type: "response.function_call_arguments.done", ItemID: s.id, OutputIndex: intp(s.k), Arguments: &args}) {
+			return false
+		}
+	}
+	it := respOutItemOf(s.pl, s.n, s.k, b, true)
+	return s.send(respEvent{Type: "response.output_item.done", OutputIndex: intp(s.k), Item: &it})
+}

@@ -1,0 +1,308 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/conformance"
+	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+)
+
+// referenceArgs runs the reference agent against the mock, sessions kept in
+// the case's directory (what `todoharness conform` does without --agent).
+func referenceArgs(extra ...string) []string {
+	return append([]string{bins.todoharness, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}, extra...)
+}
+
+func reference() conformance.Target {
+	return conformance.Target{Name: "reference", Command: referenceArgs()}
+}
+
+func withFault(fault string) conformance.Target {
+	t := reference()
+	t.Name, t.Env = "fault "+fault, []string{"TODOHARNESS_FAULT=" + fault}
+	return t
+}
+
+func mutant(m string) conformance.Target {
+	return conformance.Target{Name: "mutant " + m, Command: []string{bins.mutant, "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+		Env: []string{"TODOHARNESS_MUTANT=" + m}}
+}
+
+func cases() []*conformance.Case {
+	cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
+	Expect(err).NotTo(HaveOccurred())
+	return cs
+}
+
+// caseTimeout is short: the reference agent starts in milliseconds, and the
+// hanging faults must not make the suite slow.
+const caseTimeout = 3 * time.Second
+
+func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
+	cfg := conformance.Config{Agent: t, Cases: cases(), Timeout: caseTimeout, Grace: time.Second, Parallel: 3}
+	if mod != nil {
+		mod(&cfg)
+	}
+	rep, err := conformance.Run(context.Background(), cfg)
+	Expect(err).NotTo(HaveOccurred())
+	return rep
+}
+
+// explain is the summary table, for failure messages.
+func explain(rep *conformance.Report) string {
+	var b strings.Builder
+	_ = rep.WriteSummary(&b)
+	for _, c := range rep.Cases {
+		if c.Error != "" {
+			fmt.Fprintf(&b, "case %s: %s\n", c.ID, c.Error)
+		}
+	}
+	return b.String()
+}
+
+var _ = Describe("the reference agent", func() {
+	It("passes every MUST and SHOULD check (and the INFO ones)", func() {
+		rep := run(reference(), nil)
+		Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
+		Expect(rep.DialectSource).To(Equal("detected"))
+		for _, c := range rep.Checks {
+			Expect(c.Outcome).To(Equal(conformance.Pass), "%s (%s): %s\n%s", c.ID, c.Level, c.Reason, explain(rep))
+		}
+		Expect(rep.OK).To(BeTrue())
+		Expect(rep.Checks).To(HaveLen(len(conformance.Catalogue())))
+	})
+})
+
+// breakage is one way to break the agent, and the checks it must fail.
+type breakage struct {
+	name   string
+	target func() conformance.Target
+	want   []string
+}
+
+func breakages() []breakage {
+	fault := func(f string, want ...string) breakage {
+		return breakage{"fault " + f, func() conformance.Target { return withFault(f) }, want}
+	}
+	mut := func(m string, want ...string) breakage {
+		return breakage{"mutant " + m, func() conformance.Target { return mutant(m) }, want}
+	}
+	return []breakage{
+		// The ACP bridge's faults ($TODOHARNESS_FAULT).
+		fault("no-plan", "TW-EMPTY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"),
+		fault("null-entries", "ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-PLAN-NONNULL-1", "TW-REPLACE-1"),
+		fault("no-priority", "ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"),
+		fault("plan-on-reject", "ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1",
+			"TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"),
+		fault("accept-duplicates", "TW-VALID-DUP"),
+		fault("no-load-replay", "TW-LOAD-1", "TW-LOAD-2"),
+		fault("replay-after-response", "TW-LOAD-1"),
+		fault("wrong-counts", "TW-COUNTS-1", "TW-COUNTS-2"),
+		fault("echo-list", "TW-COUNTS-2", "TW-HISTORY-1"),
+		fault("hang-on-prompt", "RUN-1"),
+		fault("crash-on-prompt", "RUN-1"),
+		// The mutant agent's todo-tool mutations ($TODOHARNESS_MUTANT).
+		mut("rename-tool", "TODO"),
+		mut("loose-schema", "TODO"),
+		mut("extra-status", "TODO"),
+		mut("accept-empty", "TODO"),
+		mut("accept-blank", "TODO"),
+		mut("any-status", "TODO"),
+		mut("string-list", "TODO"),
+		// The reference agent under a composition that allows parallel work.
+		{"composition allowParallelInProgress", func() conformance.Target {
+			t := reference()
+			t.Name = "parallel composition"
+			t.Command = referenceArgs("--composition", "{{.Cwd}}/composition.yaml")
+			t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline",
+				Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
+			return t
+		}, []string{"TW-VALID-TWOACTIVE"}},
+		// Agents broken at the protocol level.
+		{"never answers initialize", func() conformance.Target {
+			return conformance.Target{Command: []string{"/bin/sh", "-c", "cat >/dev/null"}}
+		}, []string{"ACP-INIT-1", "RUN-1"}},
+		{"prints a banner on stdout", func() conformance.Target {
+			return conformance.Target{Command: append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...)}
+		}, []string{"ACP-JSONRPC-1"}},
+	}
+}
+
+var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
+	var (
+		mu      sync.Mutex
+		results = map[string]*conformance.Report{}
+	)
+	BeforeAll(func() {
+		// The runs are independent: run a few at once.
+		sem := make(chan struct{}, 4)
+		var wg sync.WaitGroup
+		for _, b := range breakages() {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				rep := run(b.target(), func(c *conformance.Config) { c.Parallel = 2 })
+				mu.Lock()
+				results[b.name] = rep
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	})
+
+	var entries []TableEntry
+	for _, b := range breakages() {
+		entries = append(entries, Entry(b.name, b.name, b.want))
+	}
+	DescribeTable("fails exactly these checks", func(name string, want []string) {
+		rep := results[name]
+		Expect(rep).NotTo(BeNil())
+		sort.Strings(want)
+		Expect(rep.FailedIDs()).To(Equal(want), explain(rep))
+		Expect(rep.OK).To(BeFalse())
+	}, entries)
+
+	It("fails every MUST check with at least one breakage", func() {
+		failed := map[string][]string{}
+		for name, rep := range results {
+			for _, id := range rep.FailedIDs() {
+				failed[id] = append(failed[id], name)
+			}
+		}
+		var never []string
+		for _, c := range conformance.Catalogue() {
+			if c.Level == conformance.MUST && len(failed[c.ID]) == 0 {
+				never = append(never, c.ID)
+			}
+		}
+		Expect(never).To(BeEmpty(), "MUST checks no breakage fails")
+	})
+})
+
+var _ = Describe("the expected-failures baseline", func() {
+	baseline := []conformance.ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "this agent words its counts differently"}}
+
+	It("lets a listed failure pass the run", func() {
+		rep := run(withFault("wrong-counts"), func(c *conformance.Config) { c.Expected = baseline })
+		c, _ := rep.Check("TW-COUNTS-1")
+		Expect(c.Outcome).To(Equal(conformance.Fail))
+		Expect(c.Expected).NotTo(BeEmpty())
+		Expect(rep.OK).To(BeTrue(), explain(rep))
+	})
+
+	It("fails the run on a stale entry (a listed check that passes)", func() {
+		rep := run(reference(), func(c *conformance.Config) { c.Expected = baseline })
+		Expect(rep.Stale).To(Equal([]string{"TW-COUNTS-1"}))
+		Expect(rep.OK).To(BeFalse())
+		Expect(explain(rep)).To(ContainSubstring("STALE"))
+	})
+})
+
+var _ = Describe("a broken agent is a failed case, never a hung runner", func() {
+	DescribeTable("within the case timeout",
+		func(script, reason string) {
+			start := time.Now()
+			rep := run(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
+				c.Timeout, c.Grace, c.Dialect = 2*time.Second, 200*time.Millisecond, conformance.DialectTodoWrite
+				for _, cs := range c.Cases {
+					if cs.ID == "plan-basic" {
+						c.Cases = []*conformance.Case{cs}
+					}
+				}
+			})
+			Expect(time.Since(start)).To(BeNumerically("<", 6*time.Second))
+			Expect(rep.Cases).To(HaveLen(1))
+			Expect(rep.Cases[0].Completed).To(BeFalse())
+			Expect(rep.OK).To(BeFalse())
+			run1, _ := rep.Check("RUN-1")
+			Expect(run1.Outcome).To(Equal(conformance.Fail))
+			Expect(run1.Reason).To(ContainSubstring(reason))
+		},
+		Entry("hung (its whole process group is killed)", `sleep 600 & echo "child started" >&2; wait`, "child started"),
+		Entry("crashing", `read line; echo "panic: boom" >&2; exit 2`, "exit status 2"),
+		Entry("writing non-JSON to stdout", `echo "Welcome!"; cat >/dev/null`, "deadline"),
+	)
+})
+
+var _ = Describe("dialects", func() {
+	DescribeTable("an agent speaking another dialect is detected and driven in it",
+		func(dialect string) {
+			rep := run(mutant("as-"+dialect), nil)
+			Expect(rep.Dialect).To(Equal(dialect))
+			Expect(rep.DialectSource).To(Equal("detected"))
+			for _, c := range rep.Checks {
+				want := conformance.Pass
+				if !c.AppliesTo(dialect) {
+					want = conformance.NA
+				}
+				Expect(c.Outcome).To(Equal(want), "%s: %s\n%s", c.ID, c.Reason, explain(rep))
+			}
+			Expect(rep.OK).To(BeTrue())
+		},
+		Entry("opencode todowrite", conformance.DialectOpencode),
+		Entry("codex update_plan", conformance.DialectCodex),
+		Entry("gemini write_todos", conformance.DialectGemini),
+		Entry("claude TodoWrite", conformance.DialectClaude),
+	)
+})
+
+var _ = Describe("todoharness conform", func() {
+	conform := func(args ...string) (int, string) {
+		cmd := exec.Command(bins.todoharness, append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		Expect(err).NotTo(HaveOccurred())
+		return 0, string(out)
+	}
+
+	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", func() {
+		dir := GinkgoT().TempDir()
+		code, out := conform("--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("PASS: every MUST check passes"))
+		Expect(out).To(MatchRegexp(`\[ ?1/\d+\] tool-offered`))
+		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		Expect(err).NotTo(HaveOccurred())
+		var rep struct{ OK bool }
+		Expect(json.Unmarshal(b, &rep)).To(Succeed())
+		Expect(rep.OK).To(BeTrue())
+		Expect(filepath.Join(dir, "r.xml")).To(BeAnExistingFile())
+	})
+
+	It("exits 1 when a MUST check fails, writes a transcript per failing case, and 0 with the failure baselined", func() {
+		dir := GinkgoT().TempDir()
+		agent := "env TODOHARNESS_FAULT=accept-duplicates " + bins.todoharness + " agent --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
+		code, out := conform("--agent", agent, "--out", filepath.Join(dir, "t"))
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(ContainSubstring("MUST failed: TW-VALID-DUP"))
+		Expect(filepath.Join(dir, "t", "reject-duplicate", "transcript.txt")).To(BeAnExistingFile())
+
+		baseline := filepath.Join(dir, "baseline.yaml")
+		Expect(os.WriteFile(baseline, []byte("- id: TW-VALID-DUP\n  reason: this agent allows duplicates\n"), 0o644)).To(Succeed())
+		code, out = conform("--agent", agent, "--expected-failures", baseline)
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("XFAIL"))
+	})
+
+	It("exits 2 when the run cannot start", func() {
+		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
+		Expect(code).To(Equal(2), out)
+	})
+})

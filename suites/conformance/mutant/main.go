@@ -1,0 +1,245 @@
+// Command mutant is a test agent for the tier:conformance suite: the
+// reference harness (harness/acp over the shipped tools and the
+// OpenAI-compatible client) with one deliberate mutation of its todo tool,
+// chosen by $TODOHARNESS_MUTANT. The ACP bridge's own faults
+// ($TODOHARNESS_FAULT) break the bridge; these break the tool itself, so
+// the suite can prove that every MUST check of the catalogue can fail,
+// including the ones about the tool's name, schema and validation rules.
+//
+//	mutant --model-url URL --sessions DIR
+//
+// Mutations:
+//
+//	rename-tool   the todo tool is offered as "todo_list"
+//	loose-schema  the schema requires nothing
+//	extra-status  the status enum also allows "cancelled"
+//	accept-empty  no rule against empty (or blank) content
+//	accept-blank  content that is only whitespace is accepted
+//	any-status    no status enum, any status is written
+//	string-list   todos may be a string (written as one pending task)
+//	as-opencode, as-codex, as-gemini, as-claude
+//	              not a defect: the todo tool speaks another agent's dialect
+//	              (todowrite, update_plan {plan: [{step, status}]},
+//	              write_todos {todos: [{description, status}]}, TodoWrite
+//	              {todos: [{content, status, activeForm}]}) and is otherwise
+//	              the reference tool, so dialect detection and translation
+//	              can be tested end to end
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/builtin"
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/todo"
+	"github.com/todoharness/todoharness/harness/tools"
+)
+
+// Env names the mutation.
+const Env = "TODOHARNESS_MUTANT"
+
+// mutations lists the known mutations.
+func mutations() []string {
+	return []string{"rename-tool", "loose-schema", "extra-status", "accept-empty", "accept-blank", "any-status", "string-list",
+		"as-opencode", "as-codex", "as-gemini", "as-claude"}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "mutant:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context) error {
+	modelURL := flag.String("model-url", "", "OpenAI-compatible base URL")
+	sessions := flag.String("sessions", ".sessions", "sessions directory")
+	flag.Parse()
+	mut := os.Getenv(Env)
+	known := false
+	for _, m := range mutations() {
+		known = known || m == mut
+	}
+	if !known {
+		return fmt.Errorf("$%s=%q: want one of %s", Env, mut, strings.Join(mutations(), ", "))
+	}
+	reg, err := builtin.Compose("")
+	if err != nil {
+		return err
+	}
+	reg, err = mutate(reg, mut)
+	if err != nil {
+		return err
+	}
+	client, err := llm.NewClient(llm.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*sessions, 0o755); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	logger.Warn("mutant agent: broken on purpose", "mutation", mut)
+	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: *sessions}, Model: client, ModelName: "mock", Tools: reg, Logger: logger})
+	if err != nil {
+		return err
+	}
+	return b.Serve(ctx, os.Stdin, os.Stdout)
+}
+
+// mutate returns a copy of reg whose todo tool carries the mutation.
+func mutate(reg *tools.Registry, mut string) (*tools.Registry, error) {
+	out := tools.NewRegistry()
+	for _, name := range reg.Names() {
+		t, _ := reg.Get(name)
+		if name == todo.ToolName {
+			t = mutateTodo(t, mut)
+		}
+		if _, err := out.Register(t); err != nil {
+			return nil, fmt.Errorf("mutant: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func mutateTodo(t tools.Tool, mut string) tools.Tool {
+	if d, ok := strings.CutPrefix(mut, "as-"); ok {
+		dialect, err := conformance.DialectByName(d)
+		if err != nil {
+			panic(err) // the names above are known dialects
+		}
+		return asDialect(t, dialect)
+	}
+	var schema map[string]any
+	_ = json.Unmarshal(t.Parameters, &schema)
+	props := schema["properties"].(map[string]any)
+	list := props["todos"].(map[string]any)
+	item := list["items"].(map[string]any)
+	status := item["properties"].(map[string]any)["status"].(map[string]any)
+	switch mut {
+	case "rename-tool":
+		t.Name = "todo_list"
+	case "loose-schema":
+		delete(schema, "required")
+		delete(item, "required")
+	case "extra-status":
+		status["enum"] = []any{"pending", "in_progress", "completed", "cancelled"}
+	case "any-status":
+		delete(status, "enum")
+	case "string-list":
+		delete(list, "type")
+	}
+	t.Parameters, _ = json.Marshal(schema)
+	switch mut {
+	case "accept-empty", "accept-blank", "any-status", "string-list":
+		t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
+			return execute(mut, ex, raw)
+		}
+	}
+	return t
+}
+
+// execute is todo_write with the mutation's rule relaxed.
+func execute(mut string, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
+	var a struct {
+		Todos json.RawMessage `json:"todos"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	var items []session.TodoItem
+	var s string
+	if mut == "string-list" && json.Unmarshal(a.Todos, &s) == nil {
+		items = []session.TodoItem{{Content: s, Status: session.StatusPending}}
+	} else if err := json.Unmarshal(a.Todos, &items); err != nil {
+		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	seen := map[string]bool{}
+	active := 0
+	out := make([]session.TodoItem, 0, len(items))
+	for _, it := range items {
+		c := strings.TrimSpace(it.Content)
+		empty := it.Content == ""
+		blank := !empty && c == ""
+		if (empty && mut != "accept-empty") || (blank && mut != "accept-empty" && mut != "accept-blank") {
+			return tools.Result{}, errors.New("invalid todo: `content` must be a non-empty string")
+		}
+		if seen[c] {
+			return tools.Result{}, fmt.Errorf("invalid todos: duplicate content %q", c)
+		}
+		seen[c] = true
+		if it.Status == session.StatusInProgress {
+			active++
+		}
+		out = append(out, session.TodoItem{Content: c, Status: it.Status})
+	}
+	if active > 1 {
+		return tools.Result{}, fmt.Errorf("invalid todos: at most one task may be in_progress, got %d", active)
+	}
+	if ex.Agent == nil || ex.Agent.Session() == nil {
+		return tools.Result{}, errors.New("todo_write requires an owning agent session")
+	}
+	if _, err := ex.Agent.Session().Append(session.TypeTodoWrite, session.TodoWrite{Todos: out}); err != nil {
+		return tools.Result{}, fmt.Errorf("todo_write: %w", err)
+	}
+	return tools.TextResult(todo.Summary(out)), nil
+}
+
+// asDialect offers the reference todo tool under another agent's name and
+// argument shape, translating the arguments back before executing it.
+func asDialect(t tools.Tool, d conformance.Dialect) tools.Tool {
+	itemProps := map[string]any{
+		d.ContentField: map[string]any{"type": "string"},
+		d.StatusField:  map[string]any{"type": "string", "enum": []any{"pending", "in_progress", "completed"}},
+	}
+	required := []any{d.ContentField, d.StatusField}
+	for _, f := range d.Extra {
+		itemProps[f] = map[string]any{"type": "string"}
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{d.ListField: map[string]any{
+			"type": "array", "items": map[string]any{"type": "object", "properties": itemProps, "required": required},
+		}},
+		"required": []any{d.ListField},
+	}
+	canonical := func(raw json.RawMessage) json.RawMessage {
+		var a map[string]any
+		if json.Unmarshal(raw, &a) != nil {
+			return raw
+		}
+		list, ok := a[d.ListField].([]any)
+		if !ok {
+			return raw
+		}
+		todos := make([]any, 0, len(list))
+		for _, it := range list {
+			m, _ := it.(map[string]any)
+			todos = append(todos, map[string]any{"content": m[d.ContentField], "status": m[d.StatusField]})
+		}
+		b, _ := json.Marshal(map[string]any{"todos": todos})
+		return b
+	}
+	inner, present := t.Execute, t.PresentCall
+	t.Name = d.Tool
+	t.Parameters, _ = json.Marshal(schema)
+	t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
+		return inner(ctx, ex, canonical(raw))
+	}
+	t.PresentCall = func(raw json.RawMessage) tools.Presentation { return present(canonical(raw)) }
+	return t
+}

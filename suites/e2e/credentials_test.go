@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/internal/testutil"
+)
+
+// committedCassettes returns every cassette under fixtures/.
+func committedCassettes() []string {
+	GinkgoHelper()
+	var out []string
+	root := filepath.Join(testutil.RepoRoot(), "fixtures")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), "\ninteractions:") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+var _ = Describe("committed cassettes", func() {
+	It("the credential scan catches keys, bearer tokens and auth headers", func() {
+		planted := "    headers:\n        Authorization:\n            - Bearer abcdefghijklmnopqrstuvwxyz\n" +
+			"        body: '{\"api\":\"sk-0123456789abcdef0123456789abcdef\"}'\n        X-Api-Key:\n            - x\n"
+		kinds := map[string]bool{}
+		for _, f := range cassette.ScanCredentials([]byte(planted)) {
+			kinds[f.Kind] = true
+		}
+		Expect(kinds).To(HaveKey("authorization header"))
+		Expect(kinds).To(HaveKey("bearer token"))
+		Expect(kinds).To(HaveKey("api key (sk-…)"))
+		Expect(kinds).To(HaveKey("api key header"))
+		Expect(cassette.ScanCredentials([]byte("the task-list of a risk-free bearer of news"))).To(BeEmpty())
+	})
+
+	It("hold no credentials", func() {
+		paths := committedCassettes()
+		Expect(len(paths)).To(BeNumerically(">=", len(scenarioNames())))
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cassette.ScanCredentials(data)).To(BeEmpty(), "credential-like text in %s", p)
+		}
+	})
+
+	It("each say where they came from, and only real-model output claims to be", func() {
+		for _, p := range committedCassettes() {
+			prov, err := cassette.LoadProvenance(p)
+			Expect(err).NotTo(HaveOccurred())
+			if cassette.IsLoopback(prov.BaseURL) {
+				Expect(prov.Source).To(Equal(cassette.SourceMockServer), p)
+				Expect(prov.RealModelOutput).To(BeFalse(), p)
+			}
+		}
+	})
+
+	It("recorded against the mock server are labelled so, in the provenance and in the README", func() {
+		readme, err := os.ReadFile(filepath.Join(scenariosDir(), "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, name := range mockRecorded() {
+			sc := loadScenario(name)
+			p, err := cassette.LoadProvenance(sc.CassettePath())
+			Expect(err).NotTo(HaveOccurred())
+			if p.Source != cassette.SourceMockServer {
+				continue // re-recorded against a real model since
+			}
+			Expect(p.RealModelOutput).To(BeFalse())
+			Expect(p.Description).To(ContainSubstring("NOT real-model output"))
+			Expect(string(readme)).To(MatchRegexp("(?m)^\\|\\s*`" + name + "`.*mock-recorded"))
+		}
+	})
+})

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/testutil"
+)
+
+// suiteName is the golden folder: golden/e2e/.
+const suiteName = "e2e"
+
+// scenarioNames are the scenarios the tier must cover (every folder of
+// fixtures/e2e/ is replayed; these must be among them).
+func scenarioNames() []string { return []string{"todo-plan", "replace", "reject-recover"} }
+
+// mockRecorded are the scenarios whose committed cassettes were recorded
+// against the local mock server (no internet where they were made).
+func mockRecorded() []string { return []string{"replace", "reject-recover"} }
+
+func scenariosDir() string { return filepath.Join(testutil.RepoRoot(), "fixtures", "e2e") }
+
+func loadScenario(name string) *scenario.Scenario {
+	GinkgoHelper()
+	sc, err := scenario.Load(filepath.Join(scenariosDir(), name))
+	Expect(err).NotTo(HaveOccurred())
+	return sc
+}
+
+// replay replays sc from cassette path and fails the spec on any error.
+func replay(ctx context.Context, sc *scenario.Scenario, path string) *scenario.Replayed {
+	GinkgoHelper()
+	rep, err := scenario.Replay(ctx, sc, path, scenario.RunOptions{})
+	Expect(err).NotTo(HaveOccurred(), "replaying %s from %s", sc.Name, path)
+	return rep
+}
+
+func goldensOf(res *scenario.Result) scenario.Goldens {
+	GinkgoHelper()
+	g, err := res.Goldens()
+	Expect(err).NotTo(HaveOccurred())
+	return g
+}
+
+// assertGoldens compares (or, with GOLDIE_UPDATE=1, rewrites) the two
+// goldens of scenario name.
+func assertGoldens(name string, g scenario.Goldens) {
+	GinkgoHelper()
+	testutil.AssertGolden(GinkgoTB(), suiteName, name+".acp", g.ACP)
+	testutil.AssertGolden(GinkgoTB(), suiteName, name+".log", g.Log)
+}
+
+// compareGoldens compares with the golden files and never rewrites them.
+func compareGoldens(name string, g scenario.Goldens) {
+	GinkgoHelper()
+	gold := testutil.Golden(GinkgoTB(), suiteName)
+	gold.Assert(GinkgoTB(), name+".acp", g.ACP)
+	gold.Assert(GinkgoTB(), name+".log", g.Log)
+}
+
+// chunks returns the chunk payloads of a log's assistant/chunk events.
+func chunks(events []session.Event) []string {
+	GinkgoHelper()
+	var out []string
+	for _, e := range events {
+		if e.Type != session.TypeAssistantChunk {
+			continue
+		}
+		var d struct {
+			Turn  int             `json:"turn"`
+			Step  int             `json:"step"`
+			Chunk json.RawMessage `json:"chunk"`
+		}
+		Expect(json.Unmarshal(e.Data, &d)).To(Succeed())
+		var v any
+		Expect(json.Unmarshal(d.Chunk, &v)).To(Succeed())
+		b, err := json.Marshal(map[string]any{"turn": d.Turn, "step": d.Step, "chunk": v})
+		Expect(err).NotTo(HaveOccurred())
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// copyFile copies src to dst.
+func copyFile(src, dst string) {
+	GinkgoHelper()
+	data, err := os.ReadFile(src)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(dst, data, 0o644)).To(Succeed())
+}
+
+// sharedFile returns a file of the shared interop folder; the spec fails,
+// saying where it looked, when the folder is missing.
+func sharedFile(rel string) string {
+	GinkgoHelper()
+	p, err := testutil.SharedFile(rel)
+	Expect(err).NotTo(HaveOccurred())
+	return p
+}
