@@ -114,13 +114,16 @@ func breakages() []breakage {
 		fault("hang-on-prompt", "RUN-1"),
 		fault("crash-on-prompt", "RUN-1"),
 		// The mutant agent's todo-tool mutations ($TODOHARNESS_MUTANT).
-		mut("rename-tool", "TODO"),
-		mut("loose-schema", "TODO"),
-		mut("extra-status", "TODO"),
-		mut("accept-empty", "TODO"),
-		mut("accept-blank", "TODO"),
-		mut("any-status", "TODO"),
-		mut("string-list", "TODO"),
+		// Offered as todo_list: the todo_write calls fail as unknown tools.
+		mut("rename-tool", "TW-EMPTY-1", "TW-TOOL-1"),
+		mut("loose-schema", "TW-SCHEMA-1"),
+		mut("extra-status", "TW-SCHEMA-2"),
+		mut("accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
+		mut("accept-blank", "TW-VALID-WS"),
+		// The accepted status "done" also reaches the plan: invalid ACP.
+		mut("any-status", "ACP-SCHEMA-1", "TW-SCHEMA-2", "TW-VALID-BADSTATUS"),
+		// A string todos is accepted although it is no list of {content, status}.
+		mut("string-list", "TW-PLAN-1", "TW-SCHEMA-1", "TW-VALID-NOTARRAY"),
 		// The reference agent under a composition that allows parallel work.
 		{"composition allowParallelInProgress", func() conformance.Target {
 			t := reference()
@@ -156,7 +159,9 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				rep := run(b.target(), func(c *conformance.Config) { c.Parallel = 2 })
+				// Every case at once: a hanging agent costs one timeout,
+				// not one per round of cases.
+				rep := run(b.target(), func(c *conformance.Config) { c.Parallel = len(c.Cases) })
 				mu.Lock()
 				results[b.name] = rep
 				mu.Unlock()
