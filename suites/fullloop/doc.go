@@ -11,9 +11,10 @@
 // target-specific error text has one per target).
 //
 // Scripts are YAML under fixtures/fullloop/; their `expect` blocks check what
-// the model sees. The tier also drives the built `todoharness chat` binary
-// with piped stdin (stdout compared with a golden), against a script and
-// against the mock server posing as DeepSeek.
+// the model sees. The stdio chat (stdio.Chat) renders the chat.yaml scenario
+// on both targets, and the built `todoharness chat` binary, with piped stdin,
+// against a script and against the mock server posing as DeepSeek: all four
+// transcripts must equal golden/fullloop/chat.golden.
 //
 // Benchmarks: BenchmarkTurnInProcess and BenchmarkTurnHTTP run one scripted
 // turn (model -> todo_write -> result -> text) end to end:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/stdio"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 // faultTimeout bounds a turn whose model fails or hangs: the spec fails
@@ -250,6 +252,33 @@ func loopSpecs(tg target) {
 			By("the session going on with the next prompt")
 			l.completes("Once again.")
 			l.golden("hang")
+		})
+	})
+
+	Describe("the stdio chat", func() {
+		// chat runs stdio.Chat over piped input and returns its transcript.
+		chat := func(l *loop, input string) string {
+			GinkgoHelper()
+			var out strings.Builder
+			in, interactive, err := stdio.NewInput(strings.NewReader(input), &out, "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(interactive).To(BeFalse())
+			c := &stdio.Chat{Agent: l.agent, Out: &out, Echo: !interactive}
+			Expect(c.Run(context.Background(), in)).To(Succeed())
+			return out.String()
+		}
+
+		It("streams the text and prints the [todos] checklist on every todo/write (same transcript as the binary)", func() {
+			l := newLoop(tg, "chat.yaml", 0)
+			out := chat(l, chatInput)
+			Expect(journalErrors(l.journal)).To(BeEmpty())
+			testutil.AssertGolden(GinkgoTB(), "fullloop", "chat", []byte(out))
+		})
+
+		It("prints what arrived and an [error] note when the stream breaks off, then goes on", func() {
+			l := newLoop(tg, "close-mid-stream.yaml", 0)
+			out := chat(l, "plan the work\nplease try again\n")
+			Expect(out).To(MatchRegexp(`(?s)^> plan the work\nLet me write the plan for this work now\.\n\[error\] \S.*\n> please try again\nRecovered\.\n$`))
 		})
 	})
 }
