@@ -34,7 +34,7 @@ golden:
 # The main job: the conformance catalogue against the built-in reference agent
 # on the scripted mock model.
 demo: build
-	./$(BIN) log show ../shared/interop/deepseek-harness/todo-plan/session.jsonl
+	./$(BIN) conform --json bin/conform.json --junit bin/conform.xml --out bin/conform-transcripts
 
 # Record the e2e cassettes (fixtures/e2e/*/cassette.yaml) against DeepSeek,
 # credentials scrubbed, then rewrite the e2e goldens for review:

@@ -57,10 +57,7 @@ func TestCatalogue(t *testing.T) {
 
 // Every quoted sentence is verbatim in the file it names.
 func TestCatalogueQuotesTheSpec(t *testing.T) {
-	shared := filepath.Join(testutil.RepoRoot(), "..", "shared")
-	if d := os.Getenv(testutil.SharedEnv); d != "" {
-		shared = d
-	}
+	shared := testutil.SharedDir()
 	files := map[string]string{
 		srcREADME:                 filepath.Join(shared, "spec", "todo-tool-readme.md"),
 		srcRFC:                    filepath.Join(shared, "spec", "todo-write-rfc.md"),

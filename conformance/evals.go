@@ -158,7 +158,8 @@ func evalSchemaShape(ev *Evidence) verdict {
 	return pass()
 }
 
-var statusTriple = []string{"completed", "in_progress", "pending"}
+// statusTriple is the ACP PlanEntryStatus triple, sorted.
+func statusTriple() []string { return []string{"completed", "in_progress", "pending"} }
 
 func evalStatusEnum(ev *Evidence) verdict {
 	spec, _, ok := ev.offeredTool()
@@ -187,13 +188,13 @@ func evalStatusEnum(ev *Evidence) verdict {
 	for _, g := range got {
 		has[g] = true
 	}
-	for _, w := range statusTriple {
+	for _, w := range statusTriple() {
 		if !has[w] {
 			return failf("%s enum is %v, missing %q", d.StatusField, got, w)
 		}
 	}
-	if d.Name == DialectTodoWrite && len(got) != len(statusTriple) {
-		return failf("status enum is %v, want exactly %v", got, statusTriple)
+	if d.Name == DialectTodoWrite && len(got) != len(statusTriple()) {
+		return failf("status enum is %v, want exactly %v", got, statusTriple())
 	}
 	return pass()
 }

@@ -37,6 +37,27 @@ type Evidence struct {
 
 	wire      *wireLog
 	validator *SchemaValidator
+	// verdicts memoizes judge results (the progress line judges a case as
+	// soon as it ends; the report judges it again).
+	verdicts map[string]verdict
+}
+
+// judge evaluates check c on this case once.
+func (ev *Evidence) judge(c Check) verdict {
+	if v, ok := ev.verdicts[c.ID]; ok {
+		return v
+	}
+	var v verdict
+	if ev.Aborted != "" && !c.Always {
+		v = skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
+	} else {
+		v = c.eval(ev)
+	}
+	if ev.verdicts == nil {
+		ev.verdicts = map[string]verdict{}
+	}
+	ev.verdicts[c.ID] = v
+	return v
 }
 
 // StepResult is one step as run.
@@ -93,7 +114,7 @@ type planObs struct {
 	AfterResponse bool
 	// CallID is the toolCallId of the last tool_call / tool_call_update of
 	// the same segment before the plan ("" when none).
-	CallID string
+	CallID        string
 	Entries       []PlanEntry
 	Null, Missing bool
 	Bad           string // entries not decodable

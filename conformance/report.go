@@ -102,13 +102,7 @@ func (r *Report) judge(cat []Check, d Dialect, v *SchemaValidator) {
 			if ev == nil || !(c.Always || ev.Case.Feeds(c.ID)) {
 				continue
 			}
-			var vd verdict
-			switch {
-			case ev.Aborted != "" && !c.Always:
-				vd = skipf("case %s did not complete (see RUN-1)", cr.ID)
-			default:
-				vd = c.eval(ev)
-			}
+			vd := ev.judge(c)
 			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason})
 			if vd.Outcome == Fail {
 				cr.Failed = append(cr.Failed, c.ID)

@@ -25,9 +25,10 @@ const (
 	// DefaultGrace is how long an agent gets to exit after its stdin closes
 	// (and again after SIGTERM) before it is signalled (killed).
 	DefaultGrace = 3 * time.Second
-	// quietPeriod is how long the wire must stay silent after the last step
-	// before the agent is shut down (late notifications are still observed).
-	quietPeriod = 80 * time.Millisecond
+	// quietPeriod is how long the wire must stay silent after a
+	// session/load answer before the next request (a replay sent after the
+	// answer is then still seen as part of the load).
+	quietPeriod = 60 * time.Millisecond
 	maxDrain    = time.Second
 )
 
@@ -135,7 +136,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		canon, _ := DialectByName(DialectTodoWrite)
 		res := r.runCase(ctx, cases[probe], canon, nil)
 		results[probe], firstDone = res, probe
-		r.progress(res, 1, len(cases))
 		dialect, rep.Dialect, rep.DialectSource = canon, canon.Name, "default (nothing detected)"
 		if len(res.ev.Journal) > 0 {
 			var names []string
@@ -153,6 +153,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 		res.ev.Dialect = dialect
+		r.progress(res, 1, len(cases))
 	}
 
 	// The other cases, in parallel.
@@ -216,15 +217,31 @@ type runner struct {
 	validator *SchemaValidator
 }
 
+// progress writes the live line of a finished case: ok, the checks it
+// fails, or why it did not complete.
 func (r *runner) progress(res *CaseResult, n, total int) {
 	if r.cfg.Progress == nil {
 		return
 	}
 	status := "ok"
 	if !res.Completed {
-		status = "ERROR: " + oneLine(res.Error, 100)
+		status = "ERROR " + oneLine(res.Error, 90)
+	} else if failed := r.caseFailures(res.ev); len(failed) > 0 {
+		status = "FAIL " + strings.Join(failed, ", ")
 	}
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-28s %-40s %6.2fs\n", n, total, res.ID, status, res.Duration.Seconds())
+	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", n, total, res.ID, res.Duration.Seconds(), status)
+}
+
+// caseFailures judges one case on its own, for the progress line.
+func (r *runner) caseFailures(ev *Evidence) []string {
+	ev.validator = r.validator
+	var out []string
+	for _, c := range r.cfg.Checks {
+		if (c.Always || ev.Case.Feeds(c.ID)) && c.AppliesTo(ev.Dialect.Name) && ev.judge(c).Outcome == Fail {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 func cancelledCase(c *Case, d Dialect, err error) *CaseResult {
@@ -442,8 +459,8 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 			sessionID = ns.SessionID
 		}
 	}
-	// Let late notifications (e.g. a replay sent after its response) arrive.
-	drain(ctx, wire)
+	// No quiet period here: the shutdown closes stdin and the reader keeps
+	// everything the agent writes until it exits.
 	finish("")
 	for _, e := range srv.Journal().Errors() {
 		ev.ModelErrors = append(ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
@@ -457,7 +474,7 @@ func drain(ctx context.Context, w *wireLog) {
 	deadline := time.Now().Add(maxDrain)
 	last, since := w.len(), time.Now()
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 		if n := w.len(); n != last {
 			last, since = n, time.Now()
 			continue

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -167,7 +166,6 @@ type conn struct {
 	pending map[string]chan reply
 	methods map[string]string // id -> method of our requests
 	done    chan struct{}     // reader reached EOF
-	readErr error
 
 	clientReqs []ClientRequest
 }
@@ -193,10 +191,7 @@ func (c *conn) read() {
 			c.dispatch(line)
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				c.readErr = err
-			}
-			return
+			return // EOF, or the runner closed the pipe after the process exited
 		}
 	}
 }

@@ -2,6 +2,9 @@ package mockmodel_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/todoharness/todoharness/harness/llm"
@@ -79,4 +82,54 @@ func BenchmarkModelStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// wireBenchRequests are the same conversation (system prompt, user
+// prompt, todo_write offered) on each wire, streaming.
+var wireBenchRequests = []struct{ name, path, body string }{
+	{mockmodel.WireOpenAIChat, "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},
+		"messages":[{"role":"system","content":"You are a coding agent."},{"role":"user","content":"Plan three todos."}],
+		"tools":[{"type":"function","function":{"name":"todo_write","description":"Write the COMPLETE task list.","parameters":{"type":"object"}}}]}`},
+	{mockmodel.WireOpenAIResponses, "/v1/responses", `{"model":"m","stream":true,"instructions":"You are a coding agent.",
+		"input":[{"role":"user","content":"Plan three todos."}],
+		"tools":[{"type":"function","name":"todo_write","description":"Write the COMPLETE task list.","parameters":{"type":"object"}}]}`},
+	{mockmodel.WireAnthropic, "/v1/messages", `{"model":"m","max_tokens":1024,"stream":true,"system":"You are a coding agent.",
+		"messages":[{"role":"user","content":"Plan three todos."}],
+		"tools":[{"name":"todo_write","description":"Write the COMPLETE task list.","input_schema":{"type":"object"}}]}`},
+	{mockmodel.WireGemini, "/v1beta/models/m:streamGenerateContent?alt=sse", `{"systemInstruction":{"parts":[{"text":"You are a coding agent."}]},
+		"contents":[{"role":"user","parts":[{"text":"Plan three todos."}]}],
+		"tools":[{"functionDeclarations":[{"name":"todo_write","description":"Write the COMPLETE task list.","parameters":{"type":"object"}}]}]}`},
+}
+
+// BenchmarkWire measures streaming requests per second per wire format on
+// loopback: the server alone (a plain HTTP client reads each SSE body to
+// its end), the benchScript turn each time. suites/wire's BenchmarkWireSDK
+// adds each official SDK's parsing.
+func BenchmarkWire(b *testing.B) {
+	for _, wr := range wireBenchRequests {
+		b.Run(wr.name, func(b *testing.B) {
+			srv := mockmodel.NewServer(benchScript(b.N))
+			defer srv.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+wr.path, strings.NewReader(wr.body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				res, err := srv.Client().Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if err != nil || res.StatusCode != http.StatusOK || n < 1000 {
+					b.Fatalf("status %d, %d bytes, %v", res.StatusCode, n, err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
 }

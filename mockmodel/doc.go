@@ -11,15 +11,70 @@
 //     vocabulary (block-start, reasoning-delta, text-delta, tool-call-delta,
 //     block-end, usage, finish) exactly as the llm HTTP client would emit it
 //     for the same turn streamed by the Server;
-//   - Server, an httptest.Server-shaped HTTP server on 127.0.0.1 that speaks
-//     OpenAI chat completions (POST /v1/chat/completions and
-//     /chat/completions, streaming and not; GET /v1/models).
+//   - Server, an httptest.Server-shaped HTTP server on 127.0.0.1 that
+//     speaks four model APIs, chosen by the request path, each streaming
+//     and not (see Wire formats below).
 //
-// Both keep a Journal of every request they received, in a canonical shape
-// (llm messages and tool specs plus the raw body). A request past the end of
-// the script, a malformed body or a failed expect is answered with an error
-// that names the script file, the turn and what differed, and the journal
-// records it too.
+// Both keep a Journal of every request they received, raw and in one
+// canonical shape whatever the API: the wire it came on, the system text,
+// llm messages (tool calls as assistant tool-call parts, tool results as
+// tool messages with their IsError flag), the tools offered with their JSON
+// Schemas, and the raw body. A request past the end of the script, a
+// malformed body or a failed expect is answered with an error, in the
+// API's own error shape, that names the script file, the turn and what
+// differed, and the journal records it too.
+//
+// # Wire formats
+//
+// One script, four APIs; every request takes the next turn, whichever API
+// it came on (JournalEntry.Wire says which).
+//
+//   - OpenAI chat completions (WireOpenAIChat): POST /v1/chat/completions
+//     and /chat/completions; SSE chat.completion.chunk data lines,
+//     reasoning as DeepSeek's reasoning_content, a usage chunk when
+//     stream_options.include_usage is set, [DONE]; GET /v1/models.
+//   - OpenAI Responses (WireOpenAIResponses): POST /v1/responses and
+//     /responses; input items message, reasoning, function_call,
+//     function_call_output (and custom_tool_call[_output]), instructions,
+//     function tools. SSE response.created, response.in_progress, then per
+//     output item response.output_item.added, its deltas
+//     (reasoning_summary_text, output_text, function_call_arguments) and
+//     done events, response.output_item.done, and response.completed (or
+//     response.incomplete for the length and content-filter finishes)
+//     with usage; stream false answers the response object.
+//     previous_response_id is refused: the mock keeps no responses.
+//   - Anthropic Messages (WireAnthropic): POST /v1/messages; system as a
+//     string or text blocks, text, thinking, tool_use and tool_result
+//     blocks (is_error), tools with input_schema. SSE message_start, ping,
+//     content_block_start/delta/stop per block (thinking_delta and a
+//     signature_delta, text_delta, input_json_delta), message_delta with
+//     stop_reason and usage, message_stop; stream false answers the message.
+//   - Gemini (WireGemini): POST /v1beta/models/{model}:generateContent and
+//     :streamGenerateContent (?alt=sse: SSE data lines; otherwise a JSON
+//     array streamed element by element); contents with text, thought,
+//     functionCall and functionResponse parts, systemInstruction,
+//     functionDeclarations (parameters or parametersJsonSchema).
+//     Reasoning goes out as thought:true parts, tool calls as functionCall
+//     parts carrying the script's call id; the last response carries
+//     finishReason and usageMetadata. The Gemini API does not stream
+//     function-call arguments, so each call arrives whole in its own event.
+//
+// Reasoning is always sent, in each API's reasoning shape, whether or not
+// the request asked for it: the script is the truth. Usage maps onto each
+// API's own fields (prompt counts include the cache reads where the API
+// counts them so; Anthropic's input_tokens does not; Gemini's
+// candidatesTokenCount excludes thoughtsTokenCount).
+//
+// Errors: OpenAI {error:{message, type, param, code}}, Anthropic
+// {type:"error", error:{type, message, details:{error_code}}}, Gemini
+// {error:{code, message, status, details:[ErrorInfo{reason}]}}; the mock's
+// Code* constant is the code, error_code or reason. Refusals carry
+// x-should-retry: false (a retry would take the next turn); an injected
+// http-500 does not. An unknown endpoint answers 404 in the shape its path
+// or its SDK's headers suggest. A turn whose rawArguments are not a JSON
+// object cannot be said where arguments travel as an object (Gemini,
+// Anthropic non-streaming): the request is refused with
+// CodeUnsupported, naming the turn.
 //
 // # Script format (YAML)
 //
@@ -49,8 +104,8 @@
 //
 //   - close-mid-stream: write half of the answer, then drop the connection
 //     (in-process: emit the same chunks, then return an error);
-//   - http-500: answer HTTP 500 with an OpenAI error body (in-process: return
-//     an error before any chunk);
+//   - http-500: answer HTTP 500 in the wire's error shape (in-process:
+//     return an error before any chunk);
 //   - hang: write half of the answer, then wait until the request is
 //     cancelled (for context-cancellation tests).
 //
@@ -58,19 +113,28 @@
 // is the 0-based Go index. Every request consumes one turn, including one
 // whose expect failed, so request N always meets turn N.
 //
-// # Error results on the OpenAI wire
+// # Error results
 //
-// OpenAI chat messages carry no error flag on tool results. The server marks
-// a role "tool" message IsError when its text starts with "Error:", which is
-// how the harness (and the original implementation) words every failed tool
-// result. The in-process model sees the harness's own IsError flag.
+// JournalEntry.ToolErrors says where a tool result's IsError comes from.
+// Anthropic's tool_result carries is_error, Gemini's functionResponse an
+// "error" field in its response (its text is that field, or else the
+// "output" field, or else the response as JSON), and the in-process model
+// sees the harness's own flag: ToolErrorsFlag. OpenAI chat and Responses
+// messages carry no error flag: the server marks a tool result IsError
+// when its text starts with "Error:", which is how the harness (and the
+// original implementation) words every failed tool result:
+// ToolErrorsPrefix.
 //
 // # Streaming shape
 //
-// Reasoning and text are split into word-sized deltas (leading whitespace
+// In every API, reasoning and text are split into word-sized deltas (leading whitespace
 // kept with the word); tool-call argument JSON is split into chunkSize-byte
 // deltas (never inside a UTF-8 sequence), after a first delta that carries the
-// id, the name and empty arguments. Blocks are numbered reasoning 0, then
-// text and tool calls from 1 in order. All block-end chunks come after the
-// deltas, followed by usage and finish, as in logs of the original harness.
+// id, the name and empty arguments. In the harness's chunk vocabulary (the
+// in-process model, and the llm client reading chat completions) blocks are
+// numbered reasoning 0, then text and tool calls from 1 in order, and all
+// block-end chunks come after the deltas, followed by usage and finish, as
+// in logs of the original harness. On the Responses and Anthropic wires a
+// block (output item, content block) closes before the next one opens, as
+// those APIs do.
 package mockmodel

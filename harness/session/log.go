@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,8 +170,25 @@ func marshalData(data any) (json.RawMessage, error) {
 		}
 		return append(json.RawMessage(nil), d...), nil
 	default:
-		return json.Marshal(d)
+		var buf bytes.Buffer
+		if err := encodeJSON(&buf, d); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(buf.Bytes()), nil
 	}
+}
+
+// encodeJSON appends the JSON of v to buf the way the original harness's
+// JSON.stringify writes it: compact, and without Go's escaping of <, > and &
+// (so a todo "fix a < b & c" reads the same in logs from either side).
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // Subscribe calls fn with a copy of every event appended from now on, in

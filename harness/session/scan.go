@@ -19,7 +19,8 @@ import (
 
 // fields iterates over the top-level fields of a JSON object that is known
 // to be valid. After next returns false, bad reports whether the walk gave up
-// (data is not an object, or a key has escapes) rather than reached the end.
+// (data is not an object, or a key has escapes or non-ASCII bytes) rather
+// than reached the end.
 type fields struct {
 	data    []byte
 	i       int

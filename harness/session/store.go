@@ -12,12 +12,14 @@ import (
 )
 
 // FileStore appends a session's events to a JSONL file: the header on line 1,
-// one event per line after it. Writes are buffered; Flush writes them out and
+// one event per line after it. It is not safe for concurrent use (the Log
+// serialises its writes). Writes are buffered; Flush writes them out and
 // syncs the file (the Log flushes at every turn end).
 type FileStore struct {
 	path string
 	f    *os.File
 	w    *bufio.Writer
+	buf  bytes.Buffer // one encoded line
 }
 
 // CreateFile creates (or truncates) path and writes the header line.
@@ -30,12 +32,12 @@ func CreateFile(path string, h Header) (*FileStore, error) {
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
 	s := &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}
-	line, err := json.Marshal(h)
-	if err != nil {
+	if err := encodeJSON(&s.buf, h); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("create session log %s: header: %w", path, err)
 	}
-	if _, err := s.w.Write(append(line, '\n')); err != nil {
+	s.buf.WriteByte('\n')
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("create session log %s: %w", path, err)
 	}
@@ -78,12 +80,12 @@ func (s *FileStore) Path() string { return s.path }
 
 // Write buffers one event line.
 func (s *FileStore) Write(e Event) error {
-	line, err := json.Marshal(e)
-	if err != nil {
+	s.buf.Reset()
+	if err := encodeJSON(&s.buf, e); err != nil {
 		return fmt.Errorf("write %s: event seq %d: %w", s.path, e.Seq, err)
 	}
-	line = append(line, '\n')
-	if _, err := s.w.Write(line); err != nil {
+	s.buf.WriteByte('\n')
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", s.path, err)
 	}
 	return nil

@@ -101,7 +101,11 @@ func SharedDir() string {
 func SharedFile(rel string) (string, error) {
 	p := filepath.Join(SharedDir(), filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("shared fixture %s not found at %s (%v): it lives in the shared folder beside the checkout (%s); set %s to use another location", rel, p, err, SharedDir(), SharedEnv)
+		where := fmt.Sprintf("the shared folder beside the checkout (%s); set %s to use another location", SharedDir(), SharedEnv)
+		if d := os.Getenv(SharedEnv); d != "" {
+			where = fmt.Sprintf("%s=%s, which does not hold it; unset it to use the shared folder beside the checkout", SharedEnv, d)
+		}
+		return "", fmt.Errorf("shared fixture %s not found at %s: %v (looked in %s)", rel, p, err, where)
 	}
 	return p, nil
 }

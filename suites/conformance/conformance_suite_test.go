@@ -24,16 +24,25 @@ var bins struct {
 }
 
 var _ = BeforeSuite(func() {
-	// A folder that outlives the run: go build relinks only when a source
-	// changed (it checks the build ID of the file already there), which
-	// saves most of the suite's set-up time on the next run.
+	var err error
+	bins.todoharness, bins.mutant, err = buildBinaries()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// buildBinaries builds the todoharness and mutant binaries into a folder
+// that outlives the run: go build relinks only when a source changed (it
+// checks the build ID of the file already there), which saves most of the
+// set-up time on the next run.
+func buildBinaries() (todoharness, mutant string, err error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("todoharness-conformance-bin-%d", os.Getuid()))
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	bins.todoharness = filepath.Join(dir, "todoharness")
-	bins.mutant = filepath.Join(dir, "mutant")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
 	// One go build for both: -o DIR/ writes each main package there.
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/todoharness", "./suites/conformance/mutant")
 	cmd.Dir = testutil.RepoRoot()
-	b, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build:\n%s", b)
-})
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build: %w\n%s", err, b)
+	}
+	return filepath.Join(dir, "todoharness"), filepath.Join(dir, "mutant"), nil
+}

@@ -306,6 +306,31 @@ var _ = Describe("todoharness conform", func() {
 		Expect(out).To(ContainSubstring("XFAIL"))
 	})
 
+	It("runs a user's own cases from a folder", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(dir, "my-case"), 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "my-case", "case.yaml"), []byte(`title: two writes in one prompt, the second completes the first task
+checks: [TW-PLAN-1, TW-REPLACE-1]
+steps:
+  - op: initialize
+  - op: newSession
+  - op: prompt
+    text: Plan, then mark progress, then reply DONE.
+script:
+  - toolCalls:
+      - name: todo_write
+        arguments: {todos: [{content: draft the release notes, status: in_progress}]}
+  - toolCalls:
+      - name: todo_write
+        arguments: {todos: [{content: draft the release notes, status: completed}, {content: tag the release, status: in_progress}]}
+  - text: DONE
+`), 0o644)).To(Succeed())
+		code, out := conform("--no-builtin", "--cases", dir)
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("my-case"))
+		Expect(out).To(MatchRegexp(`TW-REPLACE-1\s+MUST\s+PASS`))
+	})
+
 	It("exits 2 when the run cannot start", func() {
 		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
 		Expect(code).To(Equal(2), out)

@@ -3,6 +3,7 @@ package unit
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,18 @@ var _ = Describe("session store (JSONL)", func() {
 		Expect(lines[7]).To(Equal(`{"type":"tool/result","seq":6,"time":1000,"data":{"turn":1,"step":1,"callId":"c","content":[{"type":"text","text":"done"}],"isError":false},"sourceEventSeqs":[4],"surfaceOp":"append"}`))
 	})
 
+	It("writes JSON as the original does: no escaping of <, > and &", func() {
+		l, err := dir.Create("s1", "/a&b", session.WithClock(fixedClock))
+		Expect(err).NotTo(HaveOccurred())
+		writeTurn(l, 1, []session.TodoItem{{Content: "check a < b && c > d", Status: "pending"}})
+		Expect(l.Close()).To(Succeed())
+		path, _ := dir.File("s1")
+		data, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data)).To(ContainSubstring(`"cwd":"/a&b"`))
+		Expect(string(data)).To(ContainSubstring(`{"type":"todo/write","seq":5,"time":1000,"data":{"todos":[{"content":"check a < b && c > d","status":"pending"}]}}`))
+	})
+
 	It("flushes at turn end, so a finished turn is on disk before Close", func() {
 		l, err := dir.Create("s1", "", session.WithClock(fixedClock))
 		Expect(err).NotTo(HaveOccurred())
@@ -109,6 +122,54 @@ var _ = Describe("session store (JSONL)", func() {
 		todos, ok := session.CurrentTodos(ld.Events)
 		Expect(ok).To(BeTrue())
 		Expect(todos).To(Equal(plan2))
+	})
+
+	It("cuts a torn tail off on reopen even when nothing is appended after it", func() {
+		l, err := dir.Create("s1", "", session.WithClock(fixedClock))
+		Expect(err).NotTo(HaveOccurred())
+		writeTurn(l, 1, plan1)
+		Expect(l.Close()).To(Succeed())
+		path, _ := dir.File("s1")
+		good, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		torn := `{"type":"turn/start","seq":9,"time":1000,"data":{"turn":2,"trigger":{"kind":"message","source":{"kind":"us`
+		Expect(os.WriteFile(path, append(append([]byte(nil), good...), torn...), 0o644)).To(Succeed())
+
+		r, warnings, err := dir.Open("s1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(warnings).To(HaveLen(1))
+		Expect(r.Close()).To(Succeed())
+		after, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(after)).To(Equal(string(good)))
+	})
+
+	It("round-trips a log larger than the reader's buffer, with a line longer than it", func() {
+		l, err := dir.Create("big", "", session.WithClock(fixedClock))
+		Expect(err).NotTo(HaveOccurred())
+		long := strings.Repeat("x", 600<<10)
+		for turn := 1; turn <= 400; turn++ {
+			plan := []session.TodoItem{{Content: fmt.Sprintf("task %d of a long session", turn), Status: "in_progress"}}
+			if turn == 200 {
+				plan = append(plan, session.TodoItem{Content: long, Status: "pending"})
+			}
+			writeTurn(l, turn, plan)
+		}
+		Expect(l.Close()).To(Succeed())
+		path, _ := dir.File("big")
+		fi, err := os.Stat(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Size()).To(BeNumerically(">", 1<<20), "bigger than the 256 KiB read buffer, several times over")
+
+		ld, err := session.LoadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ld.Warnings).To(BeEmpty())
+		want := l.Events()
+		Expect(ld.Events).To(HaveLen(len(want)))
+		for i := range want {
+			Expect(ld.Events[i]).To(Equal(want[i]), "event %d", i)
+		}
+		Expect(session.CheckEvents(ld.Events)).To(Succeed())
 	})
 
 	It("reopens a file whose last good line has no newline without gluing lines together", func() {

@@ -146,7 +146,9 @@ var _ = Describe("todo_write through the tool registry", func() {
 
 	Describe("value validation by the tool", func() {
 		DescribeTable("rejects an incoherent list with its exact message",
-			func(todos []session.TodoItem, msg string) { rejected(exec(rawJSON(map[string]any{"todos": todos})), msg) },
+			func(todos []session.TodoItem, msg string) {
+				rejected(exec(rawJSON(map[string]any{"todos": todos})), msg)
+			},
 			Entry("empty content", []session.TodoItem{{Content: "", Status: "pending"}},
 				"invalid todo: `content` must be a non-empty string"),
 			Entry("whitespace-only content", []session.TodoItem{{Content: "a", Status: "pending"}, {Content: " \t\n ", Status: "pending"}},

@@ -13,13 +13,13 @@ import (
 var anthropicCase = wireCase{
 	name: "Anthropic Messages (anthropic-sdk-go/v2)", wire: mockmodel.WireAnthropic, path: "/v1/messages",
 	toolErrors: mockmodel.ToolErrorsFlag,
-	newDriver: func(srv *mockmodel.Server) driver {
+	newDriver: func(srv *mockmodel.Server) (driver, error) {
 		return anthropicDriver{c: anthropic.NewClient(
 			option.WithBaseURL(srv.URL),
 			option.WithAPIKey("test-key"),
 			option.WithHTTPClient(srv.Client()),
 			option.WithMaxRetries(0),
-		)}
+		)}, nil
 	},
 	// input_tokens excludes the cache reads; no reasoning count.
 	usage:              map[string]int64{"input_tokens": 120, "cache_read_input_tokens": 30, "output_tokens": 40},

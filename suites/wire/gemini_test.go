@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	. "github.com/onsi/gomega"
-
 	"google.golang.org/genai"
 
 	"github.com/todoharness/todoharness/mockmodel"
@@ -16,15 +14,14 @@ var geminiCase = wireCase{
 	name: "Gemini (google.golang.org/genai)", wire: mockmodel.WireGemini, path: "/v1beta/models/gemini-mock:generateContent",
 	streamPath: "/v1beta/models/gemini-mock:streamGenerateContent",
 	toolErrors: mockmodel.ToolErrorsFlag,
-	newDriver: func(srv *mockmodel.Server) driver {
+	newDriver: func(srv *mockmodel.Server) (driver, error) {
 		c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 			APIKey:      "test-key",
 			Backend:     genai.BackendGeminiAPI,
 			HTTPClient:  srv.Client(),
 			HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL},
 		})
-		Expect(err).NotTo(HaveOccurred())
-		return geminiDriver{c: c}
+		return geminiDriver{c: c}, err
 	},
 	// promptTokenCount counts the cache; candidates exclude the thoughts.
 	usage: map[string]int64{"promptTokenCount": 150, "cachedContentTokenCount": 30, "candidatesTokenCount": 28,

@@ -95,7 +95,7 @@ type wireCase struct {
 	path       string // JournalEntry.Path
 	streamPath string // JournalEntry.Path when streaming, if not path
 	toolErrors string // JournalEntry.ToolErrors
-	newDriver  func(srv *mockmodel.Server) driver
+	newDriver  func(srv *mockmodel.Server) (driver, error)
 	// usage is the first turn's usage in the SDK's fields.
 	usage map[string]int64
 	// stop is the SDK's stop reason for the tool-call turn and the text

@@ -37,7 +37,7 @@ func openAIAPIError(err error) (apiErr, bool) {
 var chatCase = wireCase{
 	name: "OpenAI chat completions (openai-go/v3)", wire: mockmodel.WireOpenAIChat, path: "/v1/chat/completions",
 	toolErrors: mockmodel.ToolErrorsPrefix,
-	newDriver:  func(srv *mockmodel.Server) driver { return chatDriver{c: openAIClient(srv)} },
+	newDriver:  func(srv *mockmodel.Server) (driver, error) { return chatDriver{c: openAIClient(srv)}, nil },
 	usage: map[string]int64{"prompt_tokens": 150, "completion_tokens": 40, "total_tokens": 190,
 		"cached_tokens": 30, "reasoning_tokens": 12},
 	stop:        [2]string{"tool_calls", "stop"},
@@ -129,7 +129,7 @@ func extraString(raw string) string {
 var responsesCase = wireCase{
 	name: "OpenAI Responses (openai-go/v3)", wire: mockmodel.WireOpenAIResponses, path: "/v1/responses",
 	toolErrors: mockmodel.ToolErrorsPrefix,
-	newDriver:  func(srv *mockmodel.Server) driver { return responsesDriver{c: openAIClient(srv)} },
+	newDriver:  func(srv *mockmodel.Server) (driver, error) { return responsesDriver{c: openAIClient(srv)}, nil },
 	usage: map[string]int64{"input_tokens": 150, "cached_tokens": 30, "output_tokens": 40,
 		"reasoning_tokens": 12, "total_tokens": 190},
 	stop:               [2]string{"completed", "completed"},

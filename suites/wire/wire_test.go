@@ -13,6 +13,12 @@ import (
 
 var cases = []wireCase{chatCase, responsesCase, anthropicCase, geminiCase}
 
+func newDriver(wc wireCase, srv *mockmodel.Server) driver {
+	d, err := wc.newDriver(srv)
+	Expect(err).NotTo(HaveOccurred())
+	return d
+}
+
 var _ = Describe("the mock model through each API's official SDK", func() {
 	for _, wc := range cases {
 		Describe(wc.name, func() {
@@ -21,7 +27,7 @@ var _ = Describe("the mock model through each API's official SDK", func() {
 
 				It("answers the scripted turn: reasoning, text, the tool call with its arguments intact, usage ("+mode+")", func() {
 					srv := startServer()
-					r, err := wc.newDriver(srv).send(ctx(), stream, nil, false)
+					r, err := newDriver(wc, srv).send(ctx(), stream, nil, false)
 					Expect(err).NotTo(HaveOccurred())
 
 					Expect(r.reasoning).To(Equal("The user wants two todos."))
@@ -65,7 +71,7 @@ var _ = Describe("the mock model through each API's official SDK", func() {
 
 				It("round-trips a tool result; the journal's canonical entry carries it with its error flag ("+mode+")", func() {
 					srv := startServer()
-					d := wc.newDriver(srv)
+					d := newDriver(wc, srv)
 					r1, err := d.send(ctx(), stream, nil, false)
 					Expect(err).NotTo(HaveOccurred())
 					r2, err := d.send(ctx(), stream, &r1, true)
@@ -116,7 +122,7 @@ var _ = Describe("the mock model through each API's official SDK", func() {
 
 				It("refuses requests the script does not expect, in the API's own error shape, and the SDK surfaces the message ("+mode+")", func() {
 					srv := startServer()
-					d := wc.newDriver(srv)
+					d := newDriver(wc, srv)
 					r1, err := d.send(ctx(), stream, nil, false)
 					Expect(err).NotTo(HaveOccurred())
 
