@@ -62,6 +62,9 @@ type Config struct {
 	KeepDirs bool
 	// Model is the model name offered in {{.Model}} (default "mock").
 	Model string
+	// Validator checks messages against the ACP schema (nil: compile one;
+	// pass one to share it between runs).
+	Validator *SchemaValidator
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -100,9 +103,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := validateExpected(cfg.Expected, cfg.Checks); err != nil {
 		return nil, err
 	}
-	validator, err := NewSchemaValidator()
-	if err != nil {
-		return nil, err
+	validator := cfg.Validator
+	if validator == nil {
+		var err error
+		if validator, err = NewSchemaValidator(); err != nil {
+			return nil, err
+		}
 	}
 	r := &runner{cfg: cfg, validator: validator}
 	start := time.Now()

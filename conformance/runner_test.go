@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +26,25 @@ func builtinCases(t *testing.T) []*Case {
 	return cs
 }
 
+// sharedValidator is compiled once for the package's runs.
+func sharedValidator(t *testing.T) *SchemaValidator {
+	t.Helper()
+	validatorOnce.Do(func() { validatorVal, validatorErr = NewSchemaValidator() })
+	if validatorErr != nil {
+		t.Fatal(validatorErr)
+	}
+	return validatorVal
+}
+
+var (
+	validatorOnce sync.Once
+	validatorVal  *SchemaValidator
+	validatorErr  error
+)
+
 func runFake(t *testing.T, mode string, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4}
+	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4, Validator: sharedValidator(t)}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -27,8 +27,9 @@ func ACPSchema() []byte { return append([]byte(nil), acpSchemaJSON...) }
 const schemaURL = "https://agentclientprotocol.com/schema.json"
 
 // SchemaValidator validates ACP messages against the schema, by method:
-// the envelope against the side's message type, params and results against
-// the definition the schema ties to the method (x-method, x-side).
+// params and results against the definition the schema ties to the method
+// (x-method, x-side), error objects against Error, ids against RequestId.
+// It is safe for concurrent use; one validator can serve many runs.
 type SchemaValidator struct {
 	c *jsonschema.Compiler
 
@@ -88,12 +89,12 @@ func NewSchemaValidator() (*SchemaValidator, error) {
 			v.agentDefs[key] = name
 		}
 	}
-	// Compile the envelopes now: a broken schema fails here, not mid-run.
-	if _, err := v.schema("#/anyOf/0"); err != nil {
-		return nil, err
-	}
-	if _, err := v.schema("#/anyOf/1"); err != nil {
-		return nil, err
+	// Compile the common definitions now: a broken schema fails here, not
+	// mid-run.
+	for _, ptr := range []string{"#/$defs/RequestId", "#/$defs/Error", "#/$defs/SessionNotification"} {
+		if _, err := v.schema(ptr); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }
@@ -123,19 +124,23 @@ func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	env := "#/anyOf/1" // Client
 	defs := v.clientDefs
 	if fromAgent {
-		env, defs = "#/anyOf/0", v.agentDefs
-	}
-	s, err := v.schema(env)
-	if err != nil {
-		return err
-	}
-	if err := s.Validate(inst); err != nil {
-		return v.schemaErr("message", err)
+		defs = v.agentDefs
 	}
 	obj, _ := inst.(map[string]any)
+	// The envelope: classify checked jsonrpc and the shape; the id must be
+	// a RequestId. Validating against the schema's whole message union
+	// would try every method's definition: by method is exact and cheaper.
+	if id, ok := obj["id"]; ok {
+		s, err := v.schema("#/$defs/RequestId")
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(id); err != nil {
+			return v.schemaErr("RequestId", err)
+		}
+	}
 	method := m.Method
 	var part any
 	switch m.Kind {
@@ -144,8 +149,15 @@ func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
 		if method == "" {
 			return fmt.Errorf("response to unknown request id %s", string(m.ID))
 		}
-		if _, isErr := obj["error"]; isErr {
-			return nil // the envelope already checked the Error shape
+		if e, isErr := obj["error"]; isErr {
+			s, err := v.schema("#/$defs/Error")
+			if err != nil {
+				return err
+			}
+			if err := s.Validate(e); err != nil {
+				return v.schemaErr("Error", err)
+			}
+			return nil
 		}
 		part = obj["result"]
 	default:

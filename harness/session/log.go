@@ -25,6 +25,10 @@ type Log struct {
 	store    *FileStore
 	subs     []subscriber // copy on write: Append reads it without copying
 	nextSub  int
+	// surface caches the messages DeriveMessages projected from
+	// events[:surfaceUpTo], so each model step decodes only new events.
+	surface     []llm.Message
+	surfaceUpTo int
 }
 
 // Option configures a Log.
@@ -265,12 +269,25 @@ func (l *Log) CurrentTodos() ([]TodoItem, bool) {
 	return CurrentTodos([]Event{e})
 }
 
-// DeriveMessages returns the model history projected from the surface.
+// DeriveMessages returns the model history projected from the surface. The
+// projection is cached and extended incrementally, so calling it once per
+// model step costs a copy of the history, not a decode of the whole log.
+// The returned messages are the caller's to modify.
 func (l *Log) DeriveMessages() []llm.Message {
 	l.mu.Lock()
-	events := l.events
-	l.mu.Unlock()
-	return DeriveMessages(events)
+	defer l.mu.Unlock()
+	for _, e := range l.events[l.surfaceUpTo:] {
+		if m, ok := surfaceMessage(e); ok {
+			l.surface = append(l.surface, m)
+		}
+	}
+	l.surfaceUpTo = len(l.events)
+	out := make([]llm.Message, len(l.surface))
+	for i, m := range l.surface {
+		m.Content = append([]llm.Part(nil), m.Content...)
+		out[i] = m
+	}
+	return out
 }
 
 // OpenTurn returns the open turn and step numbers (0 when none) and the

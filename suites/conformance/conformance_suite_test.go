@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -18,14 +19,20 @@ func TestConformance(t *testing.T) {
 	RunSpecs(t, "Conformance tier", Label("tier:conformance"))
 }
 
-// bins are the binaries under test, built once.
-var bins struct {
-	todoharness, mutant string
-}
+// bins are the binaries under test, built once; validator is the ACP
+// schema, compiled once for every run.
+var (
+	bins struct {
+		todoharness, mutant string
+	}
+	validator *conformance.SchemaValidator
+)
 
 var _ = BeforeSuite(func() {
 	var err error
 	bins.todoharness, bins.mutant, err = buildBinaries()
+	Expect(err).NotTo(HaveOccurred())
+	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
 })
 

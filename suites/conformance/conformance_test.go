@@ -51,7 +51,7 @@ func cases() []*conformance.Case {
 const caseTimeout = 3 * time.Second
 
 func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
-	cfg := conformance.Config{Agent: t, Cases: cases(), Timeout: caseTimeout, Grace: time.Second, Parallel: 3}
+	cfg := conformance.Config{Agent: t, Cases: cases(), Timeout: caseTimeout, Grace: time.Second, Parallel: 3, Validator: validator}
 	if mod != nil {
 		mod(&cfg)
 	}
