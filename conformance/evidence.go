@@ -175,13 +175,17 @@ func (ev *Evidence) plans() []planObs {
 			bySeq[s.ReqSeq] = seg{kind: "", respSeq: s.RespSeq}
 		}
 	}
-	cur, curProc, lastCall := seg{}, -1, ""
+	// A plan that arrives in a prompt's segment before the model was even
+	// asked anything for that prompt cannot show one of its writes: after a
+	// load, it is the load's replay, late (sent after the answer).
+	firstAsked := ev.firstRequestTimes()
+	cur, prev, curProc, lastCall := seg{}, seg{}, -1, ""
 	for _, m := range ev.Wire {
 		if m.Proc != curProc {
-			cur, curProc, lastCall = seg{}, m.Proc, ""
+			cur, prev, curProc, lastCall = seg{}, seg{}, m.Proc, ""
 		}
 		if s, ok := bySeq[m.Seq]; ok && m.Dir == Sent {
-			cur, lastCall = s, ""
+			prev, cur, lastCall = cur, s, ""
 			continue
 		}
 		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
@@ -211,6 +215,11 @@ func (ev *Evidence) plans() []planObs {
 		if cur.kind == "load" && cur.respSeq >= 0 && m.Seq > cur.respSeq {
 			p.AfterResponse = true
 		}
+		if cur.kind == "prompt" && prev.kind == "load" {
+			if t, ok := firstAsked[cur.prompt]; !ok || m.Time.Before(t) {
+				p.Segment, p.AfterResponse = "load", true
+			}
+		}
 		raw, ok := n.Params.Update["entries"]
 		switch {
 		case !ok:
@@ -236,6 +245,32 @@ func (ev *Evidence) plans() []planObs {
 		out = append(out, p)
 	}
 	return out
+}
+
+// firstRequestTimes maps each prompt to the time the mock model received
+// its first request (prompts whose first turn was never requested are
+// absent).
+func (ev *Evidence) firstRequestTimes() map[int]time.Time {
+	first := map[int]int{} // prompt -> its first script turn
+	prompt, start := 0, true
+	for ti, t := range ev.Case.Script {
+		if start {
+			first[prompt], start = ti, false
+		}
+		if len(t.ToolCalls) == 0 {
+			prompt, start = prompt+1, true
+		}
+	}
+	at := map[int]time.Time{}
+	for p, turn := range first {
+		for _, e := range ev.Journal {
+			if e.TurnIndex == turn {
+				at[p] = e.Time
+				break
+			}
+		}
+	}
+	return at
 }
 
 // result is what the model saw as the result of one tool call.

@@ -37,8 +37,10 @@ type WireMsg struct {
 	// Proc is the agent process (0, then 1 after a restart, ...).
 	Proc int    `json:"proc"`
 	Dir  string `json:"dir"`
-	// At is the time since the case started.
-	At time.Duration `json:"at"`
+	// At is the time since the case started; Time the same as a clock
+	// reading (comparable with the model journal's times).
+	At   time.Duration `json:"at"`
+	Time time.Time     `json:"-"`
 	// Line is the line as written (without the newline).
 	Line string `json:"line"`
 
@@ -64,7 +66,8 @@ func (w *wireLog) add(m WireMsg) WireMsg {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m.Seq = len(w.msgs)
-	m.At = time.Since(w.start)
+	m.Time = time.Now()
+	m.At = m.Time.Sub(w.start)
 	w.msgs = append(w.msgs, m)
 	return m
 }

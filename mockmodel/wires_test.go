@@ -343,6 +343,17 @@ var _ = Describe("wire formats", func() {
 			Expect(e.Tools[1].Parameters).To(BeEmpty())
 		})
 
+		It("streams malformed rawArguments as they are, but refuses them where input is an object (stream false)", func() {
+			srv := startServer(mustParse("- toolCalls: [{name: t, rawArguments: '{\"a\":'}]\n- toolCalls: [{name: t, rawArguments: '{\"a\":'}]\n", "raw.yaml"))
+			res, body := postWith(srv, "/v1/messages", withStream(anthropicBody, true), nil)
+			Expect(res.StatusCode).To(Equal(200))
+			Expect(string(body)).To(ContainSubstring(`"partial_json":"{\"a\":"`))
+			res, body = postWith(srv, "/v1/messages", withStream(anthropicBody, false), nil)
+			Expect(res.StatusCode).To(Equal(500))
+			Expect(string(body)).To(ContainSubstring(`raw.yaml: turn 2 of 2 (line 2): cannot be answered on the anthropic-messages wire: tool call call_2: rawArguments`))
+			Expect(string(body)).To(ContainSubstring(`"error_code":"mock_unsupported_on_wire"`))
+		})
+
 		DescribeTable("refuses malformed requests with 400 in the Anthropic shape",
 			func(body, want string) {
 				srv := startServer(mustParse("- text: ok\n", "m.yaml"))
