@@ -179,6 +179,11 @@ func (ev *Evidence) plans() []planObs {
 	// asked anything for that prompt cannot show one of its writes: after a
 	// load, it is the load's replay, late (sent after the answer).
 	firstAsked := ev.firstRequestTimes()
+	// A plan announced by a tool call of an earlier prompt is a replay too.
+	callPrompt := map[string]int{}
+	for _, w := range ev.Writes {
+		callPrompt[w.CallID] = w.Prompt
+	}
 	cur, prev, curProc, lastCall := seg{}, seg{}, -1, ""
 	for _, m := range ev.Wire {
 		if m.Proc != curProc {
@@ -216,7 +221,9 @@ func (ev *Evidence) plans() []planObs {
 			p.AfterResponse = true
 		}
 		if cur.kind == "prompt" && prev.kind == "load" {
-			if t, ok := firstAsked[cur.prompt]; !ok || m.Time.Before(t) {
+			t, asked := firstAsked[cur.prompt]
+			cp, known := callPrompt[lastCall]
+			if !asked || m.Time.Before(t) || (known && cp < cur.prompt) {
 				p.Segment, p.AfterResponse = "load", true
 			}
 		}

@@ -28,7 +28,7 @@ const (
 	// quietPeriod is how long the wire must stay silent after a
 	// session/load answer before the next request (a replay sent after the
 	// answer is then still seen as part of the load).
-	quietPeriod = 60 * time.Millisecond
+	quietPeriod = 150 * time.Millisecond
 	maxDrain    = time.Second
 )
 
