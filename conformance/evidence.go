@@ -18,6 +18,8 @@ type Evidence struct {
 	Dialect Dialect
 	Script  *mockmodel.Script
 	Cwd     string
+	// Home is the case's throw-away home folder (see Target.Home).
+	Home string
 
 	Wire    []WireMsg
 	Journal []mockmodel.JournalEntry

@@ -324,13 +324,25 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 	if !r.cfg.KeepDirs {
 		defer os.RemoveAll(cwd)
 	}
+	// The throw-away home: beside the working directory, never inside it
+	// (agents scan their cwd), and kept across a restart step (agents keep
+	// sessions and settings there).
+	home, err := os.MkdirTemp(r.cfg.TempDir, "conform-"+safeName(c.ID)+"-home-")
+	if err != nil {
+		ev.Aborted = fmt.Sprintf("make home directory: %v", err)
+		return res
+	}
+	ev.Home = home
+	if !r.cfg.KeepDirs {
+		defer os.RemoveAll(home)
+	}
 	srv := mockmodel.NewServer(script)
 	defer func() {
 		srv.Close()
 		ev.Journal = srv.Journal().Entries()
 	}()
 	u, _ := url.Parse(srv.URL)
-	vars := Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(), Cwd: cwd, Case: c.ID, Model: r.cfg.Model}
+	vars := Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(), Cwd: cwd, Home: home, Case: c.ID, Model: r.cfg.Model}
 	target, err := r.cfg.Agent.resolve(vars)
 	if err != nil {
 		ev.Aborted = err.Error()

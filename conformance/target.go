@@ -29,11 +29,31 @@ type Target struct {
 	// CleanEnv starts the agent with only Env (plus PATH and HOME) instead
 	// of the runner's whole environment.
 	CleanEnv bool `json:"cleanEnv,omitempty"`
+	// Home gives the agent a throw-away home folder (Vars.Home, one per
+	// case, kept across a restart step): HOME and XDG_CONFIG_HOME,
+	// XDG_DATA_HOME, XDG_CACHE_HOME, XDG_STATE_HOME point into it, so the
+	// agent reads no configuration of the user running the catalogue and
+	// leaves nothing behind. Files whose Dest starts with "~/" are written
+	// there (Vars.Home is made for every case, so {{.Home}} and "~/" work
+	// without it too, but HOME is then the runner's).
+	Home bool `json:"home,omitempty"`
 }
 
-// File is a template written into the agent's working directory.
+// HomeEnv lists the variables a Target with Home points into Vars.Home, as
+// K and the folder under Home ("" for Home itself).
+var HomeEnv = [][2]string{
+	{"HOME", ""},
+	{"XDG_CONFIG_HOME", ".config"},
+	{"XDG_DATA_HOME", ".local/share"},
+	{"XDG_CACHE_HOME", ".cache"},
+	{"XDG_STATE_HOME", ".local/state"},
+}
+
+// File is a template written into the agent's working directory (or, with
+// a Dest starting with "~/", into the case's throw-away home).
 type File struct {
-	// Dest is relative to the working directory (templated).
+	// Dest is relative to the working directory, or to Vars.Home when it
+	// starts with "~/" (templated).
 	Dest string `json:"dest"`
 	// Content is the template text.
 	Content string `json:"-"`
@@ -51,6 +71,9 @@ type Vars struct {
 	Port    string
 	// Cwd is the case's temporary working directory (the agent's cwd).
 	Cwd string
+	// Home is the case's throw-away home folder (see Target.Home); it is
+	// not inside Cwd.
+	Home string
 	// Case is the case ID; Model the model name to ask for.
 	Case  string
 	Model string
@@ -60,7 +83,8 @@ type Vars struct {
 const ModelURLEnv = "TODOHARNESS_MODEL_URL"
 
 // ParseFileFlag reads a --file SRC:DEST flag: SRC is read now, DEST is
-// relative to the case's working directory.
+// relative to the case's working directory (or to the throw-away home when
+// it starts with "~/").
 func ParseFileFlag(s string) (File, error) {
 	i := strings.LastIndex(s, ":")
 	if i <= 0 || i == len(s)-1 {
@@ -184,6 +208,14 @@ func (t Target) resolve(v Vars) (resolved, error) {
 	} else {
 		r.env = os.Environ()
 	}
+	if t.Home {
+		if v.Home == "" {
+			return r, errors.New("conformance: the target asks for a throw-away home, but the case has none")
+		}
+		for _, kv := range HomeEnv {
+			r.env = append(r.env, kv[0]+"="+filepath.Join(v.Home, filepath.FromSlash(kv[1])))
+		}
+	}
 	r.env = append(r.env, ModelURLEnv+"="+v.BaseURL)
 	for _, kv := range t.Env {
 		k, val, ok := strings.Cut(kv, "=")
@@ -201,14 +233,21 @@ func (t Target) resolve(v Vars) (resolved, error) {
 		if err != nil {
 			return r, err
 		}
+		root, where := v.Cwd, "the working directory"
+		if rest, ok := strings.CutPrefix(dest, "~/"); ok {
+			root, where, dest = v.Home, "the throw-away home (~/)", rest
+			if root == "" {
+				return r, fmt.Errorf("conformance: file %s: destination ~/%s: the case has no throw-away home", f.Src, dest)
+			}
+		}
 		if filepath.IsAbs(dest) || !filepath.IsLocal(dest) {
-			return r, fmt.Errorf("conformance: file %s: destination %q must be inside the working directory", f.Src, dest)
+			return r, fmt.Errorf("conformance: file %s: destination %q must be inside %s", f.Src, dest, where)
 		}
 		body, err := expand("file "+f.Src, f.Content, v)
 		if err != nil {
 			return r, err
 		}
-		p := filepath.Join(v.Cwd, dest)
+		p := filepath.Join(root, dest)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return r, fmt.Errorf("conformance: write file: %w", err)
 		}

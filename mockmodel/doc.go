@@ -79,6 +79,7 @@
 // # Script format (YAML)
 //
 //	name: todo-plan            # optional
+//	sideText: Untitled         # optional: answers side requests (below)
 //	turns:                     # or: the file is just the list of turns
 //	  - reasoning: Plan first.
 //	    toolCalls:
@@ -108,6 +109,13 @@
 //     return an error before any chunk);
 //   - hang: write half of the answer, then wait until the request is
 //     cancelled (for context-cancellation tests).
+//
+// Side requests: with sideText set, a request that offers no tools (a real
+// agent's session-title, topic or next-speaker request beside the agent
+// loop, whose requests always offer tools) is answered with that text and
+// takes no turn; its journal entry has Side set and TurnIndex -1. The
+// conformance runner sets it, so a real agent's side requests do not eat
+// the scripted turns.
 //
 // Turns are numbered from 1 in messages ("turn 2 of 3"); JournalEntry.TurnIndex
 // is the 0-based Go index. Every request consumes one turn, including one

@@ -41,8 +41,12 @@ type JournalEntry struct {
 	// JSON.
 	Raw json.RawMessage `json:"raw,omitempty"`
 	// TurnIndex is the 0-based script turn that answered, or -1 if none
-	// (malformed request, past the end of the script, unknown path).
+	// (malformed request, past the end of the script, unknown path, a side
+	// request).
 	TurnIndex int `json:"turnIndex"`
+	// Side marks a side request (no tools offered, Script.SideText set),
+	// answered with the side text outside the script.
+	Side bool `json:"side,omitempty"`
 	// Error says why the request was refused; empty on success.
 	Error string `json:"error,omitempty"`
 	// Status is the HTTP status answered (for the in-process model: the

@@ -116,6 +116,11 @@ func (p *player) take(req request, fits func(*plan) error) (*plan, JournalEntry,
 			Message: fmt.Sprintf("invalid script: %v", p.scriptErr)}
 		return nil, p.refuse(req, e), e
 	}
+	if side := p.script.side; side != nil && len(req.tools) == 0 {
+		je := p.entry(req)
+		je.Side = true
+		return side, p.journal.add(je), nil
+	}
 	p.mu.Lock()
 	idx := p.next
 	if idx < p.totalTurns {

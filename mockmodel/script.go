@@ -20,6 +20,13 @@ type Script struct {
 	// messages name it.
 	Path  string `json:"path,omitempty"`
 	Turns []Turn `json:"turns"`
+	// SideText, if not empty, makes every request that offers no tools a
+	// side request: real agents ask their model for a session title, a
+	// topic or next-speaker check beside the conversation, and those
+	// requests carry no tools while the agent loop's always do. A side
+	// request is answered with SideText (finish stop), takes no script
+	// turn, and is journaled with Side set and TurnIndex -1.
+	SideText string `json:"sideText,omitempty"`
 }
 
 // Turn answers one model request.
@@ -221,6 +228,9 @@ type delta struct {
 
 // where names a turn in messages: "script.yaml: turn 2 of 3 (line 9)".
 func (p *plan) where() string {
+	if p.turn < 0 {
+		return p.file + ": side request"
+	}
 	s := fmt.Sprintf("%s: turn %d of %d", p.file, p.turn+1, p.total)
 	if p.line > 0 {
 		s += fmt.Sprintf(" (line %d)", p.line)
@@ -240,6 +250,8 @@ func (p *plan) cut() int {
 type compiled struct {
 	file  string
 	plans []*plan
+	// side answers side requests (nil: there are none; see Script.SideText).
+	side *plan
 }
 
 func (s *Script) compile() (*compiled, error) {
@@ -344,6 +356,14 @@ func (s *Script) compile() (*compiled, error) {
 			return nil, fail("finish", fmt.Errorf("unknown finish %q (want stop, tool-calls, length or content-filter)", t.Finish))
 		}
 		c.plans = append(c.plans, p)
+	}
+	if s.SideText != "" {
+		sc, err := (&Script{Name: s.Name, Path: s.Path, Turns: []Turn{{Text: s.SideText}}}).compile()
+		if err != nil {
+			return nil, err
+		}
+		c.side = sc.plans[0]
+		c.side.turn, c.side.total = -1, len(c.plans)
 	}
 	return c, nil
 }

@@ -36,10 +36,12 @@ func parseYAML(data []byte, file string) (*Script, error) {
 	case yaml.SequenceNode:
 		turns = root
 	case yaml.MappingNode:
-		err := l.eachField(root, 0, "", []string{"name", "turns"}, func(key string, v *yaml.Node) error {
+		err := l.eachField(root, 0, "", []string{"name", "sideText", "turns"}, func(key string, v *yaml.Node) error {
 			switch key {
 			case "name":
 				return l.str(v, 0, "name", &s.Name)
+			case "sideText":
+				return l.str(v, 0, "sideText", &s.SideText)
 			case "turns":
 				if v.Kind != yaml.SequenceNode {
 					return l.errf(v, 0, "turns", "must be a list of turns, got %s", kindName(v))

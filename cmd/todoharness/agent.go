@@ -123,36 +123,48 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 // agentModel picks the model: --script, then --model-url, then DeepSeek when
 // DEEPSEEK_API_KEY is set.
 func agentModel(f agentFlags) (model llm.Model, name, desc string, err error) {
+	return modelChoice{script: f.script, modelURL: f.modelURL, model: f.model}.build(
+		"no model: give --script FILE (the scripted mock model), --model-url URL (an OpenAI-compatible server such as `todoharness mock`), or set DEEPSEEK_API_KEY (DeepSeek)")
+}
+
+// modelChoice is the model flags shared by agent and chat. The first that is
+// given wins: --script, --model-url, then DeepSeek when DEEPSEEK_API_KEY is set.
+type modelChoice struct {
+	script, modelURL, model string
+}
+
+// build makes the chosen model; missing is the error text when none is given.
+func (c modelChoice) build(missing string) (model llm.Model, name, desc string, err error) {
 	switch {
-	case f.script != "":
-		s, err := mockmodel.LoadScript(f.script)
+	case c.script != "":
+		s, err := mockmodel.LoadScript(c.script)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("--script: %w", err)
 		}
 		if err := s.Validate(); err != nil {
 			return nil, "", "", fmt.Errorf("--script: %w", err)
 		}
-		return mockmodel.NewModel(s), f.model, "script " + f.script, nil
-	case f.modelURL != "":
-		cfg := llm.ConfigFromEnv(f.model)
-		cfg.BaseURL = f.modelURL
+		return mockmodel.NewModel(s), c.model, "script " + c.script, nil
+	case c.modelURL != "":
+		cfg := llm.ConfigFromEnv(c.model)
+		cfg.BaseURL = c.modelURL
 		if cfg.APIKey == "" {
 			cfg.APIKey = "mock"
 		}
-		c, err := llm.NewClient(cfg)
+		cl, err := llm.NewClient(cfg)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("--model-url: %w", err)
 		}
-		return c, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
+		return cl, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
 	case os.Getenv("DEEPSEEK_API_KEY") != "":
-		cfg := llm.ConfigFromEnv(f.model)
-		c, err := llm.NewClient(cfg)
+		cfg := llm.ConfigFromEnv(c.model)
+		cl, err := llm.NewClient(cfg)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("DeepSeek: %w", err)
 		}
-		return c, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
+		return cl, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
 	}
-	return nil, "", "", errors.New("no model: give --script FILE (the scripted mock model), --model-url URL (an OpenAI-compatible server such as `todoharness mock`), or set DEEPSEEK_API_KEY (DeepSeek)")
+	return nil, "", "", errors.New(missing)
 }
 
 // sessionsDir resolves the sessions directory: the flag, $TODOHARNESS_SESSIONS,

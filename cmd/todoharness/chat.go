@@ -16,7 +16,6 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/stdio"
-	"github.com/todoharness/todoharness/mockmodel"
 )
 
 type chatFlags struct {
@@ -150,25 +149,8 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 // chatModel picks the model: --script, else DeepSeek when DEEPSEEK_API_KEY
 // is set.
 func chatModel(f chatFlags) (model llm.Model, name, desc string, err error) {
-	if f.script != "" {
-		s, err := mockmodel.LoadScript(f.script)
-		if err != nil {
-			return nil, "", "", fmt.Errorf("--script: %w", err)
-		}
-		if err := s.Validate(); err != nil {
-			return nil, "", "", fmt.Errorf("--script: %w", err)
-		}
-		return mockmodel.NewModel(s), f.model, "script " + f.script, nil
-	}
-	if os.Getenv("DEEPSEEK_API_KEY") != "" {
-		cfg := llm.ConfigFromEnv(f.model)
-		c, err := llm.NewClient(cfg)
-		if err != nil {
-			return nil, "", "", fmt.Errorf("DeepSeek: %w", err)
-		}
-		return c, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
-	}
-	return nil, "", "", errors.New("no model: DEEPSEEK_API_KEY is not set, so --script FILE is required (a mock-model script, see `todoharness mock serve --help`); set DEEPSEEK_API_KEY to chat with DeepSeek")
+	return modelChoice{script: f.script, model: f.model}.build(
+		"no model: DEEPSEEK_API_KEY is not set, so --script FILE is required (a mock-model script, see `todoharness mock serve --help`); set DEEPSEEK_API_KEY to chat with DeepSeek")
 }
 
 // newChatSessionID returns "chat-<UTC time>-<8 random hex digits>".

@@ -38,13 +38,16 @@ type conformOptions struct {
 	modelName  string
 	cleanEnv   bool
 	agentLabel string
+	preset     string
+	explain    bool
+	presets    bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
 func newConformCmd() *cobra.Command {
 	o := &conformOptions{}
 	cmd := &cobra.Command{
-		Use:   "conform [--agent 'CMD ARGS'] [flags]",
+		Use:   "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
 		Short: "Run the todo_write conformance catalogue against an ACP agent",
 		Long: `Run the conformance catalogue against an ACP agent: start it as a subprocess
 (fresh process and temporary working directory per case), point it at the
@@ -53,13 +56,24 @@ catalogue clause by clause (see --list).
 
 Without --agent the built-in reference agent is tested (this executable's own
 "agent" command). The agent command line, --env values and --file templates
-may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}},
-{{.Host}}, {{.Port}}, {{.Cwd}} (the case's working directory), {{.Case}} and
-{{.Model}}; TODOHARNESS_MODEL_URL is always set to the base URL.
+may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}}
+(the same without /v1, for Anthropic and Gemini clients), {{.Host}},
+{{.Port}}, {{.Cwd}} (the case's working directory), {{.Home}} (the case's
+throw-away home), {{.Case}} and {{.Model}}; TODOHARNESS_MODEL_URL is always
+set to the base URL. A --file whose DEST starts with ~/ is written into the
+throw-away home.
+
+--preset NAME supplies the wiring for a known agent (reference, opencode,
+codex, gemini, claude): its command, env variables and config files, a
+throw-away HOME per case; --list-presets prints them and --preset NAME
+--explain prints exactly what one writes. --agent still replaces the
+preset's command; --env and --file add to (and override) its own.
 
 Exit status: 0 when every MUST check passes (expected failures aside) and no
 expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 		Example: `  todoharness conform
+  todoharness conform --preset opencode
+  todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
   todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
   todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
@@ -90,11 +104,31 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
 	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
+	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
+	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
 	return cmd
 }
 
 func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.presets {
+		return conformance.WritePresetTable(out)
+	}
+	var preset *conformance.Preset
+	if o.preset != "" {
+		p, err := conformance.PresetByName(o.preset)
+		if err != nil {
+			return err
+		}
+		preset = &p
+		if p.Timeout > 0 && !cmd.Flags().Changed("timeout") {
+			o.timeout = p.Timeout
+		}
+	}
+	if o.explain {
+		return explainTarget(out, o, preset)
+	}
 	cases, err := loadConformCases(o)
 	if err != nil {
 		return err
@@ -102,7 +136,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.list {
 		return printCatalogue(out, cases)
 	}
-	target, err := conformTarget(o)
+	target, err := conformTarget(o, preset)
 	if err != nil {
 		return err
 	}
@@ -170,8 +204,40 @@ func writeReportFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// conformTarget builds the agent under test from the flags.
-func conformTarget(o *conformOptions) (conformance.Target, error) {
+// conformTarget builds the agent under test from the flags and the preset
+// (nil: none).
+func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.Target, error) {
+	if preset != nil {
+		t := preset.Target()
+		if preset.Self {
+			exe, err := os.Executable()
+			if err != nil {
+				return t, fmt.Errorf("conform: find the reference agent: %w", err)
+			}
+			t.Command[0] = exe
+		}
+		if o.agent != "" {
+			argv, err := conformance.SplitCommand(o.agent)
+			if err != nil {
+				return t, err
+			}
+			t.Command = argv
+			t.Name = o.preset + " preset, " + o.agent
+		}
+		if o.agentLabel != "" {
+			t.Name = o.agentLabel
+		}
+		t.Env = append(t.Env, o.env...)
+		t.CleanEnv = o.cleanEnv
+		for _, spec := range o.files {
+			f, err := conformance.ParseFileFlag(spec)
+			if err != nil {
+				return t, err
+			}
+			t.Files = append(t.Files, f)
+		}
+		return t, nil
+	}
 	t := conformance.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
 	if o.agent == "" {
 		exe, err := os.Executable()
@@ -197,6 +263,43 @@ func conformTarget(o *conformOptions) (conformance.Target, error) {
 		t.Files = append(t.Files, f)
 	}
 	return t, nil
+}
+
+// explainTarget prints what the agent under test gets: the preset's
+// rendering (with --agent, --env and --file applied), or the plain target.
+func explainTarget(w io.Writer, o *conformOptions, preset *conformance.Preset) error {
+	p := conformance.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks",
+		Dialect: conformance.DialectTodoWrite}
+	switch {
+	case preset != nil:
+		p = *preset
+	case o.agent == "":
+		ref, _ := conformance.PresetByName("reference")
+		p = ref
+	}
+	if o.agent != "" {
+		argv, err := conformance.SplitCommand(o.agent)
+		if err != nil {
+			return err
+		}
+		p.Command, p.Self = argv, false
+	}
+	p.Env = append(append([]string(nil), p.Env...), o.env...)
+	for _, spec := range o.files {
+		f, err := conformance.ParseFileFlag(spec)
+		if err != nil {
+			return err
+		}
+		p.Files = append(append([]conformance.File(nil), p.Files...), f)
+	}
+	if err := p.WriteExplain(w, conformance.ExplainVars(o.modelName)); err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	fmt.Fprintf(w, "  per-case timeout: %s\n", o.timeout)
+	if o.cleanEnv {
+		fmt.Fprintln(w, "  --clean-env: only PATH, HOME, TMPDIR of this process's environment are passed on")
+	}
+	return nil
 }
 
 // ReferenceAgentArgs is the command line that runs the reference agent in

@@ -201,16 +201,6 @@ func acceptDuplicates(cfg todo.Config, ex tools.Exec, raw json.RawMessage) (tool
 
 // wrongSummary is todo.Summary with one pending task too many.
 func wrongSummary(todos []session.TodoItem) string {
-	var p, i, c int
-	for _, t := range todos {
-		switch t.Status {
-		case session.StatusPending:
-			p++
-		case session.StatusInProgress:
-			i++
-		case session.StatusCompleted:
-			c++
-		}
-	}
-	return fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p+1, i, c)
+	p, i, c := todo.Counts(todos)
+	return todo.FormatSummary(p+1, i, c)
 }

@@ -136,20 +136,29 @@ func execute(cfg Config, exec tools.Exec, raw json.RawMessage) (tools.Result, er
 	return tools.TextResult(Summary(todos)), nil
 }
 
-// Summary is the result text the model sees: counts only, never the list.
-func Summary(todos []session.TodoItem) string {
-	var p, i, c int
+// Counts returns how many tasks are pending, in progress and completed.
+func Counts(todos []session.TodoItem) (pending, inProgress, completed int) {
 	for _, t := range todos {
 		switch t.Status {
 		case session.StatusPending:
-			p++
+			pending++
 		case session.StatusInProgress:
-			i++
+			inProgress++
 		case session.StatusCompleted:
-			c++
+			completed++
 		}
 	}
-	return fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
+	return pending, inProgress, completed
+}
+
+// FormatSummary words the counts as the result text the model sees.
+func FormatSummary(pending, inProgress, completed int) string {
+	return fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", pending, inProgress, completed)
+}
+
+// Summary is the result text the model sees: counts only, never the list.
+func Summary(todos []session.TodoItem) string {
+	return FormatSummary(Counts(todos))
 }
 
 // PresentCall is how UIs show a todo_write call: title "Update todo list",
