@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,11 +22,19 @@ type Evidence struct {
 	// Home is the case's throw-away home folder (see Target.Home).
 	Home string
 
-	Wire    []WireMsg
+	Wire []WireMsg
+	// Journal is what the agent sent the model for the script, in the
+	// mock's canonical form (whatever wire API it came on): the checks
+	// read only its canonical fields (Messages, Tools, System, TurnIndex,
+	// Time), never Raw or Path. Entries keep their Index in the mock's
+	// journal; side requests are left out.
 	Journal []mockmodel.JournalEntry
-	Steps   []StepResult
-	Procs   []ProcResult
-	Writes  []Write
+	// SideRequests are the requests that offered no tools (titles, topic
+	// checks), answered with SideText outside the script.
+	SideRequests []mockmodel.JournalEntry
+	Steps        []StepResult
+	Procs        []ProcResult
+	Writes       []Write
 
 	// Aborted says why the case did not run to completion ("" when it did).
 	Aborted string
@@ -285,17 +294,17 @@ func (ev *Evidence) firstRequestTimes() map[int]time.Time {
 // result is what the model saw as the result of one tool call.
 type result struct {
 	Found   bool
-	Request int // journal index of the first request carrying it
+	Request int // position in Evidence.Journal of the first request carrying it
 	IsError bool
 	Text    string
 }
 
 // resultOf finds the tool result for callID in the model journal.
 func (ev *Evidence) resultOf(callID string) result {
-	for _, e := range ev.Journal {
+	for i, e := range ev.Journal {
 		for _, m := range e.Messages {
 			if m.Role == llm.RoleTool && m.ToolCallID == callID {
-				return result{Found: true, Request: e.Index, IsError: m.IsError, Text: m.Text()}
+				return result{Found: true, Request: i, IsError: m.IsError, Text: m.Text()}
 			}
 		}
 	}
@@ -508,6 +517,14 @@ func jsonEqual(a string, b any) bool {
 		return false
 	}
 	return reflect.DeepEqual(va, b)
+}
+
+// allRequests is the mock's whole journal: the script's requests and the
+// side requests, in arrival order.
+func (ev *Evidence) allRequests() []mockmodel.JournalEntry {
+	all := append(append([]mockmodel.JournalEntry(nil), ev.Journal...), ev.SideRequests...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	return all
 }
 
 // promptsBeforeRestart is the number of prompt steps before the first

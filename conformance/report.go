@@ -19,13 +19,16 @@ type Report struct {
 	// Dialect is the dialect the cases were run in; DialectSource says
 	// whether it was detected, forced or defaulted; ToolsOffered lists the
 	// tools the agent offered the model in the probe case.
-	Dialect       string        `json:"dialect"`
-	DialectSource string        `json:"dialectSource"`
-	ToolsOffered  []string      `json:"toolsOffered,omitempty"`
-	Started       time.Time     `json:"started"`
-	Duration      time.Duration `json:"duration"`
-	Parallel      int           `json:"parallel"`
-	Timeout       time.Duration `json:"timeout"`
+	Dialect       string   `json:"dialect"`
+	DialectSource string   `json:"dialectSource"`
+	ToolsOffered  []string `json:"toolsOffered,omitempty"`
+	// Wires are the model APIs the agent used (mockmodel.Wire*), in order
+	// of first use.
+	Wires    []string      `json:"wires,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	Parallel int           `json:"parallel"`
+	Timeout  time.Duration `json:"timeout"`
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`
@@ -218,6 +221,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		counts[c.Outcome]++
 	}
 	fmt.Fprintf(w, "\nagent: %s\ndialect: %s (%s)\n", r.Agent, r.Dialect, r.DialectSource)
+	if len(r.Wires) > 0 {
+		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
+	}
 	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d skip, %d n/a; %d cases in %.2fs\n",
 		len(r.Checks), counts[Pass], counts[Fail], counts[Skip], counts[NA], len(r.Cases), r.Duration.Seconds())
 	verdict := "PASS: every MUST check passes"
@@ -378,9 +384,12 @@ func writeTranscript(d string, cr *CaseResult) error {
 		}
 		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line)
 	}
-	b.WriteString("\n== model requests (journal)\n")
-	for _, e := range ev.Journal {
-		fmt.Fprintf(&b, "request %d (turn %d)", e.Index+1, e.TurnIndex+1)
+	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
+	for _, e := range ev.allRequests() {
+		fmt.Fprintf(&b, "request %d (turn %d) %s %s", e.Index+1, e.TurnIndex+1, e.Wire, e.Path)
+		if e.Side {
+			fmt.Fprintf(&b, " SIDE REQUEST (no tools offered: answered %q, no script turn)", SideText)
+		}
 		if e.Error != "" {
 			fmt.Fprintf(&b, " REFUSED: %s", e.Error)
 		}
@@ -414,7 +423,8 @@ func writeTranscript(d string, cr *CaseResult) error {
 	if err := writeJSONL(filepath.Join(d, "wire.jsonl"), len(ev.Wire), func(i int) any { return ev.Wire[i] }); err != nil {
 		return err
 	}
-	if err := writeJSONL(filepath.Join(d, "journal.jsonl"), len(ev.Journal), func(i int) any { return ev.Journal[i] }); err != nil {
+	all := ev.allRequests()
+	if err := writeJSONL(filepath.Join(d, "journal.jsonl"), len(all), func(i int) any { return all[i] }); err != nil {
 		return err
 	}
 	for _, p := range ev.Procs {

@@ -196,6 +196,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wg.Wait()
 	rep.Cases = results
 	rep.Duration = time.Since(start)
+	rep.Wires = modelWires(results)
 	rep.judge(cfg.Checks, dialect, validator)
 	rep.applyExpected(cfg.Expected)
 	if cfg.Out != "" {
@@ -205,6 +206,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// SideText answers the side requests real agents send beside their agent
+// loop (a session title, a topic or next-speaker check): requests that
+// offer no tools. They take no script turn and are kept apart from the
+// journal the checks read (Evidence.SideRequests); see
+// mockmodel.Script.SideText.
+const SideText = "Untitled"
 
 // builtinProbe is the probe run when no selected case is marked probe.
 func builtinProbe() *Case {
@@ -257,7 +265,7 @@ func cancelledCase(c *Case, d Dialect, err error) *CaseResult {
 
 // script builds the mock-model script of a case in the agent's dialect.
 func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, error) {
-	s := &mockmodel.Script{Name: c.ID, Path: c.Source}
+	s := &mockmodel.Script{Name: c.ID, Path: c.Source, SideText: SideText}
 	for _, t := range c.Script {
 		mt := mockmodel.Turn{Text: t.Text, Reasoning: t.Reasoning, Finish: t.Finish}
 		if t.Usage != nil {
@@ -339,7 +347,13 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 	srv := mockmodel.NewServer(script)
 	defer func() {
 		srv.Close()
-		ev.Journal = srv.Journal().Entries()
+		for _, e := range srv.Journal().Entries() {
+			if e.Side {
+				ev.SideRequests = append(ev.SideRequests, e)
+			} else {
+				ev.Journal = append(ev.Journal, e)
+			}
+		}
 	}()
 	u, _ := url.Parse(srv.URL)
 	vars := Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(), Cwd: cwd, Home: home, Case: c.ID, Model: r.cfg.Model}
@@ -539,4 +553,22 @@ func safeName(s string) string {
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return truncate(s, n)
+}
+
+// modelWires lists the model APIs the agent used, in order of first use.
+func modelWires(results []*CaseResult) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r == nil || r.ev == nil {
+			continue
+		}
+		for _, e := range append(append([]mockmodel.JournalEntry(nil), r.ev.Journal...), r.ev.SideRequests...) {
+			if e.Wire != "" && !seen[e.Wire] {
+				seen[e.Wire] = true
+				out = append(out, e.Wire)
+			}
+		}
+	}
+	return out
 }

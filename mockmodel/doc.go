@@ -45,7 +45,9 @@
 //     previous_response_id is refused: the mock keeps no responses.
 //   - Anthropic Messages (WireAnthropic): POST /v1/messages; system as a
 //     string or text blocks, text, thinking, tool_use and tool_result
-//     blocks (is_error), tools with input_schema. SSE message_start, ping,
+//     blocks (is_error), tools with input_schema (POST
+//     /v1/messages/count_tokens answers an estimate, takes no turn and is
+//     not journaled: Claude Code asks it first). SSE message_start, ping,
 //     content_block_start/delta/stop per block (thinking_delta and a
 //     signature_delta, text_delta, input_json_delta), message_delta with
 //     stop_reason and usage, message_stop; stream false answers the message.

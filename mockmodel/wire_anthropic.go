@@ -25,7 +25,26 @@ const anthropicSignature = "todoharness-mock-signature"
 func (anthropicMessages) name() string { return WireAnthropic }
 
 func (anthropicMessages) routes() []route {
-	return []route{{http.MethodPost, "/v1/messages", "", serveAnthropic}}
+	return []route{
+		{http.MethodPost, "/v1/messages", "", serveAnthropic},
+		{http.MethodPost, "/v1/messages/count_tokens", "", serveAnthropicCountTokens},
+	}
+}
+
+// serveAnthropicCountTokens answers POST /v1/messages/count_tokens (Claude
+// Code asks it before a conversation and falls back to a real model
+// request, which would take a script turn, when it is missing). It is no
+// model turn and is not journaled: the count is an estimate, a token per
+// four bytes of the body.
+func serveAnthropicCountTokens(s *Server, w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil || !json.Valid(body) {
+		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
+			Message: fmt.Sprintf("%s: POST %s: the body is not JSON", s.p.file, r.URL.Path)}
+		anthropicMessages{}.writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
 }
 
 func (anthropicMessages) writeError(w http.ResponseWriter, e *RequestError) {

@@ -568,7 +568,7 @@ var _ = Describe("wire formats", func() {
 
 		It("guesses the error shape of an unknown endpoint from its path and headers", func() {
 			srv := startServer(mustParse("- text: ok\n", "m.yaml"))
-			_, b := postWith(srv, "/v1/messages/count_tokens", `{}`, nil)
+			_, b := postWith(srv, "/v1/messages/batches", `{}`, nil)
 			Expect(string(b)).To(ContainSubstring(`"type":"not_found_error"`))
 			Expect(string(b)).To(ContainSubstring(`"type":"error"`))
 			_, b = postWith(srv, "/v1/complete", `{}`, map[string]string{"anthropic-version": "2023-06-01"})
@@ -579,7 +579,7 @@ var _ = Describe("wire formats", func() {
 			e := decodeError(b)
 			Expect(e.Error.Type).To(Equal("not_found_error"))
 			Expect(e.Error.Message).To(ContainSubstring("served: POST /v1/chat/completions, POST /chat/completions, GET /v1/models, GET /models, " +
-				"POST /v1/responses, POST /responses, POST /v1/messages, POST /v1beta/models/{model}:generateContent|streamGenerateContent"))
+				"POST /v1/responses, POST /responses, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1beta/models/{model}:generateContent|streamGenerateContent"))
 		})
 
 		It("answers a wrong method in the wire's own shape", func() {
