@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench golden demo record record-mock cassette-from-log clean
+.PHONY: all build test vet fmt-check unit bench golden demo peers record record-mock cassette-from-log clean
 
 all: build
 
@@ -35,6 +35,15 @@ golden:
 # on the scripted mock model.
 demo: build
 	./$(BIN) conform --json bin/conform.json --junit bin/conform.xml --out bin/conform-transcripts
+
+# Opt-in, never part of make test: install the public ACP agents that have a
+# conform preset (opencode-ai, @zed-industries/codex-acp + @openai/codex,
+# @google/gemini-cli, @zed-industries/claude-code-acp) from the npm registry
+# into .cache/peers/ and run the catalogue against each, one summary row per
+# agent (also in .cache/peers/summary.md; reports and transcripts beside it).
+#   make peers PEERS_FLAGS='--preset gemini --skip-install'
+peers: build
+	./$(BIN) peers --cache .cache/peers $(PEERS_FLAGS)
 
 # Record the e2e cassettes (fixtures/e2e/*/cassette.yaml) against DeepSeek,
 # credentials scrubbed, then rewrite the e2e goldens for review:

@@ -55,11 +55,18 @@
 //
 // # Running a case
 //
-// Each case gets a fresh temporary working directory, its own mock model
+// Each case gets a fresh temporary working directory, a throw-away home
+// folder beside it (Target.Home makes it the agent's HOME and XDG_*
+// folders; files with a "~/" destination go there), its own mock model
 // server on 127.0.0.1 and a fresh agent process in its own process group.
 // The agent's argv, env values and --file templates see Vars: {{.BaseURL}}
-// (http://127.0.0.1:PORT/v1), {{.URL}}, {{.Host}}, {{.Port}}, {{.Cwd}},
-// {{.Case}}, {{.Model}}; TODOHARNESS_MODEL_URL is always set. A restart step
+// (http://127.0.0.1:PORT/v1), {{.URL}} (without /v1: Anthropic and Gemini
+// clients), {{.Host}}, {{.Port}}, {{.Cwd}}, {{.Home}}, {{.Case}},
+// {{.Model}}; TODOHARNESS_MODEL_URL is always set. The mock serves the
+// script over OpenAI chat, OpenAI Responses, Anthropic Messages and Gemini;
+// a request offering no tools (a real agent's title or topic request) is a
+// side request answered with SideText outside the script and kept out of
+// the checks (Evidence.SideRequests). A restart step
 // shuts the process down as an editor does (close stdin, wait Grace, SIGTERM
 // the group, wait Grace, SIGKILL the group) and starts a new one in the same
 // directory. A case that exceeds Timeout is killed with its whole process
@@ -68,9 +75,12 @@
 // never the runner.
 //
 // The runner is the ACP client: it answers session/request_permission with
-// an allow option, fs/read_text_file and fs/write_text_file inside the
-// case's directory only, and anything else with method-not-found, and
-// records each request. It keeps the raw wire (both directions, both
+// an allow option (allow_once, else allow_always, else another allow_*
+// kind; cancelled when there is none, never a reject option),
+// fs/read_text_file and fs/write_text_file for absolute paths inside the
+// case's directory only (symlinks followed; else -32602), and anything else
+// with method-not-found (-32601), and records each request with what was
+// asked (ProcResult.ClientRequests, the transcript). It keeps the raw wire (both directions, both
 // processes of a load case): checks read raw JSON, because SDK decoders
 // misfile update kinds they do not know, and ACP-SCHEMA-1 validates every
 // message the agent sends against the ACP JSON schema, by method (an
@@ -78,6 +88,17 @@
 // ACPSchemaSource). The second wire is the mock model's journal: the
 // requests the agent sent the model, in canonical form (messages, tool
 // results with their error flag, tools offered with their schemas).
+//
+// # Presets
+//
+// Presets is the wiring that points a known agent at the mock: reference
+// (the built-in agent), opencode (opencode acp, OpenAI chat), codex
+// (codex-acp, OpenAI Responses), gemini (gemini --acp, Gemini), claude
+// (claude-code-acp, Anthropic Messages). Each is a Target (command, env,
+// files in the cwd or the throw-away home) plus what it is sure and unsure
+// of; Preset.Render shows what it writes for given Vars, and `todoharness
+// conform --preset NAME --explain` prints it. `todoharness peers` installs
+// the agents from npm and runs the catalogue against each.
 //
 // # Dialects
 //

@@ -422,10 +422,16 @@ func evalHistory(ev *Evidence) verdict {
 			}
 		}
 	}
+	refused := map[string]bool{} // results taken as errors (flag or inferred)
+	for _, w := range ev.writes() {
+		if w.Result.IsError {
+			refused[w.CallID] = true
+		}
+	}
 	for _, e := range ev.Journal {
 		texts := []struct{ where, text string }{{"system prompt", e.System}}
 		for mi, msg := range e.Messages {
-			if msg.Role == llm.RoleTool && msg.IsError {
+			if msg.Role == llm.RoleTool && (msg.IsError || refused[msg.ToolCallID]) {
 				continue // error results may quote the offending item
 			}
 			for _, part := range msg.Content {

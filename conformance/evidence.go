@@ -252,6 +252,12 @@ func (ev *Evidence) plans() []planObs {
 			for _, e := range entries {
 				var pe PlanEntry
 				_ = json.Unmarshal(e["content"], &pe.Content)
+				if ev.Dialect.Name != DialectTodoWrite {
+					// Trimming is todo_write's rule: other agents may show
+					// content as the model sent it, and the canonical lists
+					// are trimmed.
+					pe.Content = strings.TrimSpace(pe.Content)
+				}
 				_ = json.Unmarshal(e["status"], &pe.Status)
 				if pr, ok := e["priority"]; ok {
 					pe.HasPriority = true
@@ -296,7 +302,9 @@ type result struct {
 	Found   bool
 	Request int // position in Evidence.Journal of the first request carrying it
 	IsError bool
-	Text    string
+	// Inferred: IsError is not on the wire but inferred (see writes).
+	Inferred bool
+	Text     string
 }
 
 // resultOf finds the tool result for callID in the model journal.
@@ -327,6 +335,18 @@ func (ev *Evidence) writes() []writeObs {
 			continue // its prompt was never sent
 		}
 		o := writeObs{Write: w, Result: ev.resultOf(w.CallID)}
+		if o.Result.Found && !o.Result.IsError && w.Reject && ev.Dialect.Name != DialectTodoWrite &&
+			ev.Journal[o.Result.Request].ToolErrors == mockmodel.ToolErrorsPrefix && !ev.shown(w) {
+			// OpenAI chat and Responses carry no error flag: the mock reads
+			// the harness's "Error:" wording, which other agents do not use
+			// (codex: "failed to parse function arguments: ..."). There, a
+			// result for a call the case's rules would refuse is taken as a
+			// refusal unless the agent showed its list as a plan: other
+			// dialects have their own validation rules (the TW-VALID checks
+			// are n/a for them), so either verdict is fine as long as the
+			// plan agrees with it.
+			o.Result.IsError, o.Result.Inferred = true, true
+		}
 		if o.Result.Found {
 			o.Accepted = !o.Result.IsError
 		} else {
@@ -335,6 +355,19 @@ func (ev *Evidence) writes() []writeObs {
 		out = append(out, o)
 	}
 	return out
+}
+
+// shown reports whether a plan update of w's prompt shows w's list.
+func (ev *Evidence) shown(w Write) bool {
+	if !w.Shaped {
+		return false
+	}
+	for _, p := range ev.plans() {
+		if p.Segment == "prompt" && p.Prompt == w.Prompt && sameTodos(p.todos(), w.Todos) {
+			return true
+		}
+	}
+	return false
 }
 
 // matching ties plan updates to writes. When the agent announces its tool

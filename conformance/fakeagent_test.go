@@ -266,6 +266,11 @@ func (f *fakeState) turn() error {
 // todoWrite validates like the contract says and shows the plan.
 func (f *fakeState) todoWrite(raw string) (string, bool) {
 	text, isErr := f.validateWrite(raw)
+	if isErr && f.has("no-error-prefix") {
+		// Worded as other agents do: no "Error:" prefix, and the refused
+		// arguments quoted back.
+		text = "failed to parse function arguments: " + strings.TrimPrefix(text, "Error: ") + " in " + raw
+	}
 	if isErr && f.has("plan-on-reject") {
 		var a struct {
 			Todos []map[string]any `json:"todos"`
@@ -290,11 +295,13 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 	for _, t := range a.Todos {
 		content, _ := t["content"].(string)
 		content = strings.TrimSpace(content)
-		t["content"] = content
+		if !f.has("accept-dup-raw") {
+			t["content"] = content // accept-dup-raw keeps (and shows) content as sent
+		}
 		if content == "" && !f.has("accept-empty") {
 			return "Error: invalid todo: `content` must be a non-empty string", true
 		}
-		if seen[content] {
+		if seen[content] && !f.has("accept-dup-raw") {
 			return fmt.Sprintf("Error: invalid todos: duplicate content %q", content), true
 		}
 		seen[content] = true

@@ -50,9 +50,8 @@ type Preset struct {
 	// take seconds to start); 0 keeps DefaultTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Install lists the npm packages that provide the command (for `make
-	// peers`); Version is the argv that prints the agent's version.
+	// peers`; the version reported is the first package's).
 	Install []string `json:"install,omitempty"`
-	Version []string `json:"version,omitempty"`
 	// Notes are what the preset is unsure of, and the agent's known quirks
 	// against a scripted model.
 	Notes []string `json:"notes,omitempty"`
@@ -161,11 +160,10 @@ func Presets() []Preset {
 			Files:   []File{{Dest: "opencode.json", Src: "preset opencode", Content: opencodeJSON}},
 			Timeout: 120 * time.Second,
 			Install: []string{"opencode-ai"},
-			Version: []string{"opencode", "--version"},
 			Notes: []string{
 				"opencode.json in the case cwd is opencode's project config; the provider is an @ai-sdk/openai-compatible one (bundled with opencode) whose baseURL is the mock",
 				"the OPENCODE_DISABLE_* variables exist in opencode 1.18 (checked in its binary); what each one skips at start-up is from its documentation, not tested one by one",
-				"opencode asks its small_model for a session title on the first prompt: that request takes a script turn too",
+				"opencode asks its small_model for a session title on the first prompt: a request without tools, answered as a side request (no script turn)",
 			},
 		},
 		{
@@ -184,7 +182,6 @@ func Presets() []Preset {
 			Files:   []File{{Dest: "~/.codex/config.toml", Src: "preset codex", Content: codexTOML}},
 			Timeout: 120 * time.Second,
 			Install: []string{"@zed-industries/codex-acp", "@openai/codex"},
-			Version: []string{"codex", "--version"},
 			Notes: []string{
 				"wire_api = \"responses\": codex 0.17x refuses wire_api = \"chat\" (\"no longer supported\", in its binary), so Codex is tested over OpenAI Responses only",
 				"a custom model_provider with env_key needs no login (no auth.json); whether codex-acp's own authentication check accepts that is version-dependent",
@@ -208,7 +205,6 @@ func Presets() []Preset {
 			Files:   []File{{Dest: "~/.gemini/settings.json", Src: "preset gemini", Content: geminiSettings}},
 			Timeout: 120 * time.Second,
 			Install: []string{"@google/gemini-cli"},
-			Version: []string{"gemini", "--version"},
 			Notes: []string{
 				"older releases take --experimental-acp instead of --acp: override with --agent 'gemini --experimental-acp'",
 				"GOOGLE_GEMINI_BASE_URL is read by @google/genai, the SDK gemini-cli uses; the model is pinned (model.name) so that no router request takes a script turn",
@@ -234,12 +230,14 @@ func Presets() []Preset {
 				"DISABLE_ERROR_REPORTING=1",
 				"DISABLE_NON_ESSENTIAL_MODEL_CALLS=1",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+				"IS_SANDBOX=1",
 			},
 			Timeout: 120 * time.Second,
 			Install: []string{"@zed-industries/claude-code-acp"},
 			Notes: []string{
-				"ANTHROPIC_BASE_URL is the mock without /v1 (the SDK appends /v1/messages)",
-				"the DISABLE_* variables are Claude Code's documented ones; DISABLE_NON_ESSENTIAL_MODEL_CALLS keeps side requests (titles, topic checks) from taking script turns, as far as the installed version honours it",
+				"ANTHROPIC_BASE_URL is the mock without /v1 (the SDK appends /v1/messages); Claude Code asks /v1/messages/count_tokens first, which the mock answers outside the script",
+				"IS_SANDBOX=1: claude-code-acp starts Claude Code with permissions bypassed, which Claude Code refuses as root (as in a CI container) unless IS_SANDBOX is set; harmless otherwise",
+				"the DISABLE_* variables are Claude Code's documented ones, set to keep it off the network and off side calls; a side request it still makes offers no tools and is answered outside the script",
 			},
 		},
 	}
@@ -348,7 +346,11 @@ func (p Preset) WriteExplain(w io.Writer, v Vars) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  wire API:  %s\n", wireDescription(p.Wire))
-	fmt.Fprintf(w, "  dialect:   %s (todo tool %s; detected from the tools offered, --dialect forces)\n", p.Dialect, d.Tool)
+	if p.Dialect == "" {
+		fmt.Fprintln(w, "  dialect:   detected from the tools the agent offers the model (--dialect forces one)")
+	} else {
+		fmt.Fprintf(w, "  dialect:   %s (todo tool %s; detected from the tools offered, --dialect forces)\n", p.Dialect, d.Tool)
+	}
 	cmd := strings.Join(r.Argv, " ")
 	if p.Self {
 		cmd += "   (first word: this executable)"
@@ -362,7 +364,7 @@ func (p Preset) WriteExplain(w io.Writer, v Vars) error {
 	} else {
 		fmt.Fprintln(w, "  home:      the runner's own HOME")
 	}
-	fmt.Fprintln(w, "  permission requests: answered by the runner with an allow option (allow_once, else allow_always)")
+	fmt.Fprintln(w, "  permission requests: answered by the runner with an allow option (allow_once, else allow_always, else another allow kind; cancelled when there is none)")
 	fmt.Fprintln(w, "  env (added to the runner's environment; --env overrides):")
 	for _, kv := range r.Env {
 		fmt.Fprintf(w, "    %s\n", kv)

@@ -48,7 +48,7 @@ func startProc(r resolved, cwd string) (*proc, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("conformance: stderr pipe: %w", err)
 	}
-	cmd := exec.Command(r.argv[0], r.argv[1:]...)
+	cmd := exec.Command(commandPath(r.argv[0], r.env), r.argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Env = r.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW

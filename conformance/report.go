@@ -362,7 +362,11 @@ func writeTranscript(d string, cr *CaseResult) error {
 	for _, p := range ev.Procs {
 		fmt.Fprintf(&b, "process %d: %s\n  startup %s, %s, %s\n", p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
 		for _, q := range p.ClientRequests {
-			fmt.Fprintf(&b, "  client request %s -> %s\n", q.Method, q.Answer)
+			detail := ""
+			if q.Detail != "" {
+				detail = " " + q.Detail
+			}
+			fmt.Fprintf(&b, "  client request %s%s -> %s\n", q.Method, detail, q.Answer)
 		}
 	}
 	b.WriteString("\n== steps\n")

@@ -51,7 +51,8 @@ type Config struct {
 	Parallel int
 	// Expected lists known failures (see ReadExpectedFailures).
 	Expected []ExpectedFailure
-	// Progress receives one line per finished case (nil: none).
+	// Progress receives one line per finished case (nil: none), one write
+	// at a time.
 	Progress io.Writer
 	// Out, if set, receives a transcript folder for every case with a
 	// failed check (ACP wire both ways, model journal, stderr).
@@ -229,6 +230,9 @@ func builtinProbe() *Case {
 type runner struct {
 	cfg       Config
 	validator *SchemaValidator
+	// progressMu serializes the progress lines of cases finishing at once
+	// (Config.Progress need not be safe for concurrent use).
+	progressMu sync.Mutex
 }
 
 // progress writes the live line of a finished case: ok, the checks it
@@ -243,6 +247,8 @@ func (r *runner) progress(res *CaseResult, n, total int) {
 	} else if failed := r.caseFailures(res.ev); len(failed) > 0 {
 		status = "FAIL " + strings.Join(failed, ", ")
 	}
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
 	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", n, total, res.ID, res.Duration.Seconds(), status)
 }
 

@@ -289,6 +289,22 @@ func TestRunClientRequests(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ev.Cwd, "out", "w.txt")); err != nil || string(b) != "written" {
 		t.Errorf("written file: %q %v", b, err)
 	}
+	// The transcript lists each client request with what was asked.
+	dir := t.TempDir()
+	if err := writeTranscript(dir, rep.Cases[0]); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "transcript.txt"))
+	for _, s := range []string{
+		`client request session/request_permission picked "yes" (allow_once) -> ok`,
+		"client request fs/read_text_file /etc/passwd -> JSON-RPC error -32602",
+		"client request fs/write_text_file " + filepath.Join(ev.Cwd, "out", "w.txt") + " (7 bytes) -> ok",
+		"client request terminal/create -> JSON-RPC error -32601",
+	} {
+		if !strings.Contains(string(text), s) {
+			t.Errorf("transcript lacks %q:\n%s", s, text)
+		}
+	}
 	// The runner's own messages are valid ACP too.
 	v, err := NewSchemaValidator()
 	if err != nil {
@@ -436,5 +452,125 @@ func TestRunCancelled(t *testing.T) {
 	}
 	if rep.OK {
 		t.Error("cancelled run reported OK")
+	}
+}
+
+// A target with Home gets a throw-away HOME per case, beside the cwd, the
+// same for both processes of a load case, with its ~/ files in it; the
+// runner removes it afterwards unless KeepDirs.
+func TestRunThrowAwayHome(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{true, false} {
+		tmp := t.TempDir()
+		target := Target{
+			Command: []string{"/bin/sh", "-c", `echo "$HOME $XDG_CONFIG_HOME $(cat "$HOME/.agent/config")" >> homes.txt; exec "$0" -test.run='^$'`, exe},
+			Env:     []string{fakeAgentEnv + "=1", fakeModeEnv + "=ok", "GORACE=atexit_sleep_ms=0"},
+			Files:   []File{{Dest: "~/.agent/config", Content: "url={{.URL}} home={{.Home}}", Src: "inline"}},
+			Home:    true,
+		}
+		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: DialectTodoWrite,
+			Timeout: 20 * time.Second, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: sharedValidator(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := rep.Cases[0].Evidence()
+		if ev.Home == "" || strings.HasPrefix(ev.Home, ev.Cwd) || filepath.Dir(ev.Home) != tmp {
+			t.Fatalf("home %q (cwd %q, temp %q)", ev.Home, ev.Cwd, tmp)
+		}
+		if !keep {
+			if _, err := os.Stat(ev.Home); !os.IsNotExist(err) {
+				t.Errorf("home left behind: %v", err)
+			}
+			continue
+		}
+		if !rep.OK {
+			dumpFailures(t, rep)
+		}
+		b, err := os.ReadFile(filepath.Join(ev.Cwd, "homes.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("want one line per process (a load case restarts), got %q", lines)
+		}
+		want := ev.Home + " " + ev.Home + "/.config url=http://127.0.0.1:"
+		for _, l := range lines {
+			if !strings.HasPrefix(l, want) || !strings.HasSuffix(l, " home="+ev.Home) {
+				t.Errorf("process saw %q, want %q... home=%s", l, want, ev.Home)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(ev.Cwd, ".agent")); err == nil {
+			t.Error("a ~/ file was written into the cwd")
+		}
+	}
+}
+
+// On a wire without an error flag (OpenAI chat here), another dialect's
+// refusal is not worded "Error: ...": the result of a call the case's rules
+// would refuse is then taken as a refusal unless the agent showed its list,
+// so an agent that refuses (and quotes the bad arguments back) passes
+// TW-PLAN-1 and TW-HISTORY-1, and one that accepts and shows it (its own
+// rules) is judged as accepting.
+func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
+	t.Parallel()
+	// The fake offers todo_write; forced to opencode, the mock calls
+	// todowrite with the same argument shape and the fake executes it.
+	rep := runFake(t, "no-error-prefix", func(c *Config) { c.Dialect = DialectOpencode })
+	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
+		dumpFailures(t, rep)
+		t.Fatalf("failed %v, want %v (only the tool name differs)", got, want)
+	}
+	inferred := 0
+	for _, c := range rep.Cases {
+		for _, w := range c.Evidence().writes() {
+			if w.Result.Inferred {
+				inferred++
+				if !w.Reject || w.Accepted {
+					t.Errorf("%s %s: inferred a refusal for a write the case accepts", c.ID, w.CallID)
+				}
+			}
+		}
+	}
+	if inferred == 0 {
+		t.Error("no refusal was inferred")
+	}
+	// An agent whose own rules accept what todo_write refuses (empty
+	// content here), and shows it: judged as accepting, consistently.
+	rep = runFake(t, "accept-empty", func(c *Config) { c.Dialect = DialectOpencode })
+	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
+		dumpFailures(t, rep)
+		t.Errorf("another dialect accepting and showing a list todo_write refuses: failed %v, want %v", got, want)
+	}
+	// Its own rules may also keep duplicates and show content untrimmed
+	// (codex does): trimming is compared for todo_write only.
+	rep = runFake(t, "accept-dup-raw", func(c *Config) { c.Dialect = DialectOpencode })
+	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
+		dumpFailures(t, rep)
+		t.Errorf("another dialect keeping untrimmed duplicates: failed %v, want %v", got, want)
+	}
+	rep = runFake(t, "accept-dup-raw", nil)
+	for _, id := range []string{"TW-VALID-DUP", "TW-PLAN-1"} {
+		if c, _ := rep.Check(id); c.Outcome != Fail {
+			t.Errorf("todo_write dialect, untrimmed duplicates: %s %s, want fail", id, c.Outcome)
+		}
+	}
+	// An agent that flags its refusal (is_error on Anthropic, here the
+	// "Error:" prefix) and still shows the refused list fails: the flag wins.
+	rep = runFake(t, "plan-on-reject", func(c *Config) { c.Dialect = DialectOpencode })
+	for _, id := range []string{"TW-PLAN-1", "TW-REJECT-KEEP-1"} {
+		if c, _ := rep.Check(id); c.Outcome != Fail {
+			t.Errorf("%s: %s, want a failure for plans shown for flagged refusals", id, c.Outcome)
+		}
+	}
+	// The canonical dialect keeps the spec's own rule: a refusal is an
+	// "Error:" result, so an unprefixed one is an acceptance.
+	rep = runFake(t, "no-error-prefix", nil)
+	if c, _ := rep.Check("TW-VALID-DUP"); c.Outcome != Fail {
+		t.Errorf("todo_write dialect: TW-VALID-DUP %s, want fail", c.Outcome)
 	}
 }

@@ -265,3 +265,29 @@ func (t Target) String() string {
 	}
 	return strings.Join(t.Command, " ")
 }
+
+// commandPath looks a bare command name up in the PATH the agent gets (the
+// last PATH= of env), so that a PATH given with --env or by a preset finds
+// the command too; it falls back to the name (exec then uses the runner's
+// PATH).
+func commandPath(name string, env []string) string {
+	if name == "" || strings.ContainsRune(name, filepath.Separator) {
+		return name
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return name
+}

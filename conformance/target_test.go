@@ -78,6 +78,48 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveHome(t *testing.T) {
+	v := Vars{BaseURL: "http://127.0.0.1:1/v1", Cwd: t.TempDir(), Home: t.TempDir()}
+	tg := Target{Command: []string{"a"}, Home: true, Files: []File{
+		{Dest: "~/.cfg/agent.json", Content: `{"home": "{{.Home}}"}`, Src: "h"},
+		{Dest: "local.txt", Content: "cwd", Src: "c"},
+	}}
+	r, err := tg.resolve(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(v.Home, ".cfg", "agent.json")); err != nil || string(b) != `{"home": "`+v.Home+`"}` {
+		t.Errorf("home file %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(v.Cwd, "local.txt")); err != nil || string(b) != "cwd" {
+		t.Errorf("cwd file %q %v", b, err)
+	}
+	env := strings.Join(r.env, "\n")
+	for _, kv := range []string{"HOME=" + v.Home, "XDG_CONFIG_HOME=" + v.Home + "/.config", "XDG_DATA_HOME=" + v.Home + "/.local/share",
+		"XDG_CACHE_HOME=" + v.Home + "/.cache", "XDG_STATE_HOME=" + v.Home + "/.local/state"} {
+		if !strings.Contains(env, kv) {
+			t.Errorf("env lacks %s", kv)
+		}
+	}
+	// --env comes after the home's variables, so it can override HOME.
+	r, err = Target{Command: []string{"a"}, Home: true, Env: []string{"HOME=/custom"}}.resolve(v)
+	if err != nil || r.env[len(r.env)-1] != "HOME=/custom" {
+		t.Errorf("override: %v %v", r.env[len(r.env)-3:], err)
+	}
+	for name, bad := range map[string]Target{
+		"escaping home file": {Command: []string{"a"}, Files: []File{{Dest: "~/../x"}}},
+		"home without Home":  {Command: []string{"a"}, Home: true},
+	} {
+		vv := v
+		if name == "home without Home" {
+			vv.Home = ""
+		}
+		if _, err := bad.resolve(vv); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
 func TestParseFileFlag(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "a.toml")
 	os.WriteFile(src, []byte("x={{.Port}}"), 0o644)
@@ -107,5 +149,21 @@ func TestExpectedFailuresParse(t *testing.T) {
 	}
 	if err := validateExpected([]ExpectedFailure{{ID: "TW-PLAN-1", Reason: "r"}, {ID: "TW-PLAN-1", Reason: "r"}}, Catalogue()); err == nil {
 		t.Error("duplicate entry accepted")
+	}
+}
+
+func TestCommandPath(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "my-agent")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "not-exec"), []byte(""), 0o644)
+	env := []string{"PATH=/nonexistent", "PATH=/also-not:" + dir}
+	if got := commandPath("my-agent", env); got != exe {
+		t.Errorf("found %q, want %q (the last PATH of the agent's env)", got, exe)
+	}
+	for _, name := range []string{"not-exec", "missing", "/bin/sh", "./rel/agent"} {
+		if got := commandPath(name, env); got != name {
+			t.Errorf("%s: %q, want it unchanged", name, got)
+		}
 	}
 }

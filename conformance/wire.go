@@ -153,6 +153,9 @@ func idKey(id json.RawMessage) string {
 // ClientRequest is a request the agent made to the runner, and the answer.
 type ClientRequest struct {
 	Method string `json:"method"`
+	// Detail says what was asked and chosen: the path of an fs request,
+	// the option picked for a permission request.
+	Detail string `json:"detail,omitempty"`
 	Answer string `json:"answer"`
 }
 
@@ -224,7 +227,7 @@ func (c *conn) dispatch(line []byte) {
 
 // answer serves a request the agent made to the client.
 func (c *conn) answer(env envelope) {
-	result, rerr := c.serve(env.Method, env.Params)
+	result, detail, rerr := c.serve(env.Method, env.Params)
 	resp := map[string]any{"jsonrpc": "2.0", "id": env.ID}
 	ans := "ok"
 	if rerr != nil {
@@ -234,12 +237,18 @@ func (c *conn) answer(env envelope) {
 		resp["result"] = result
 	}
 	c.mu.Lock()
-	c.clientReqs = append(c.clientReqs, ClientRequest{Method: env.Method, Answer: ans})
+	c.clientReqs = append(c.clientReqs, ClientRequest{Method: env.Method, Detail: detail, Answer: ans})
 	c.mu.Unlock()
 	_, _ = c.writeMsg(resp, "", env.Method)
 }
 
-func (c *conn) serve(method string, params json.RawMessage) (any, *RPCError) {
+// serve answers one client-side request: the result or a JSON-RPC error,
+// and a detail for the transcript. session/request_permission picks an
+// allow option (allow_once, else allow_always, else any allow_* kind) and
+// answers cancelled when there is none, never a reject option; the fs
+// methods work inside the case's cwd only; anything else is method not
+// found.
+func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCError) {
 	switch method {
 	case "session/request_permission":
 		var p struct {
@@ -249,20 +258,25 @@ func (c *conn) serve(method string, params json.RawMessage) (any, *RPCError) {
 			} `json:"options"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil || len(p.Options) == 0 {
-			return nil, &RPCError{Code: -32602, Message: "invalid params: no permission options"}
+			return nil, "", &RPCError{Code: -32602, Message: "invalid params: no permission options"}
 		}
-		choice := ""
-		for _, want := range []string{"allow_once", "allow_always"} {
+		choice, kind := "", ""
+		for _, want := range []func(string) bool{
+			func(k string) bool { return k == "allow_once" },
+			func(k string) bool { return k == "allow_always" },
+			func(k string) bool { return strings.HasPrefix(k, "allow") },
+		} {
 			for _, o := range p.Options {
-				if o.Kind == want && choice == "" {
-					choice = o.OptionID
+				if choice == "" && want(o.Kind) {
+					choice, kind = o.OptionID, o.Kind
 				}
 			}
 		}
 		if choice == "" {
-			choice = p.Options[0].OptionID
+			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, "no allow option: cancelled", nil
 		}
-		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}}, nil
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}},
+			fmt.Sprintf("picked %q (%s)", choice, kind), nil
 	case "fs/read_text_file":
 		var p struct {
 			Path  string `json:"path"`
@@ -270,15 +284,15 @@ func (c *conn) serve(method string, params json.RawMessage) (any, *RPCError) {
 			Limit *int   `json:"limit"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
 		}
 		full, rerr := c.inside(p.Path)
 		if rerr != nil {
-			return nil, rerr
+			return nil, p.Path, rerr
 		}
 		data, err := os.ReadFile(full)
 		if err != nil {
-			return nil, &RPCError{Code: -32603, Message: err.Error()}
+			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
 		text := string(data)
 		if p.Line != nil || p.Limit != nil {
@@ -293,32 +307,35 @@ func (c *conn) serve(method string, params json.RawMessage) (any, *RPCError) {
 			}
 			text = strings.Join(lines[start:end], "")
 		}
-		return map[string]any{"content": text}, nil
+		return map[string]any{"content": text}, p.Path, nil
 	case "fs/write_text_file":
 		var p struct {
 			Path    string `json:"path"`
 			Content string `json:"content"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
 		}
 		full, rerr := c.inside(p.Path)
 		if rerr != nil {
-			return nil, rerr
+			return nil, p.Path, rerr
 		}
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, &RPCError{Code: -32603, Message: err.Error()}
+			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
 		if err := os.WriteFile(full, []byte(p.Content), 0o644); err != nil {
-			return nil, &RPCError{Code: -32603, Message: err.Error()}
+			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
-		return map[string]any{}, nil
+		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(p.Content)), nil
 	default:
-		return nil, &RPCError{Code: -32601, Message: "Method not found: " + method}
+		return nil, "", &RPCError{Code: -32601, Message: "Method not found: " + method}
 	}
 }
 
-// inside resolves an absolute path that must be inside the case cwd.
+// inside resolves an absolute path that must be inside the case cwd, also
+// once symlinks are followed: the deepest part of the path that exists
+// must resolve inside the cwd, and a dangling symlink on the way is
+// refused (a write would follow it wherever it points).
 func (c *conn) inside(p string) (string, *RPCError) {
 	if !filepath.IsAbs(p) {
 		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is not absolute", p)}
@@ -328,12 +345,27 @@ func (c *conn) inside(p string) (string, *RPCError) {
 		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is outside the session's working directory", p)}
 	}
 	full := filepath.Join(c.root, rel)
-	// Refuse to follow a symlink out of the root.
-	if real, err := filepath.EvalSymlinks(filepath.Dir(full)); err == nil {
-		rootReal, _ := filepath.EvalSymlinks(c.root)
-		if r, err := filepath.Rel(rootReal, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
-			return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q leaves the working directory", p)}
+	rootReal, err := filepath.EvalSymlinks(c.root)
+	if err != nil {
+		rootReal = c.root
+	}
+	leaves := &RPCError{Code: -32602, Message: fmt.Sprintf("path %q leaves the working directory through a symlink", p)}
+	for probe := full; ; {
+		real, err := filepath.EvalSymlinks(probe)
+		if err == nil {
+			if r, err := filepath.Rel(rootReal, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
+				return "", leaves
+			}
+			break
 		}
+		if fi, lerr := os.Lstat(probe); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return "", leaves // a symlink that points nowhere (yet)
+		}
+		parent := filepath.Dir(probe)
+		if parent == probe {
+			break
+		}
+		probe = parent
 	}
 	return full, nil
 }

@@ -210,10 +210,10 @@ var _ = Describe("In-process model", func() {
 
 		It("hang waits for the context", func() {
 			m := mockmodel.NewModel(mustParse("- text: one two three four\n  fault: hang\n", "hang.yaml"))
+			start := time.Now() // before the deadline is set: it counts from here
 			c, cancel := context.WithTimeout(ctx(), 100*time.Millisecond)
 			defer cancel()
 			var chunks []llm.Chunk
-			start := time.Now()
 			_, err := m.Stream(c, userRequest("go"), collect(&chunks))
 			Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue())
 			Expect(time.Since(start)).To(BeNumerically(">=", 100*time.Millisecond))

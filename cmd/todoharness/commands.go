@@ -10,6 +10,7 @@ func subcommands() []*cobra.Command {
 		newAgentCmd(),
 		newChatCmd(),
 		newConformCmd(),
+		newPeersCmd(),
 		newRecordCmd(),
 		newCassetteCmd(),
 	}

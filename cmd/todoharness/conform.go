@@ -86,7 +86,7 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f := cmd.Flags()
 	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
 	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
-	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the agent's working directory (repeatable)")
+	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the case's working directory, or its throw-away home when DEST starts with ~/ (repeatable)")
 	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
 	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
@@ -268,8 +268,7 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 // explainTarget prints what the agent under test gets: the preset's
 // rendering (with --agent, --env and --file applied), or the plain target.
 func explainTarget(w io.Writer, o *conformOptions, preset *conformance.Preset) error {
-	p := conformance.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks",
-		Dialect: conformance.DialectTodoWrite}
+	p := conformance.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks"}
 	switch {
 	case preset != nil:
 		p = *preset

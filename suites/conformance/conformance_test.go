@@ -331,6 +331,44 @@ script:
 		Expect(out).To(MatchRegexp(`TW-REPLACE-1\s+MUST\s+PASS`))
 	})
 
+	It("lists the presets, and explains one with the wire API, the dialect and every file and variable it writes", func() {
+		code, out := conform("--list-presets")
+		Expect(code).To(Equal(0), out)
+		for _, p := range conformance.Presets() {
+			Expect(out).To(MatchRegexp(`(?m)^%s\s.*%s\s+%s`, p.Name, p.Wire, p.Dialect))
+		}
+		code, out = conform("--preset", "codex", "--explain")
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("wire API:  openai-responses"))
+		Expect(out).To(ContainSubstring("file ~/.codex/config.toml (in the throw-away home)"))
+		Expect(out).To(ContainSubstring(`base_url = "http://127.0.0.1:PORT/v1"`))
+		Expect(out).To(ContainSubstring("CODEX_HOME=/tmp/conform-CASE-home-XXXX/.codex"))
+		Expect(out).To(ContainSubstring("timeout:   2m0s"))
+		// --agent replaces the command, --env adds to the preset's.
+		code, out = conform("--preset", "claude", "--agent", "my-claude-acp --flag", "--env", "EXTRA=1", "--explain")
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("command:   my-claude-acp --flag"))
+		Expect(out).To(ContainSubstring("ANTHROPIC_BASE_URL=http://127.0.0.1:PORT\n"))
+		Expect(out).To(ContainSubstring("    EXTRA=1"))
+		code, out = conform("--preset", "nope")
+		Expect(code).To(Equal(2), out)
+		Expect(out).To(ContainSubstring("known: reference, opencode, codex, gemini, claude"))
+	})
+
+	It("runs the reference preset, and a preset's wiring with --agent replacing its command", func() {
+		code, out := conform("--preset", "reference", "--case", "plan-basic")
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("model API: openai-chat"))
+		// The codex preset's home and config, with the mutant speaking
+		// codex's dialect over OpenAI Responses standing in for codex-acp.
+		agent := bins.mutant + " --wire responses --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
+		code, out = conform("--preset", "codex", "--agent", agent, "--env", "TODOHARNESS_MUTANT=as-codex", "--timeout", caseTimeout.String())
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("dialect: codex (detected)"))
+		Expect(out).To(ContainSubstring("model API: openai-responses"))
+		Expect(out).To(ContainSubstring("agent: codex preset, " + bins.mutant))
+	})
+
 	It("exits 2 when the run cannot start", func() {
 		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
 		Expect(code).To(Equal(2), out)

@@ -6,10 +6,19 @@
 // the suite can prove that every MUST check of the catalogue can fail,
 // including the ones about the tool's name, schema and validation rules.
 //
-//	mutant --model-url URL --sessions DIR
+//	mutant --model-url URL --sessions DIR [--wire openai|responses|anthropic|gemini]
+//
+// --wire picks the model API (default OpenAI chat completions through the
+// harness's client; responses, anthropic and gemini use the small clients
+// of wire.go, given the mock's URL with or without /v1).
+//
+// With $TODOHARNESS_SIDE_REQUEST set, its first model request is preceded
+// by a side request offering no tools (as opencode's title request).
 //
 // Mutations:
 //
+//	none          no mutation: the reference tool (to run the reference
+//	              behaviour over another --wire)
 //	rename-tool   the todo tool is offered as "todo_list"
 //	loose-schema  the schema requires nothing
 //	extra-status  the status enum also allows "cancelled"
@@ -52,7 +61,7 @@ const Env = "TODOHARNESS_MUTANT"
 
 // mutations lists the known mutations.
 func mutations() []string {
-	return []string{"rename-tool", "loose-schema", "extra-status", "accept-empty", "accept-blank", "any-status", "string-list",
+	return []string{"none", "rename-tool", "loose-schema", "extra-status", "accept-empty", "accept-blank", "any-status", "string-list",
 		"as-opencode", "as-codex", "as-gemini", "as-claude"}
 }
 
@@ -68,6 +77,7 @@ func main() {
 func run(ctx context.Context) error {
 	modelURL := flag.String("model-url", "", "OpenAI-compatible base URL")
 	sessions := flag.String("sessions", ".sessions", "sessions directory")
+	wire := flag.String("wire", "openai", "model API: openai, responses, anthropic or gemini")
 	flag.Parse()
 	mut := os.Getenv(Env)
 	known := false
@@ -85,15 +95,25 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := llm.NewClient(llm.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
+	var client llm.Model
+	if *wire == "openai" {
+		client, err = llm.NewClient(llm.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
+	} else {
+		client, err = newWireModel(*wire, *modelURL)
+	}
 	if err != nil {
 		return err
+	}
+	if os.Getenv(SideEnv) != "" {
+		client = &sideFirst{Model: client}
 	}
 	if err := os.MkdirAll(*sessions, 0o755); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	logger.Warn("mutant agent: broken on purpose", "mutation", mut)
+	if mut != "none" {
+		logger.Warn("mutant agent: broken on purpose", "mutation", mut)
+	}
 	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: *sessions}, Model: client, ModelName: "mock", Tools: reg, Logger: logger})
 	if err != nil {
 		return err
@@ -117,6 +137,9 @@ func mutate(reg *tools.Registry, mut string) (*tools.Registry, error) {
 }
 
 func mutateTodo(t tools.Tool, mut string) tools.Tool {
+	if mut == "none" {
+		return t
+	}
 	if d, ok := strings.CutPrefix(mut, "as-"); ok {
 		dialect, err := conformance.DialectByName(d)
 		if err != nil {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeNPM writes an npm stand-in: script is its body; it is run as
+// `npm install --prefix DIR ... PKG@latest...`.
+func fakeNPM(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "npm")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPeersRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	// The gemini preset's package "installs" a gemini command that exits at
+	// once; the codex preset's install fails.
+	npm := fakeNPM(t, `dir="$3"
+case "$*" in
+*@google/gemini-cli@latest*)
+  mkdir -p "$dir/node_modules/.bin" "$dir/node_modules/@google/gemini-cli"
+  echo '{"name":"@google/gemini-cli","version":"9.9.9"}' > "$dir/node_modules/@google/gemini-cli/package.json"
+  printf '#!/bin/sh\necho "gemini: cannot reach its server" >&2\nexit 3\n' > "$dir/node_modules/.bin/gemini"
+  chmod +x "$dir/node_modules/.bin/gemini" ;;
+*@zed-industries/claude-code-acp@latest*)
+  mkdir -p "$dir/node_modules" ;;
+*) echo "npm error 404 Not Found - GET https://registry/codex" >&2; exit 1 ;;
+esac
+`)
+	cache := t.TempDir()
+	var out, errw bytes.Buffer
+	err := runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"codex", "gemini", "claude"},
+		timeout: 3 * time.Second, installTime: time.Minute, parallel: 4})
+	var ec exitCode
+	if !errors.As(err, &ec) || ec != 1 {
+		t.Errorf("exit %v, want 1 (an agent could not be run)", err)
+	}
+	table := out.String()
+	rows := map[string]string{}
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = l
+		}
+	}
+	for preset, want := range map[string][]string{
+		"codex":  {"install failed", "404 Not Found"},
+		"gemini": {"9.9.9", "did not start", "cannot reach its server"},
+		"claude": {"not installed: no claude-code-acp command"},
+	} {
+		for _, s := range want {
+			if !strings.Contains(rows[preset], s) {
+				t.Errorf("%s row lacks %q:\n%s\nstderr:\n%s", preset, s, table, errw.String())
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(cache, "summary.md"))
+	if err != nil || !strings.Contains(string(md), "| gemini | Gemini CLI | 9.9.9 |") {
+		t.Errorf("summary.md: %v\n%s", err, md)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "gemini", "report.json")); err != nil {
+		t.Errorf("no report for the agent that ran: %v", err)
+	}
+	if err := runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"nope"}}); err == nil {
+		t.Error("an unknown preset was accepted")
+	}
+}

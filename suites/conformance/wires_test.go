@@ -1,0 +1,107 @@
+package conformance
+
+import (
+	"sort"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// overWire is the mutant speaking the model API wire (openai, responses,
+// anthropic, gemini) with mutation m.
+func overWire(wire, m string) conformance.Target {
+	t := mutant(m)
+	t.Name = "mutant " + m + " over " + wire
+	t.Command = append(t.Command, "--wire", wire)
+	return t
+}
+
+var _ = Describe("the checks work whatever model API the agent speaks", func() {
+	wireOf := map[string]string{
+		"openai":    mockmodel.WireOpenAIChat,
+		"responses": mockmodel.WireOpenAIResponses,
+		"anthropic": mockmodel.WireAnthropic,
+		"gemini":    mockmodel.WireGemini,
+	}
+
+	DescribeTable("the reference behaviour passes every check over each wire",
+		func(wire string) {
+			rep := run(overWire(wire, "none"), nil)
+			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}), "the agent must have used the %s wire only", wire)
+			Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
+			for _, c := range rep.Checks {
+				Expect(c.Outcome).To(Equal(conformance.Pass), "%s: %s\n%s", c.ID, c.Reason, explain(rep))
+			}
+			Expect(rep.OK).To(BeTrue())
+		},
+		Entry("OpenAI chat completions", "openai"),
+		Entry("OpenAI Responses", "responses"),
+		Entry("Anthropic Messages", "anthropic"),
+		Entry("Gemini", "gemini"),
+	)
+
+	// The tool results' error flags travel differently on each wire
+	// (is_error, a functionResponse "error" field, an "Error:" prefix): the
+	// validation checks read the canonical IsError, so a breakage fails the
+	// same checks on every wire.
+	DescribeTable("a breakage fails the same checks over each wire",
+		func(wire, m string, want ...string) {
+			rep := run(overWire(wire, m), nil)
+			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}))
+			sort.Strings(want)
+			Expect(rep.FailedIDs()).To(Equal(want), explain(rep))
+		},
+		Entry("accept-empty over Anthropic Messages", "anthropic", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
+		Entry("accept-empty over Gemini", "gemini", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
+		Entry("accept-empty over OpenAI Responses", "responses", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
+		Entry("rename-tool over Gemini", "gemini", "rename-tool", "TW-EMPTY-1", "TW-TOOL-1"),
+	)
+
+	It("detects a dialect from the tools offered on a non-OpenAI wire (claude TodoWrite over Anthropic Messages)", func() {
+		rep := run(overWire("anthropic", "as-claude"), nil)
+		Expect(rep.Dialect).To(Equal(conformance.DialectClaude))
+		Expect(rep.DialectSource).To(Equal("detected"))
+		Expect(rep.ToolsOffered).To(ContainElement("TodoWrite"))
+		Expect(rep.OK).To(BeTrue(), explain(rep))
+		for _, c := range rep.Checks {
+			if !c.AppliesTo(conformance.DialectClaude) {
+				Expect(c.Outcome).To(Equal(conformance.NA))
+			}
+		}
+	})
+
+	It("keeps side requests (no tools offered) out of the script and out of the checks", func() {
+		// A side request before every prompt, as opencode's title request:
+		// the mutant's first model request of a case offers no tools when
+		// TODOHARNESS_SIDE_REQUEST is set.
+		t := overWire("anthropic", "none")
+		t.Env = append(t.Env, "TODOHARNESS_SIDE_REQUEST=1")
+		rep := run(t, nil)
+		Expect(rep.OK).To(BeTrue(), explain(rep))
+		sides := 0
+		for _, c := range rep.Cases {
+			ev := c.Evidence()
+			sides += len(ev.SideRequests)
+			for _, e := range ev.Journal {
+				Expect(e.Side).To(BeFalse())
+				Expect(e.Tools).NotTo(BeEmpty())
+			}
+			for _, e := range ev.SideRequests {
+				Expect(strings.Join(messageTexts(e), " ")).To(ContainSubstring("title"))
+			}
+		}
+		Expect(sides).To(BeNumerically(">=", len(rep.Cases)))
+	})
+})
+
+func messageTexts(e mockmodel.JournalEntry) []string {
+	var out []string
+	for _, m := range e.Messages {
+		out = append(out, m.Text())
+	}
+	return out
+}
