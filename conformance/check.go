@@ -122,6 +122,13 @@ func Catalogue() []Check {
 			eval:   evalSchema,
 		},
 		{
+			ID: "ACP-SCHEMA-2", Level: INFO, Always: true,
+			Title:  "every message is valid against the stable ACP schema (ACP-SCHEMA-1 also accepts the unstable draft)",
+			Spec:   "All possible notifications that an agent can send to a client.",
+			Source: srcSchema + " (stable) vs schema.unstable.json",
+			eval:   evalStableSchema,
+		},
+		{
 			ID: "ACP-EXIT-1", Level: SHOULD, Always: true,
 			Title:  "the agent exits on its own within the grace period once its stdin closes",
 			Spec:   "A load case restarts the agent in the same working directory (agents keep sessions there), after shutting the first process down as an editor does: close its stdin, wait a grace period for it to flush and exit, only then signal it (real agents persist on the way out).",

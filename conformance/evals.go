@@ -80,24 +80,9 @@ func evalJSONRPC(ev *Evidence) verdict {
 }
 
 func evalSchema(ev *Evidence) verdict {
-	v := ev.validator
-	if v == nil {
+	bad, _, n, ok := schemaProblems(ev)
+	if !ok {
 		return skipf("no schema validator")
-	}
-	var bad []string
-	n := 0
-	for _, m := range ev.Wire {
-		if m.Dir != Received || m.Kind == KindInvalid {
-			continue
-		}
-		n++
-		if err := v.Validate(m, true); err != nil {
-			what := m.Method
-			if m.Kind == KindResponse {
-				what = "response to " + m.ReplyTo
-			}
-			bad = append(bad, fmt.Sprintf("#%d %s: %v", m.Seq, what, err))
-		}
 	}
 	if len(bad) > 0 {
 		return failf("%d message(s) invalid: %s", len(bad), strings.Join(first(bad, 2), "; "))
@@ -106,6 +91,74 @@ func evalSchema(ev *Evidence) verdict {
 		return skipf("the agent sent no message")
 	}
 	return pass()
+}
+
+// evalStableSchema reports messages that only the unstable (draft) ACP
+// schema accepts, such as usage_update: valid ACP, but from a newer draft
+// than protocol version 1.
+func evalStableSchema(ev *Evidence) verdict {
+	_, draft, n, ok := schemaProblems(ev)
+	if !ok {
+		return skipf("no schema validator")
+	}
+	if len(draft) > 0 {
+		return failf("%d message(s) valid only against the unstable ACP schema: %s", len(draft), strings.Join(first(draft, 2), "; "))
+	}
+	if n == 0 {
+		return skipf("the agent sent no message")
+	}
+	return pass()
+}
+
+// schemaProblems validates every message the agent sent: bad are invalid
+// against both the stable and the unstable schema, draft are valid only
+// against the unstable one; n counts the messages checked.
+func schemaProblems(ev *Evidence) (bad, draft []string, n int, ok bool) {
+	v := ev.validator
+	if v == nil {
+		return nil, nil, 0, false
+	}
+	for _, m := range ev.Wire {
+		if m.Dir != Received || m.Kind == KindInvalid {
+			continue
+		}
+		n++
+		err := v.Validate(m, true)
+		if err == nil {
+			continue
+		}
+		what := m.Method
+		if m.Kind == KindResponse {
+			what = "response to " + m.ReplyTo
+		}
+		if kind := updateKind(m); kind != "" {
+			what += " " + kind
+		}
+		if v.ValidateUnstable(m, true) == nil {
+			draft = append(draft, fmt.Sprintf("#%d %s", m.Seq, what))
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("#%d %s: %v", m.Seq, what, err))
+	}
+	return bad, draft, n, true
+}
+
+// updateKind returns the sessionUpdate kind of a session/update message.
+func updateKind(m WireMsg) string {
+	if m.Method != "session/update" {
+		return ""
+	}
+	var p struct {
+		Params struct {
+			Update struct {
+				Kind string `json:"sessionUpdate"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(m.Line), &p) != nil {
+		return ""
+	}
+	return p.Params.Update.Kind
 }
 
 func evalTool(ev *Evidence) verdict {

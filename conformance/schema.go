@@ -21,6 +21,13 @@ const ACPSchemaSource = "github.com/coder/acp-go-sdk@v0.13.0/schema/schema.json"
 //go:embed acp-schema.json
 var acpSchemaJSON []byte
 
+//go:embed acp-schema.unstable.json
+var acpUnstableSchemaJSON []byte
+
+// ACPUnstableSchema returns the embedded unstable ACP schema: the protocol's
+// draft additions (such as usage_update), copied from the same module.
+func ACPUnstableSchema() []byte { return append([]byte(nil), acpUnstableSchemaJSON...) }
+
 // ACPSchema returns the embedded ACP JSON schema (a copy of ACPSchemaSource).
 func ACPSchema() []byte { return append([]byte(nil), acpSchemaJSON...) }
 
@@ -42,11 +49,36 @@ type SchemaValidator struct {
 
 	mu    sync.Mutex
 	cache map[string]*jsonschema.Schema
+
+	// unstable validates against the draft schema, for messages the stable
+	// schema rejects (nil inside the unstable validator itself).
+	unstable *SchemaValidator
 }
 
-// NewSchemaValidator compiles the embedded ACP schema.
+// NewSchemaValidator compiles the embedded ACP schemas, stable and unstable.
 func NewSchemaValidator() (*SchemaValidator, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(acpSchemaJSON))
+	v, err := newSchemaValidator(acpSchemaJSON)
+	if err != nil {
+		return nil, err
+	}
+	if v.unstable, err = newSchemaValidator(acpUnstableSchemaJSON); err != nil {
+		return nil, fmt.Errorf("unstable schema: %w", err)
+	}
+	return v, nil
+}
+
+// ValidateUnstable checks one wire message against the unstable (draft) ACP
+// schema. Use it to tell a message from a newer protocol draft from a
+// malformed one after Validate rejected it.
+func (v *SchemaValidator) ValidateUnstable(m WireMsg, fromAgent bool) error {
+	if v.unstable == nil {
+		return v.Validate(m, fromAgent)
+	}
+	return v.unstable.Validate(m, fromAgent)
+}
+
+func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
 	}
@@ -60,7 +92,7 @@ func NewSchemaValidator() (*SchemaValidator, error) {
 			Side   string `json:"x-side"`
 		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(acpSchemaJSON, &raw); err != nil {
+	if err := json.Unmarshal(schemaJSON, &raw); err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
 	}
 	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}

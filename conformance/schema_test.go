@@ -94,3 +94,63 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// The embedded unstable schema is a verbatim copy of the SDK module's too.
+func TestEmbeddedUnstableSchemaMatchesModule(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		t.Skipf("go list: %v (module cache unavailable)", err)
+	}
+	path := filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.unstable.json")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("module schema not in the cache: %v", err)
+	}
+	if !bytes.Equal(ACPUnstableSchema(), want) {
+		t.Errorf("conformance/acp-schema.unstable.json differs from %s: copy it again", path)
+	}
+}
+
+// A message from the unstable draft (codex-acp sends usage_update) fails
+// only the INFO check ACP-SCHEMA-2; a malformed plan fails ACP-SCHEMA-1 and
+// not ACP-SCHEMA-2.
+func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
+	v, err := NewSchemaValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := func(seq int, line string) WireMsg {
+		m := msg(line, "")
+		m.Dir, m.Seq = Received, seq
+		return m
+	}
+	usage := received(1, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":10,"size":100}}}`)
+	badPlan := received(2, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":null}}}`)
+	goodPlan := received(3, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}}`)
+
+	if err := v.Validate(usage, true); err == nil {
+		t.Fatal("usage_update passed the stable schema: the test premise is gone")
+	}
+	if err := v.ValidateUnstable(usage, true); err != nil {
+		t.Fatalf("usage_update fails the unstable schema: %v", err)
+	}
+	for _, tc := range []struct {
+		name       string
+		wire       []WireMsg
+		s1, s2     Outcome
+		s2Contains string
+	}{
+		{"draft only", []WireMsg{usage, goodPlan}, Pass, Fail, "usage_update"},
+		{"malformed", []WireMsg{badPlan, goodPlan}, Fail, Pass, ""},
+		{"clean", []WireMsg{goodPlan}, Pass, Pass, ""},
+	} {
+		ev := &Evidence{Wire: tc.wire, validator: v}
+		if got := evalSchema(ev); got.Outcome != tc.s1 {
+			t.Errorf("%s: ACP-SCHEMA-1 = %v (%s), want %v", tc.name, got.Outcome, got.Reason, tc.s1)
+		}
+		got := evalStableSchema(ev)
+		if got.Outcome != tc.s2 || !strings.Contains(got.Reason, tc.s2Contains) {
+			t.Errorf("%s: ACP-SCHEMA-2 = %v (%s), want %v mentioning %q", tc.name, got.Outcome, got.Reason, tc.s2, tc.s2Contains)
+		}
+	}
+}
