@@ -216,6 +216,24 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
 	}
+	// Each failure with the clause it tests, so the table reads as a
+	// verdict clause by clause without opening the JSON report.
+	first := true
+	for _, c := range r.Checks {
+		if c.Outcome != Fail && !c.Stale {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nWhat the failing checks test:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
+		for _, cv := range c.Cases {
+			if cv.Outcome == Fail {
+				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, 200))
+			}
+		}
+	}
 	counts := map[Outcome]int{}
 	for _, c := range r.Checks {
 		counts[c.Outcome]++

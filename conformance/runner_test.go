@@ -359,6 +359,15 @@ func TestRunExpectedFailures(t *testing.T) {
 	if !listed.OK {
 		t.Errorf("listed failure failed the run: %v %v", listed.Failing, listed.Stale)
 	}
+	// The text summary quotes the clause of each failing check and names
+	// the cases that failed it.
+	var lb bytes.Buffer
+	_ = listed.WriteSummary(&lb)
+	for _, want := range []string{"What the failing checks test:", "TW-COUNTS-1 (MUST): \"The tool result reports only pending", "spec/todo-tool-readme.md", "case plan-basic: "} {
+		if !strings.Contains(lb.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, lb.String())
+		}
+	}
 	stale := runFake(t, "ok", func(c *Config) {
 		c.Cases = cases
 		c.Expected = []ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "we count differently"}}
