@@ -81,16 +81,7 @@ func evalJSONRPC(ev *Evidence) verdict {
 
 func evalSchema(ev *Evidence) verdict {
 	bad, _, n, ok := schemaProblems(ev)
-	if !ok {
-		return skipf("no schema validator")
-	}
-	if len(bad) > 0 {
-		return failf("%d message(s) invalid: %s", len(bad), strings.Join(first(bad, 2), "; "))
-	}
-	if n == 0 {
-		return skipf("the agent sent no message")
-	}
-	return pass()
+	return schemaVerdict(bad, n, ok, "%d message(s) invalid: %s")
 }
 
 // evalStableSchema reports messages that only the unstable (draft) ACP
@@ -98,13 +89,18 @@ func evalSchema(ev *Evidence) verdict {
 // than protocol version 1.
 func evalStableSchema(ev *Evidence) verdict {
 	_, draft, n, ok := schemaProblems(ev)
-	if !ok {
+	return schemaVerdict(draft, n, ok, "%d message(s) valid only against the unstable ACP schema: %s")
+}
+
+// schemaVerdict fails with format (count, first problems) when problems is
+// not empty.
+func schemaVerdict(problems []string, n int, ok bool, format string) verdict {
+	switch {
+	case !ok:
 		return skipf("no schema validator")
-	}
-	if len(draft) > 0 {
-		return failf("%d message(s) valid only against the unstable ACP schema: %s", len(draft), strings.Join(first(draft, 2), "; "))
-	}
-	if n == 0 {
+	case len(problems) > 0:
+		return failf(format, len(problems), strings.Join(first(problems, 2), "; "))
+	case n == 0:
 		return skipf("the agent sent no message")
 	}
 	return pass()
