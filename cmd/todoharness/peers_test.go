@@ -24,7 +24,7 @@ func fakeNPM(t *testing.T, script string) string {
 
 func TestPeersRows(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts processes")
+		t.Skip("-short: this test starts fake npm and agent processes")
 	}
 	// The gemini preset's package "installs" a gemini command that exits at
 	// once; the codex preset's install fails.
