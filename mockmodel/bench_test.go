@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -40,7 +41,7 @@ var benchRequest = llm.Request{
 func benchServer(b *testing.B, stream bool) {
 	srv := mockmodel.NewServer(benchScript(b.N))
 	defer srv.Close()
-	c, err := llm.NewClient(llm.ClientConfig{
+	c, err := openaichat.NewClient(openaichat.ClientConfig{
 		BaseURL: srv.BaseURL(), Model: "mock", HTTPClient: srv.Client(), DisableStreaming: !stream,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -27,8 +28,8 @@ func startServer(s *mockmodel.Script) *mockmodel.Server {
 }
 
 // client is the real llm client pointed at srv.
-func client(srv *mockmodel.Server, stream bool) *llm.Client {
-	c, err := llm.NewClient(llm.ClientConfig{
+func client(srv *mockmodel.Server, stream bool) *openaichat.Client {
+	c, err := openaichat.NewClient(openaichat.ClientConfig{
 		BaseURL: srv.BaseURL(), APIKey: "test-key", Model: "mock-model",
 		HTTPClient: srv.Client(), DisableStreaming: !stream,
 	})
@@ -258,7 +259,7 @@ var _ = Describe("HTTP server", func() {
 			_, err := c.Stream(ctx(), userRequest("first"), nil)
 			Expect(err).NotTo(HaveOccurred())
 			_, err = c.Stream(ctx(), userRequest("second"), nil)
-			var apiErr *llm.APIError
+			var apiErr *openaichat.APIError
 			Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
 			Expect(apiErr.StatusCode).To(Equal(410))
 			Expect(apiErr.Code).To(Equal(mockmodel.CodeExhausted))
@@ -289,7 +290,7 @@ var _ = Describe("HTTP server", func() {
 			_, err := c.Stream(ctx(), userRequest("go"), nil)
 			Expect(err).NotTo(HaveOccurred())
 			_, err = c.Stream(ctx(), toolResultRequest("call_1", "Updated todo list: 2 pending, 0 in progress, 0 completed.", false), nil)
-			var apiErr *llm.APIError
+			var apiErr *openaichat.APIError
 			Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
 			Expect(apiErr.StatusCode).To(Equal(422))
 			Expect(apiErr.Message).To(Equal(`dup.yaml: turn 2 of 2 (line 3): expect failed: expect.lastIsError: want true, got false (tool result for call_1 (isError=false) "Updated todo list: 2 pending, 0 in progress, 0 completed.")`))
@@ -353,7 +354,7 @@ var _ = Describe("HTTP server", func() {
 			srv := startServer(mustParse("- text: x\n  fault: http-500\n- text: after\n", "f.yaml"))
 			c := client(srv, true)
 			_, err := c.Stream(ctx(), userRequest("go"), nil)
-			var apiErr *llm.APIError
+			var apiErr *openaichat.APIError
 			Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
 			Expect(apiErr.StatusCode).To(Equal(500))
 			Expect(apiErr.Message).To(Equal("f.yaml: turn 1 of 2 (line 1): injected fault http-500"))

@@ -14,6 +14,7 @@ import (
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -59,7 +60,7 @@ purpose: ` + faultNames() + `.`,
 	fl.StringVar(&f.composition, "composition", "", "composition file (default: the shipped one)")
 	fl.StringVar(&f.script, "script", "", "mock model script (YAML): use the in-process scripted model")
 	fl.StringVar(&f.modelURL, "model-url", "", "base URL of an OpenAI-compatible chat completions API")
-	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+llm.DefaultModel+")")
+	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+openaichat.DefaultModel+")")
 	fl.StringVar(&f.sessions, "sessions", "", "sessions directory (default $"+sessionsEnv+" or the user state dir)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "steps per turn before the prompt stops with max_turn_requests (default 25)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
@@ -146,19 +147,19 @@ func (c modelChoice) build(missing string) (model llm.Model, name, desc string, 
 		}
 		return mockmodel.NewModel(s), c.model, "script " + c.script, nil
 	case c.modelURL != "":
-		cfg := llm.ConfigFromEnv(c.model)
+		cfg := openaichat.ConfigFromEnv(c.model)
 		cfg.BaseURL = c.modelURL
 		if cfg.APIKey == "" {
 			cfg.APIKey = "mock"
 		}
-		cl, err := llm.NewClient(cfg)
+		cl, err := openaichat.NewClient(cfg)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("--model-url: %w", err)
 		}
 		return cl, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
 	case os.Getenv("DEEPSEEK_API_KEY") != "":
-		cfg := llm.ConfigFromEnv(c.model)
-		cl, err := llm.NewClient(cfg)
+		cfg := openaichat.ConfigFromEnv(c.model)
+		cl, err := openaichat.NewClient(cfg)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("DeepSeek: %w", err)
 		}

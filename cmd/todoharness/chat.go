@@ -14,6 +14,7 @@ import (
 	"github.com/todoharness/todoharness/harness/agent"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/stdio"
 )
@@ -54,7 +55,7 @@ else $XDG_STATE_HOME/todoharness/sessions; its path is printed on stderr.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.script, "script", "", "mock model script (YAML): chat with the scripted model")
-	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+llm.DefaultModel+")")
+	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+openaichat.DefaultModel+")")
 	fl.StringVar(&f.sessions, "sessions", "", "sessions directory (default $"+sessionsEnv+" or the user state dir)")
 	fl.StringVar(&f.composition, "composition", "", "composition file (default: the shipped one)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "steps per turn before it stops with reason max-steps (default 25)")

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/todoharness/todoharness/harness/builtin"
-	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
-	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
+	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -55,7 +55,7 @@ both).`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultScenarios, "folder of e2e scenarios")
-	cmd.Flags().StringVar(&model, "model", "", "model name (default $DEEPSEEK_MODEL, else "+llm.DefaultModel+")")
+	cmd.Flags().StringVar(&model, "model", "", "model name (default $DEEPSEEK_MODEL, else "+openaichat.DefaultModel+")")
 	cmd.Flags().BoolVar(&all, "all", false, "record every scenario in --dir")
 	cmd.Flags().BoolVar(&mock, "mock", false, "record against the local mock model server playing each scenario's mock-script.yaml")
 	return cmd
@@ -71,7 +71,7 @@ func runRecord(ctx context.Context, out, errw io.Writer, dir, model string, all,
 			return err
 		}
 	}
-	cfg := llm.ConfigFromEnv(model)
+	cfg := openaichat.ConfigFromEnv(model)
 	if !mock && cfg.APIKey == "" {
 		return errors.New("record: DEEPSEEK_API_KEY is not set, so there is no model to record against " +
 			"(set it to record against DeepSeek, or pass --mock to record the scripted scenarios against the local mock server)")
@@ -115,7 +115,7 @@ func runRecord(ctx context.Context, out, errw io.Writer, dir, model string, all,
 }
 
 // recordOne records one scenario into its cassette and replays the result.
-func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg llm.ClientConfig, prov cassette.Provenance) error {
+func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg openaichat.ClientConfig, prov cassette.Provenance) error {
 	prov.BaseURL, prov.Model, prov.Scenario = cfg.BaseURL, cfg.Model, sc.Name
 	res, err := scenario.RecordCassette(ctx, sc, scenario.RecordConfig{
 		Client: cfg, Provenance: prov, Cassette: sc.CassettePath(),
@@ -182,8 +182,8 @@ The shipped todo-plan cassette was made with:
 			return nil
 		},
 	}
-	fromLog.Flags().StringVar(&model, "model", llm.DefaultModel, "model of the rebuilt requests")
-	fromLog.Flags().StringVar(&baseURL, "base-url", llm.DefaultBaseURL, "API base URL the requests are addressed to")
+	fromLog.Flags().StringVar(&model, "model", openaichat.DefaultModel, "model of the rebuilt requests")
+	fromLog.Flags().StringVar(&baseURL, "base-url", openaichat.DefaultBaseURL, "API base URL the requests are addressed to")
 	fromLog.Flags().StringVar(&system, "system", "", "system prompt of the rebuilt requests (the reference agent sends none)")
 	fromLog.Flags().StringVar(&recordedBy, "recorded-by", "", `who recorded the log, for the provenance ("the original implementation against DeepSeek")`)
 	fromLog.Flags().StringVar(&logName, "name", "", "name of the log in the provenance (default: <parent folder>/<file>)")

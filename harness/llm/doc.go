@@ -4,8 +4,8 @@
 // The chunk vocabulary (block-start, reasoning-delta, text-delta,
 // tool-call-delta, block-end, usage, finish) is the one the original
 // TypeScript harness writes into assistant/chunk session events, so logs from
-// either implementation are interchangeable. The package also holds a
-// streaming client for OpenAI-compatible chat-completions servers (DeepSeek,
-// the mock model server). It never imports the session log, the mock model or
-// the conformance runner.
+// either implementation are interchangeable. The streaming client for
+// OpenAI-compatible servers is in the subpackage openaichat. This package
+// imports no SDK; it never imports the session log, the mock model or the
+// conformance runner.
 package llm

@@ -92,6 +92,11 @@ const (
 	FinishToolCalls = "tool-calls"
 	FinishLength    = "length"
 	FinishError     = "error"
+	// FinishContentFilter and FinishOther are what an OpenAI-compatible
+	// server's content_filter and unknown finish reasons map to (same words
+	// as the original harness's vocabulary).
+	FinishContentFilter = "content-filter"
+	FinishOther         = "other"
 )
 
 // FinishReason says why the model stopped.

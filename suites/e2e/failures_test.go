@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
-	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/scenario"
 )
 
 // variant copies scenario name into a temporary folder, with its prompt

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 )

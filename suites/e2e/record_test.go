@@ -14,7 +14,8 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
-	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
+	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -73,7 +74,7 @@ var _ = Describe("the recording path, offline", Serial, func() {
 
 		setenv("DEEPSEEK_BASE_URL", srv.BaseURL())
 		setenv("DEEPSEEK_API_KEY", fakeKey)
-		cfg := llm.ConfigFromEnv("")
+		cfg := openaichat.ConfigFromEnv("")
 		Expect(cfg.APIKey).To(Equal(fakeKey))
 		spy := &authSpy{next: http.DefaultTransport}
 		cfg.HTTPClient = &http.Client{Transport: spy}
@@ -103,7 +104,7 @@ var _ = Describe("the recording path, offline", Serial, func() {
 		Expect(p.Source).To(Equal(cassette.SourceMockServer))
 		Expect(p.RealModelOutput).To(BeFalse())
 		Expect(p.APIHost).To(Equal(strings.TrimPrefix(srv.URL, "http://")))
-		Expect(p.Model).To(Equal(llm.DefaultModel))
+		Expect(p.Model).To(Equal(openaichat.DefaultModel))
 		Expect(p.ToolVersion).To(HavePrefix("todoharness"))
 		_, err = time.Parse(time.RFC3339, p.RecordedAt)
 		Expect(err).NotTo(HaveOccurred())
@@ -136,7 +137,7 @@ var _ = Describe("live recording against DeepSeek", Serial, Label("with-key"), f
 	DescribeTable("records a scenario live, with the key scrubbed, and the recording replays offline",
 		func(ctx SpecContext, name string, check func(events []session.Event)) {
 			sc := loadScenario(name)
-			cfg := llm.ConfigFromEnv("")
+			cfg := openaichat.ConfigFromEnv("")
 			out := filepath.Join(GinkgoT().TempDir(), "cassette.yaml")
 			rec, err := scenario.RecordCassette(ctx, sc, scenario.RecordConfig{Client: cfg, Cassette: out})
 			Expect(err).NotTo(HaveOccurred())

@@ -9,10 +9,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
-	"github.com/todoharness/todoharness/harness/llm/cassette/scenario"
+	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 )
 
@@ -69,7 +69,7 @@ var _ = Describe("todo-plan against the original implementation", Ordered, func(
 		f, err := os.Open(sharedFile("interop/deepseek-harness/todo-plan/stdout.golden.jsonl"))
 		Expect(err).NotTo(HaveOccurred())
 		defer f.Close()
-		origWire, err = acptest.ReadLines(f)
+		origWire, err = transcript.ReadLines(f)
 		Expect(err).NotTo(HaveOccurred())
 	}, NodeTimeout(time.Minute))
 

@@ -7,6 +7,7 @@ import (
 	"github.com/todoharness/todoharness/harness/agent"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -75,7 +76,7 @@ func BenchmarkTurnInProcess(b *testing.B) {
 func BenchmarkTurnHTTP(b *testing.B) {
 	srv := mockmodel.NewServer(benchScript(b.N))
 	defer srv.Close()
-	c, err := llm.NewClient(llm.ClientConfig{BaseURL: srv.BaseURL(), APIKey: "bench", Model: "mock-model", HTTPClient: srv.Client()})
+	c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: srv.BaseURL(), APIKey: "bench", Model: "mock-model", HTTPClient: srv.Client()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func BenchmarkTurnHTTP(b *testing.B) {
 func BenchmarkTurnHTTPNoStream(b *testing.B) {
 	srv := mockmodel.NewServer(benchScript(b.N))
 	defer srv.Close()
-	c, err := llm.NewClient(llm.ClientConfig{BaseURL: srv.BaseURL(), APIKey: "bench", Model: "mock-model", HTTPClient: srv.Client(), DisableStreaming: true})
+	c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: srv.BaseURL(), APIKey: "bench", Model: "mock-model", HTTPClient: srv.Client(), DisableStreaming: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/todoharness/todoharness/harness/agent"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/mockmodel"
@@ -45,7 +46,7 @@ var targets = []target{
 		srv := mockmodel.NewServer(s)
 		DeferCleanup(srv.Close)
 		Expect(srv.URL).To(HavePrefix("http://127.0.0.1:"))
-		c, err := llm.NewClient(llm.ClientConfig{
+		c, err := openaichat.NewClient(openaichat.ClientConfig{
 			BaseURL: srv.BaseURL(), APIKey: "test-key", Model: "mock-model", HTTPClient: srv.Client(),
 		})
 		Expect(err).NotTo(HaveOccurred())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
@@ -169,7 +170,7 @@ func entriesOf(todos []session.TodoItem) []planEntry {
 // golden/replay/<name>.golden.
 func assertTranscript(name string, cwds []string, segments ...[][]byte) {
 	GinkgoHelper()
-	got, err := acptest.Normalizer{Cwds: cwds}.Normalize(segments...)
+	got, err := transcript.Normalizer{Cwds: cwds}.Normalize(segments...)
 	Expect(err).NotTo(HaveOccurred())
 	testutil.AssertGolden(GinkgoTB(), "replay", name, got)
 }

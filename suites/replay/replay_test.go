@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 
@@ -223,7 +224,7 @@ var _ = Describe("interop: the log recorded by the original harness", func() {
 		f, err := os.Open(filepath.Join(interopDir, "stdout.golden.jsonl"))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(f.Close)
-		golden, err = acptest.ReadLines(f)
+		golden, err = transcript.ReadLines(f)
 		Expect(err).NotTo(HaveOccurred())
 		ld, err := session.LoadFile(filepath.Join(interopDir, "session.jsonl"))
 		Expect(err).NotTo(HaveOccurred())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 )
 
@@ -82,7 +83,7 @@ func recordTwo(t *testing.T, key string) (path string, srv *sseServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := llm.NewClient(llm.ClientConfig{BaseURL: srv.URL + "/v1", APIKey: key, Model: "m", HTTPClient: rec.Client()})
+	c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: srv.URL + "/v1", APIKey: key, Model: "m", HTTPClient: rec.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func recordTwo(t *testing.T, key string) (path string, srv *sseServer) {
 	return path, srv
 }
 
-func replayClient(t *testing.T, path string) (*Recorder, *llm.Client) {
+func replayClient(t *testing.T, path string) (*Recorder, *openaichat.Client) {
 	t.Helper()
 	rec, err := Replay(path)
 	if err != nil {
@@ -105,7 +106,7 @@ func replayClient(t *testing.T, path string) (*Recorder, *llm.Client) {
 	}
 	t.Cleanup(func() { rec.Stop() })
 	p := rec.Provenance()
-	c, err := llm.NewClient(llm.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()})
+	c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestIdenticalRequestsReplayInRecordedOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := llm.NewClient(llm.ClientConfig{BaseURL: srv.URL, Model: "m", HTTPClient: rec.Client()})
+	c, _ := openaichat.NewClient(openaichat.ClientConfig{BaseURL: srv.URL, Model: "m", HTTPClient: rec.Client()})
 	for i := 0; i < 2; i++ {
 		if _, err := c.Stream(context.Background(), userReq("same"), nil); err != nil {
 			t.Fatal(err)
@@ -241,7 +242,7 @@ func TestMissIsAClearErrorWithADiff(t *testing.T) {
 	if err == nil {
 		t.Fatal("a request that was never recorded was answered")
 	}
-	var api *llm.APIError
+	var api *openaichat.APIError
 	if !errors.As(err, &api) || api.StatusCode != http.StatusNotFound {
 		t.Fatalf("got %v, want a 404 API error", err)
 	}
@@ -507,7 +508,7 @@ func TestFromLogRebuildsTheExchangesOfASessionLog(t *testing.T) {
 	}
 	p := res.Provenance
 	if p.Source != SourceSessionLog || p.RealModelOutput || p.Description != "rebuilt from session log x/two-steps.jsonl recorded by a test (not claimed as real-model output)" ||
-		p.RecordedAt != "2026-06-29T02:53:19Z" || p.APIHost != "api.deepseek.com" || p.Model != llm.DefaultModel {
+		p.RecordedAt != "2026-06-29T02:53:19Z" || p.APIHost != "api.deepseek.com" || p.Model != openaichat.DefaultModel {
 		t.Errorf("provenance %+v", p)
 	}
 
@@ -517,7 +518,7 @@ func TestFromLogRebuildsTheExchangesOfASessionLog(t *testing.T) {
 	steps, _, _ := logSteps(ld.Events)
 	for _, s := range steps {
 		var got []llm.Chunk
-		req := llm.Request{Model: llm.DefaultModel, Messages: session.DeriveMessages(ld.Events[:s.index]), Tools: tools}
+		req := llm.Request{Model: openaichat.DefaultModel, Messages: session.DeriveMessages(ld.Events[:s.index]), Tools: tools}
 		if _, err := c.Stream(context.Background(), req, func(ch llm.Chunk) error { got = append(got, ch); return nil }); err != nil {
 			t.Fatalf("turn %d step %d: %v", s.turn, s.step, err)
 		}

@@ -3,7 +3,7 @@
 // model server), on top of gopkg.in/dnaeon/go-vcr.v3.
 //
 // A Recorder is an http.RoundTripper that goes under the llm client
-// (llm.ClientConfig.HTTPClient). It runs in one of two modes:
+// (openaichat.ClientConfig.HTTPClient). It runs in one of two modes:
 //
 //   - Record: every request goes to the real transport; on Stop the
 //     exchanges are scrubbed of credentials and saved, with a provenance

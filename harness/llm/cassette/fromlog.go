@@ -16,6 +16,7 @@ import (
 	"gopkg.in/dnaeon/go-vcr.v3/recorder"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 )
 
@@ -30,9 +31,9 @@ type FromLogOptions struct {
 	// Tools are the tools every request offers (the shipped composition's
 	// specs: builtin.Compose("")).
 	Tools []llm.ToolSpec
-	// Model is the model of every request (llm.DefaultModel when empty).
+	// Model is the model of every request (openaichat.DefaultModel when empty).
 	Model string
-	// BaseURL is the API the requests are addressed to (llm.DefaultBaseURL
+	// BaseURL is the API the requests are addressed to (openaichat.DefaultBaseURL
 	// when empty); replay must use the same.
 	BaseURL string
 	// System is the system prompt of every request ("" sends none, as the
@@ -87,10 +88,10 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 		return nil, errors.New("cassette from-log: no session log")
 	}
 	if opts.Model == "" {
-		opts.Model = llm.DefaultModel
+		opts.Model = openaichat.DefaultModel
 	}
 	if opts.BaseURL == "" {
-		opts.BaseURL = llm.DefaultBaseURL
+		opts.BaseURL = openaichat.DefaultBaseURL
 	}
 	steps, warnings, err := logSteps(opts.Log.Events)
 	if err != nil {
@@ -135,7 +136,7 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 		}
 		return nil
 	}, recorder.BeforeSaveHook)
-	client, err := llm.NewClient(llm.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
+	client, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
 	if err != nil {
 		return nil, err
 	}

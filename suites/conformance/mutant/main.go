@@ -51,6 +51,7 @@ import (
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
@@ -97,7 +98,7 @@ func run(ctx context.Context) error {
 	}
 	var client llm.Model
 	if *wire == "openai" {
-		client, err = llm.NewClient(llm.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
+		client, err = openaichat.NewClient(openaichat.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
 	} else {
 		client, err = newWireModel(*wire, *modelURL)
 	}

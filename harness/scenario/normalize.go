@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/session"
 )
 
@@ -28,7 +28,7 @@ func keptKind(kind string) bool {
 // JSON encoders and means nothing). It works on our wire and on the original
 // implementation's stdout.golden.jsonl alike.
 func ACPGolden(wire [][]byte, cwd string) ([]byte, error) {
-	n := acptest.Normalizer{}
+	n := transcript.Normalizer{}
 	if cwd != "" {
 		n.Cwds = []string{cwd}
 	}

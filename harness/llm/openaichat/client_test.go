@@ -1,4 +1,4 @@
-package llm_test
+package openaichat_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 )
 
 // fakeServer is an OpenAI-compatible endpoint on 127.0.0.1 that answers
@@ -84,12 +85,12 @@ func (f *fakeServer) lastBody() map[string]any {
 	return f.bodies[len(f.bodies)-1]
 }
 
-func (f *fakeServer) client(mods ...func(*llm.ClientConfig)) *llm.Client {
-	cfg := llm.ClientConfig{BaseURL: f.URL + "/v1", APIKey: "sk-test", Model: "deepseek-chat", HTTPClient: f.Client()}
+func (f *fakeServer) client(mods ...func(*openaichat.ClientConfig)) *openaichat.Client {
+	cfg := openaichat.ClientConfig{BaseURL: f.URL + "/v1", APIKey: "sk-test", Model: "deepseek-chat", HTTPClient: f.Client()}
 	for _, m := range mods {
 		m(&cfg)
 	}
-	c, err := llm.NewClient(cfg)
+	c, err := openaichat.NewClient(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }
@@ -190,7 +191,7 @@ var _ = Describe("Client", func() {
 	It("maps the request: system, user, assistant with tool calls, tool results, tools; no reasoning sent back", func() {
 		f := newFakeServer()
 		f.events = []string{ev(`{"content":"ok"}`, "stop")}
-		c := f.client(func(cfg *llm.ClientConfig) { cfg.MaxTokens = 512 })
+		c := f.client(func(cfg *openaichat.ClientConfig) { cfg.MaxTokens = 512 })
 		schema := `{"type":"object","required":["todos"],"properties":{"todos":{"type":"array","description":"The COMPLETE task list"}}}`
 		_, err := c.Stream(ctx(), llm.Request{
 			System: "be brief",
@@ -227,7 +228,7 @@ var _ = Describe("Client", func() {
 	It("uses Request.Model over the configured model, and sends no Authorization without a key", func() {
 		f := newFakeServer()
 		f.events = []string{ev(`{"content":"ok"}`, "stop")}
-		c := f.client(func(cfg *llm.ClientConfig) { cfg.APIKey = "" })
+		c := f.client(func(cfg *openaichat.ClientConfig) { cfg.APIKey = "" })
 		req := userOnly
 		req.Model = "deepseek-reasoner"
 		_, err := c.Stream(ctx(), req, nil)
@@ -242,7 +243,7 @@ var _ = Describe("Client", func() {
 		GinkgoT().Setenv("OPENAI_ORG_ID", "org-env")
 		f := newFakeServer()
 		f.events = []string{ev(`{"content":"ok"}`, "stop")}
-		_, err := f.client(func(cfg *llm.ClientConfig) { cfg.APIKey = "" }).Stream(ctx(), userOnly, nil)
+		_, err := f.client(func(cfg *openaichat.ClientConfig) { cfg.APIKey = "" }).Stream(ctx(), userOnly, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.headers[0].Values("Authorization")).To(BeEmpty())
 		Expect(f.headers[0].Values("OpenAI-Organization")).To(BeEmpty())
@@ -256,7 +257,7 @@ var _ = Describe("Client", func() {
 			n.Add(1)
 			return f.Client().Transport.RoundTrip(r)
 		})}
-		_, err := f.client(func(cfg *llm.ClientConfig) { cfg.HTTPClient = hc }).Stream(ctx(), userOnly, nil)
+		_, err := f.client(func(cfg *openaichat.ClientConfig) { cfg.HTTPClient = hc }).Stream(ctx(), userOnly, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n.Load()).To(Equal(int32(1)))
 	})
@@ -356,7 +357,7 @@ var _ = Describe("Client", func() {
 		f.status = 401
 		f.body = `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error","param":null,"code":"invalid_request_error"}}`
 		_, err := f.client().Stream(ctx(), userOnly, nil)
-		var apiErr *llm.APIError
+		var apiErr *openaichat.APIError
 		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
 		Expect(apiErr.StatusCode).To(Equal(401))
 		Expect(apiErr.Type).To(Equal("authentication_error"))
@@ -386,7 +387,7 @@ var _ = Describe("Client", func() {
 			"tool_calls":[{"id":"c1","type":"function","function":{"name":"todo_write","arguments":"{}"}}]}}],
 			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_cache_hit_tokens":4}}`
 		var chunks []llm.Chunk
-		r, err := f.client(func(cfg *llm.ClientConfig) { cfg.DisableStreaming = true }).Stream(ctx(), userOnly, collect(&chunks))
+		r, err := f.client(func(cfg *openaichat.ClientConfig) { cfg.DisableStreaming = true }).Stream(ctx(), userOnly, collect(&chunks))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.lastBody()).NotTo(HaveKey("stream"))
 		Expect(chunkJSON(chunks)).To(Equal([]string{
@@ -407,11 +408,11 @@ var _ = Describe("Client", func() {
 	})
 
 	It("rejects a bad configuration", func() {
-		_, err := llm.NewClient(llm.ClientConfig{BaseURL: "api.deepseek.com"})
+		_, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: "api.deepseek.com"})
 		Expect(err).To(MatchError(ContainSubstring("want http(s)://host")))
-		_, err = llm.NewClient(llm.ClientConfig{BaseURL: "http://127.0.0.1:1", MaxRetries: -1})
+		_, err = openaichat.NewClient(openaichat.ClientConfig{BaseURL: "http://127.0.0.1:1", MaxRetries: -1})
 		Expect(err).To(HaveOccurred())
-		c, err := llm.NewClient(llm.ClientConfig{BaseURL: "http://127.0.0.1:1"})
+		c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: "http://127.0.0.1:1"})
 		Expect(err).NotTo(HaveOccurred())
 		_, err = c.Stream(ctx(), userOnly, nil)
 		Expect(err).To(MatchError(ContainSubstring("no model")))
@@ -423,12 +424,12 @@ var _ = Describe("Client", func() {
 		GinkgoT().Setenv("DEEPSEEK_BASE_URL", "")
 		GinkgoT().Setenv("DEEPSEEK_API_KEY", "")
 		GinkgoT().Setenv("DEEPSEEK_MODEL", "")
-		Expect(llm.ConfigFromEnv("")).To(Equal(llm.ClientConfig{BaseURL: "https://api.deepseek.com", Model: "deepseek-chat"}))
+		Expect(openaichat.ConfigFromEnv("")).To(Equal(openaichat.ClientConfig{BaseURL: "https://api.deepseek.com", Model: "deepseek-chat"}))
 		GinkgoT().Setenv("DEEPSEEK_BASE_URL", "http://127.0.0.1:9/v1")
 		GinkgoT().Setenv("DEEPSEEK_API_KEY", "sk-x")
 		GinkgoT().Setenv("DEEPSEEK_MODEL", "deepseek-reasoner")
-		Expect(llm.ConfigFromEnv("")).To(Equal(llm.ClientConfig{BaseURL: "http://127.0.0.1:9/v1", APIKey: "sk-x", Model: "deepseek-reasoner"}))
-		Expect(llm.ConfigFromEnv("flag-model").Model).To(Equal("flag-model"))
+		Expect(openaichat.ConfigFromEnv("")).To(Equal(openaichat.ClientConfig{BaseURL: "http://127.0.0.1:9/v1", APIKey: "sk-x", Model: "deepseek-reasoner"}))
+		Expect(openaichat.ConfigFromEnv("flag-model").Model).To(Equal("flag-model"))
 	})
 })
 

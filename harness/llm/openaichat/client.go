@@ -1,4 +1,4 @@
-package llm
+package openaichat
 
 import (
 	"context"
@@ -15,13 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
-)
 
-// Finish reason kinds an OpenAI-compatible server can report besides the ones
-// of types.go (same words as the original harness's vocabulary).
-const (
-	FinishContentFilter = "content-filter"
-	FinishOther         = "other"
+	"github.com/todoharness/todoharness/harness/llm"
 )
 
 // Defaults of ConfigFromEnv.
@@ -37,7 +32,7 @@ type ClientConfig struct {
 	BaseURL string
 	// APIKey is sent as a bearer token; empty sends no Authorization header.
 	APIKey string
-	// Model is used when Request.Model is empty.
+	// Model is used when llm.Request.Model is empty.
 	Model string
 	// HTTPClient carries every request; nil means http.DefaultClient.
 	// Record/replay wraps its Transport.
@@ -76,13 +71,13 @@ func ConfigFromEnv(model string) ClientConfig {
 
 // Client is a streaming client for OpenAI-compatible chat completions
 // (DeepSeek, the mock model server), built on openai-go. It implements
-// Model. It never reads the OPENAI_* environment variables.
+// llm.Model. It never reads the OPENAI_* environment variables.
 type Client struct {
 	cfg ClientConfig
 	svc openai.ChatCompletionService
 }
 
-var _ Model = (*Client)(nil)
+var _ llm.Model = (*Client)(nil)
 
 // NewClient returns a client for cfg.
 func NewClient(cfg ClientConfig) (*Client, error) {
@@ -147,11 +142,11 @@ func wrapErr(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("llm: %s: %w", what, err)
 }
 
-// Stream sends req and streams the answer as chunks (see Model).
-func (c *Client) Stream(ctx context.Context, req Request, onChunk func(Chunk) error) (Response, error) {
+// Stream sends req and streams the answer as chunks (see llm.Model).
+func (c *Client) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Chunk) error) (llm.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	st := newStreamState(onChunk)
 	if c.cfg.DisableStreaming {
@@ -162,51 +157,51 @@ func (c *Client) Stream(ctx context.Context, req Request, onChunk func(Chunk) er
 	defer func() { _ = stream.Close() }()
 	for stream.Next() {
 		if err := st.chunk(stream.Current()); err != nil {
-			return Response{}, err
+			return llm.Response{}, err
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, wrapErr(ctx, "chat completions stream", err)
+		return llm.Response{}, wrapErr(ctx, "chat completions stream", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return Response{}, fmt.Errorf("llm: chat completions stream: %w", err)
+		return llm.Response{}, fmt.Errorf("llm: chat completions stream: %w", err)
 	}
 	if st.finish == "" {
-		return Response{}, errors.New("llm: chat completions stream ended without a finish reason (connection closed mid-stream?)")
+		return llm.Response{}, errors.New("llm: chat completions stream ended without a finish reason (connection closed mid-stream?)")
 	}
 	if err := st.end(); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	return st.asm.Response(), nil
 }
 
 // complete does a stream:false request and replays it as chunks.
-func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewParams, st *streamState) (Response, error) {
+func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewParams, st *streamState) (llm.Response, error) {
 	res, err := c.svc.New(ctx, params)
 	if err != nil {
-		return Response{}, wrapErr(ctx, "chat completions", err)
+		return llm.Response{}, wrapErr(ctx, "chat completions", err)
 	}
 	if len(res.Choices) == 0 {
-		return Response{}, errors.New("llm: chat completions: answer has no choices")
+		return llm.Response{}, errors.New("llm: chat completions: answer has no choices")
 	}
 	ch := res.Choices[0]
 	if r, err := extraString(ch.Message.JSON.ExtraFields, "reasoning_content"); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	} else if err := st.reasoning(r); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	if err := st.text(ch.Message.Content); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	for i, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
-			return Response{}, fmt.Errorf("llm: chat completions: tool_calls[%d]: unsupported type %q", i, tc.Type)
+			return llm.Response{}, fmt.Errorf("llm: chat completions: tool_calls[%d]: unsupported type %q", i, tc.Type)
 		}
 		if err := st.toolCall(int64(i), tc.ID, tc.Function.Name, ""); err != nil {
-			return Response{}, err
+			return llm.Response{}, err
 		}
 		if err := st.toolCall(int64(i), "", "", tc.Function.Arguments); err != nil {
-			return Response{}, err
+			return llm.Response{}, err
 		}
 	}
 	if res.JSON.Usage.Valid() {
@@ -214,17 +209,17 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 	}
 	st.finish = mapFinish(ch.FinishReason)
 	if st.finish == "" {
-		return Response{}, errors.New("llm: chat completions: answer has no finish reason")
+		return llm.Response{}, errors.New("llm: chat completions: answer has no finish reason")
 	}
 	if err := st.end(); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	return st.asm.Response(), nil
 }
 
-// params maps a Request onto chat-completions parameters. Reasoning parts
+// params maps an llm.Request onto chat-completions parameters. Reasoning parts
 // are not sent back: DeepSeek rejects reasoning_content in input messages.
-func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
+func (c *Client) params(req llm.Request) (openai.ChatCompletionNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = c.cfg.Model
@@ -241,11 +236,11 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem:
+		case llm.RoleSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(m.Text()))
-		case RoleUser:
+		case llm.RoleUser:
 			p.Messages = append(p.Messages, openai.UserMessage(m.Text()))
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			var a openai.ChatCompletionAssistantMessageParam
 			calls := m.ToolCalls()
 			if text := m.Text(); text != "" || len(calls) == 0 {
@@ -260,7 +255,7 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 				})
 			}
 			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case RoleTool:
+		case llm.RoleTool:
 			if m.ToolCallID == "" {
 				return p, fmt.Errorf("llm: messages[%d]: tool message without ToolCallID", i)
 			}
@@ -289,25 +284,25 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 // streamState turns wire deltas into chunks: reasoning is block 0, text and
 // tool calls get blocks 1.. in the order they first appear.
 type streamState struct {
-	onChunk      func(Chunk) error
-	asm          *Assembler
+	onChunk      func(llm.Chunk) error
+	asm          *llm.Assembler
 	next         int
 	textIdx      int
 	reasoningIdx int
 	calls        map[int64]int // wire tool-call index -> block index
-	blocks       map[int]*Part
-	usage        *Usage
+	blocks       map[int]*llm.Part
+	usage        *llm.Usage
 	finish       string
 }
 
-func newStreamState(onChunk func(Chunk) error) *streamState {
+func newStreamState(onChunk func(llm.Chunk) error) *streamState {
 	return &streamState{
-		onChunk: onChunk, asm: NewAssembler(), next: 1, textIdx: -1, reasoningIdx: -1,
-		calls: map[int64]int{}, blocks: map[int]*Part{},
+		onChunk: onChunk, asm: llm.NewAssembler(), next: 1, textIdx: -1, reasoningIdx: -1,
+		calls: map[int64]int{}, blocks: map[int]*llm.Part{},
 	}
 }
 
-func (s *streamState) emit(c Chunk) error {
+func (s *streamState) emit(c llm.Chunk) error {
 	s.asm.Add(c)
 	if s.onChunk == nil {
 		return nil
@@ -316,8 +311,8 @@ func (s *streamState) emit(c Chunk) error {
 }
 
 func (s *streamState) start(idx int, typ string) error {
-	s.blocks[idx] = &Part{Type: typ}
-	return s.emit(Chunk{Type: ChunkBlockStart, Index: IntPtr(idx), BlockType: typ})
+	s.blocks[idx] = &llm.Part{Type: typ}
+	return s.emit(llm.Chunk{Type: llm.ChunkBlockStart, Index: llm.IntPtr(idx), BlockType: typ})
 }
 
 func (s *streamState) reasoning(text string) error {
@@ -326,12 +321,12 @@ func (s *streamState) reasoning(text string) error {
 	}
 	if s.reasoningIdx < 0 {
 		s.reasoningIdx = 0
-		if err := s.start(0, PartReasoning); err != nil {
+		if err := s.start(0, llm.PartReasoning); err != nil {
 			return err
 		}
 	}
 	s.blocks[s.reasoningIdx].Text += text
-	return s.emit(Chunk{Type: ChunkReasoningDelta, Index: IntPtr(s.reasoningIdx), Text: text})
+	return s.emit(llm.Chunk{Type: llm.ChunkReasoningDelta, Index: llm.IntPtr(s.reasoningIdx), Text: text})
 }
 
 func (s *streamState) text(text string) error {
@@ -341,12 +336,12 @@ func (s *streamState) text(text string) error {
 	if s.textIdx < 0 {
 		s.textIdx = s.next
 		s.next++
-		if err := s.start(s.textIdx, PartText); err != nil {
+		if err := s.start(s.textIdx, llm.PartText); err != nil {
 			return err
 		}
 	}
 	s.blocks[s.textIdx].Text += text
-	return s.emit(Chunk{Type: ChunkTextDelta, Index: IntPtr(s.textIdx), Text: text})
+	return s.emit(llm.Chunk{Type: llm.ChunkTextDelta, Index: llm.IntPtr(s.textIdx), Text: text})
 }
 
 // toolCall folds one tool_calls delta: every wire delta becomes one
@@ -357,7 +352,7 @@ func (s *streamState) toolCall(wireIdx int64, id, name, args string) error {
 		idx = s.next
 		s.next++
 		s.calls[wireIdx] = idx
-		if err := s.start(idx, PartToolCall); err != nil {
+		if err := s.start(idx, llm.PartToolCall); err != nil {
 			return err
 		}
 	}
@@ -369,7 +364,7 @@ func (s *streamState) toolCall(wireIdx int64, id, name, args string) error {
 		b.Name = name
 	}
 	b.Arguments += args
-	return s.emit(Chunk{Type: ChunkToolCallDelta, Index: IntPtr(idx), ID: b.ID, Name: b.Name, ArgumentsDelta: StrPtr(args)})
+	return s.emit(llm.Chunk{Type: llm.ChunkToolCallDelta, Index: llm.IntPtr(idx), ID: b.ID, Name: b.Name, ArgumentsDelta: llm.StrPtr(args)})
 }
 
 func (s *streamState) chunk(c openai.ChatCompletionChunk) error {
@@ -415,7 +410,7 @@ func (s *streamState) setUsage(u openai.CompletionUsage) {
 	if input < 0 {
 		input = 0
 	}
-	s.usage = &Usage{
+	s.usage = &llm.Usage{
 		InputTokens:     int(input),
 		OutputTokens:    int(u.CompletionTokens),
 		CacheReadTokens: int(cached),
@@ -432,36 +427,36 @@ func (s *streamState) end() error {
 	sort.Ints(idxs)
 	for _, i := range idxs {
 		b := *s.blocks[i]
-		if err := s.emit(Chunk{Type: ChunkBlockEnd, Index: IntPtr(i), Block: &b}); err != nil {
+		if err := s.emit(llm.Chunk{Type: llm.ChunkBlockEnd, Index: llm.IntPtr(i), Block: &b}); err != nil {
 			return err
 		}
 	}
 	if s.usage != nil {
 		u := *s.usage
-		if err := s.emit(Chunk{Type: ChunkUsage, Usage: &u}); err != nil {
+		if err := s.emit(llm.Chunk{Type: llm.ChunkUsage, Usage: &u}); err != nil {
 			return err
 		}
 	}
-	return s.emit(Chunk{Type: ChunkFinish, Reason: &FinishReason{Kind: s.finish}})
+	return s.emit(llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: s.finish}})
 }
 
-// mapFinish maps an OpenAI finish_reason to a FinishReason kind.
+// mapFinish maps an OpenAI finish_reason to an llm.FinishReason kind.
 func mapFinish(r string) string {
 	switch r {
 	case "":
 		return ""
 	case "stop":
-		return FinishStop
+		return llm.FinishStop
 	case "tool_calls", "function_call":
-		return FinishToolCalls
+		return llm.FinishToolCalls
 	case "length":
-		return FinishLength
+		return llm.FinishLength
 	case "content_filter":
-		return FinishContentFilter
+		return llm.FinishContentFilter
 	case "insufficient_system_resource": // DeepSeek: generation interrupted
-		return FinishError
+		return llm.FinishError
 	default:
-		return FinishOther
+		return llm.FinishOther
 	}
 }
 

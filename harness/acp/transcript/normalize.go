@@ -1,6 +1,7 @@
-package acptest
+package transcript
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -215,4 +216,21 @@ func renumber(ids map[string]int, key string) int {
 	n := len(ids) + 1
 	ids[key] = n
 	return n
+}
+
+// ReadLines splits r into its non-empty lines (for files in the transcript
+// format).
+func ReadLines(r io.Reader) ([][]byte, error) {
+	var out [][]byte
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			out = append(out, append([]byte(nil), line...))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read lines: %w", err)
+	}
+	return out, nil
 }

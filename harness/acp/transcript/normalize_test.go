@@ -1,11 +1,11 @@
-package acptest_test
+package transcript_test
 
 import (
 	"bytes"
 	"os"
 	"testing"
 
-	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -18,7 +18,7 @@ func TestNormalizeRewritesVolatileFields(t *testing.T) {
 		[]byte(`{"jsonrpc":"2.0","id":41,"result":{"sessionId":"other-9","list":[1,[true,null],{}]}}`),
 	}
 	seg2 := [][]byte{[]byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)}
-	got, err := acptest.Normalizer{Cwds: []string{"/home/me/proj"}}.Normalize(seg1, seg2)
+	got, err := transcript.Normalizer{Cwds: []string{"/home/me/proj"}}.Normalize(seg1, seg2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestNormalizeKeepsTheInteropGoldenAsIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lines, err := acptest.ReadLines(f)
+	lines, err := transcript.ReadLines(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := acptest.Normalizer{}.Normalize(lines)
+	got, err := transcript.Normalizer{}.Normalize(lines)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/acp"
-	"github.com/todoharness/todoharness/harness/acp/acptest"
+	"github.com/todoharness/todoharness/harness/acp/acpclient"
 	"github.com/todoharness/todoharness/harness/builtin"
-	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 )
 
@@ -113,7 +113,7 @@ func List(dir string) ([]string, error) {
 type RunOptions struct {
 	// Client configures the llm client; its HTTPClient carries the model
 	// requests (a cassette Recorder's Client()).
-	Client llm.ClientConfig
+	Client openaichat.ClientConfig
 	// System is the agent's system prompt ("" as `todoharness agent`).
 	System string
 	// CloseTimeout bounds the bridge's shutdown (default 10s).
@@ -148,7 +148,7 @@ func Run(ctx context.Context, sc *Scenario, opts RunOptions) (*Result, error) {
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	model, err := llm.NewClient(opts.Client)
+	model, err := openaichat.NewClient(opts.Client)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -163,7 +163,7 @@ func Run(ctx context.Context, sc *Scenario, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	srv := acptest.Serve(ctx, bridge)
+	srv := acpclient.Serve(ctx, bridge)
 	res := &Result{Cwd: cwd}
 	stepErr := runSteps(ctx, srv.Conn, sc, res)
 	timeout := opts.CloseTimeout
@@ -189,7 +189,7 @@ func Run(ctx context.Context, sc *Scenario, opts RunOptions) (*Result, error) {
 	return res, nil
 }
 
-func runSteps(ctx context.Context, c *acptest.Conn, sc *Scenario, res *Result) error {
+func runSteps(ctx context.Context, c *acpclient.Conn, sc *Scenario, res *Result) error {
 	for i, st := range sc.Steps {
 		fail := func(err error) error {
 			return fmt.Errorf("scenario %s: step %d (%s): %w", sc.Name, i+1, st.Op, err)

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 )
 
 // Goldens are the two normalised views the e2e tier compares.
@@ -54,7 +54,7 @@ func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*R
 	}
 	defer rec.Stop()
 	p := rec.Provenance()
-	opts.Client = llm.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()}
+	opts.Client = openaichat.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()}
 	res, runErr := Run(ctx, sc, opts)
 	out := &Replayed{Result: res, Recorder: rec}
 	if missErr := rec.Err(); missErr != nil {
@@ -73,7 +73,7 @@ func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*R
 type RecordConfig struct {
 	// Client is the live model: BaseURL, APIKey, Model (HTTPClient, if set,
 	// carries the live requests).
-	Client llm.ClientConfig
+	Client openaichat.ClientConfig
 	// Provenance is completed by cassette.Record (BaseURL and Model are taken
 	// from Client when empty).
 	Provenance cassette.Provenance

@@ -1,4 +1,4 @@
-package llm_test
+package openaichat_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestLLM(t *testing.T) {
+func TestOpenAIChat(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "llm", Label("tier:unit"))
+	RunSpecs(t, "openaichat", Label("tier:unit"))
 }
