@@ -65,7 +65,7 @@ record-mock: build
 # Rebuild the todo-plan cassette (real DeepSeek output) from the interop
 # session log of the original implementation.
 cassette-from-log: build
-	./$(BIN) cassette from-log ../shared/interop/deepseek-harness/todo-plan/session.jsonl \
+	./$(BIN) cassette from-log fixtures/interop/deepseek-harness/todo-plan/session.jsonl \
 		fixtures/e2e/todo-plan/cassette.yaml --scenario todo-plan --real-model-output \
 		--recorded-by "the original implementation against DeepSeek"
 

@@ -1,6 +1,10 @@
 package conformance
 
 import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,40 +59,111 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
-// Every quoted sentence is verbatim in the file it names.
-func TestCatalogueQuotesTheSpec(t *testing.T) {
-	shared := testutil.SharedDir()
-	files := map[string]string{
-		srcREADME:                 filepath.Join(shared, "spec", "todo-tool-readme.md"),
-		srcRFC:                    filepath.Join(shared, "spec", "todo-write-rfc.md"),
-		"DESIGN.md § Conformance": filepath.Join(shared, "DESIGN.md"),
-		"ACP JSON schema":         "",
-		"ACP protocol v1":         "",
-	}
+// quoted reports whether quote appears word for word in text (runs of
+// white space compare equal: the texts are wrapped Markdown).
+func quoted(text, quote string) bool {
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	return strings.Contains(norm(text), norm(quote))
+}
+
+func TestQuoted(t *testing.T) {
+	text := "The model sends the ENTIRE list\nevery call — there are no partial updates."
+	if !quoted(text, "sends the ENTIRE list every call") {
+		t.Error("a quote across a line break is not found")
+	}
+	for _, q := range []string{"sends the entire list", "sends the ENTIRE list  on every call"} {
+		if quoted(text, q) {
+			t.Errorf("%q found, but it is not in the text", q)
+		}
+	}
+}
+
+// primarySource is the first source a check cites (TW-LOAD-1 cites two).
+func primarySource(c Check) string { return strings.SplitN(c.Source, "; ", 2)[0] }
+
+// Every check cites a source a reader can get: an upstream text by
+// repository, commit and path, the ACP schema, or docs/conformance.md.
+func TestCatalogueCitesReachableSources(t *testing.T) {
+	known := map[string]bool{srcDoc: true}
+	for _, s := range SpecSources() {
+		known[s.Cite] = true
+		if len(s.SHA256) != 64 || !strings.HasPrefix(s.Cite, "deepseek-ai/deepseek-harness@") {
+			t.Errorf("source %+v: want repository@commit path and a hex SHA-256", s)
+		}
+	}
 	for _, c := range Catalogue() {
-		src := strings.SplitN(c.Source, "; ", 2)[0]
-		var text string
-		switch {
-		case strings.HasPrefix(src, "ACP JSON schema"):
-			text = string(ACPSchema())
-			// JSON escapes: compare against the decoded strings loosely.
-			text = strings.NewReplacer(`\n`, " ", `\"`, `"`).Replace(text)
-		default:
-			p, ok := files[src]
-			if !ok {
-				t.Errorf("%s: unknown source %q", c.ID, src)
-				continue
+		src := primarySource(c)
+		if !known[src] && !strings.HasPrefix(src, srcSchema) {
+			t.Errorf("%s cites %q: not an upstream text of SpecSources, the ACP schema or %s", c.ID, src, srcDoc)
+		}
+		if strings.Contains(c.Source, "DESIGN.md") || strings.Contains(c.Source, "spec/") {
+			t.Errorf("%s cites %q: a file users of todoharness do not have", c.ID, c.Source)
+		}
+	}
+}
+
+// The quotes from the ACP schema and from docs/conformance.md (outside its
+// generated table, which repeats every quote) are verbatim there. Both are
+// in the repository: this test always runs.
+func TestCatalogueQuotesTheDocs(t *testing.T) {
+	head, _, tail := splitDoc(t)
+	doc := head + tail
+	// JSON escapes: compare against the decoded strings loosely.
+	schema := strings.NewReplacer(`\n`, " ", `\"`, `"`).Replace(string(ACPSchema()))
+	n := 0
+	for _, c := range Catalogue() {
+		switch src := primarySource(c); {
+		case src == srcDoc:
+			n++
+			if !quoted(doc, c.Spec) {
+				t.Errorf("%s: the quote is not in %s (outside the generated table):\n  %s", c.ID, docPath(), c.Spec)
 			}
+		case strings.HasPrefix(src, srcSchema):
+			n++
+			if !quoted(schema, c.Spec) {
+				t.Errorf("%s: the quote is not in the ACP schema:\n  %s", c.ID, c.Spec)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no check quotes the docs or the schema: the test checked nothing")
+	}
+}
+
+// Every quote from an upstream text is verbatim in it. The texts are not part
+// of the repository: the test reads copies from $TODOHARNESS_SPEC_DIR (or
+// the team's shared spec folder beside the checkout) and skips, saying why,
+// when there are none. A copy whose SHA-256 is not the catalogue's has
+// drifted and fails the test.
+func TestCatalogueQuotesTheSpec(t *testing.T) {
+	dir, from := testutil.SpecDir()
+	for _, src := range SpecSources() {
+		t.Run(src.File, func(t *testing.T) {
+			p := filepath.Join(dir, src.File)
 			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatalf("the spec files are always beside the checkout in ../shared (CI copies them there): %v", err)
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("no copy of %s at %s (spec folder from %s): the upstream texts are not part of the repository; set %s to a folder holding %s to check the quotes against it", src.Cite, p, from, testutil.SpecDirEnv, src.File)
 			}
-			text = string(b)
-		}
-		if !strings.Contains(norm(text), norm(c.Spec)) {
-			t.Errorf("%s: the quote is not in %s:\n  %s", c.ID, src, c.Spec)
-		}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum := fmt.Sprintf("%x", sha256.Sum256(b)); sum != src.SHA256 {
+				t.Fatalf("%s is not %s: SHA-256 %s, the catalogue has %s (a drifted copy, or the catalogue must move to a new commit)", p, src.Cite, sum, src.SHA256)
+			}
+			n := 0
+			for _, c := range Catalogue() {
+				if primarySource(c) != src.Cite {
+					continue
+				}
+				n++
+				if !quoted(string(b), c.Spec) {
+					t.Errorf("%s: the quote is not in %s (%s):\n  %s", c.ID, src.Cite, p, c.Spec)
+				}
+			}
+			if n == 0 {
+				t.Errorf("no check quotes %s", src.Cite)
+			}
+		})
 	}
 }
 

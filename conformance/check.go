@@ -82,13 +82,39 @@ func skipf(format string, a ...any) verdict {
 // completion unless the check is Always.
 type evalFunc func(ev *Evidence) verdict
 
-// Sources of quoted sentences.
+// Sources of quoted sentences. Upstream texts are cited by repository,
+// commit and path (the texts are not copied into this repository); the
+// sentences about how the runner itself behaves are quoted from
+// docs/conformance.md of this repository.
 const (
-	srcREADME = "spec/todo-tool-readme.md"
-	srcRFC    = "spec/todo-write-rfc.md"
-	srcSchema = "ACP JSON schema (" + ACPSchemaSource + ")"
-	srcACP    = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
+	srcUpstream = "deepseek-ai/deepseek-harness@9f1caf7c5b "
+	srcREADME   = srcUpstream + "packages/todo/tool-todo/README.md"
+	srcRFC      = srcUpstream + "docs/rfc/implemented/feature/2026-06-29-todo-write-tool.md"
+	srcDoc      = "todoharness docs/conformance.md"
+	srcSchema   = "ACP JSON schema (" + ACPSchemaSource + ")"
+	srcACP      = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
 )
+
+// SpecSource is an upstream text the catalogue quotes from.
+type SpecSource struct {
+	// Cite is how checks cite it (Check.Source): repository@commit path.
+	Cite string `json:"cite"`
+	// File is the name of a copy of the text in a spec folder (the quote
+	// test reads $TODOHARNESS_SPEC_DIR/<File> when it is there).
+	File string `json:"file"`
+	// SHA256 is the hex SHA-256 of the text at that commit: a copy whose
+	// hash differs has drifted, and its quotes prove nothing.
+	SHA256 string `json:"sha256"`
+}
+
+// SpecSources returns the upstream texts the catalogue quotes, with the
+// SHA-256 of each.
+func SpecSources() []SpecSource {
+	return []SpecSource{
+		{Cite: srcRFC, File: "todo-write-rfc.md", SHA256: "45d1d962447b1562e9264b766331b46e1f5f0a97f5cbc169cc544460ba40560b"},
+		{Cite: srcREADME, File: "todo-tool-readme.md", SHA256: "3a898446113ce2bce014e14d7cda038a7f3108de52401e0cae8dfdcb0031e1ab"},
+	}
+}
 
 // Catalogue returns every check, in report order. The IDs are stable.
 func Catalogue() []Check {
@@ -97,7 +123,7 @@ func Catalogue() []Check {
 			ID: "RUN-1", Level: MUST, Always: true,
 			Title:  "the agent answers every ACP request of the case in time and stays up until the client closes its stdin",
 			Spec:   "Timeouts per case; a hung or crashing agent is a failed case, never a hung runner.",
-			Source: "DESIGN.md § Conformance",
+			Source: srcDoc,
 			eval:   evalRun,
 		},
 		{
@@ -132,7 +158,7 @@ func Catalogue() []Check {
 			ID: "ACP-EXIT-1", Level: SHOULD, Always: true,
 			Title:  "the agent exits on its own within the grace period once its stdin closes",
 			Spec:   "A load case restarts the agent in the same working directory (agents keep sessions there), after shutting the first process down as an editor does: close its stdin, wait a grace period for it to flush and exit, only then signal it (real agents persist on the way out).",
-			Source: "DESIGN.md § Conformance",
+			Source: srcDoc,
 			eval:   evalExit,
 		},
 		{

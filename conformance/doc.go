@@ -15,7 +15,8 @@
 //
 // Catalogue returns the checks. Each has a stable ID (TW-PLAN-1, ...), a
 // level (MUST, SHOULD, INFO), the sentence of the spec it tests (quoted from
-// spec/ or from the ACP schema shipped in the SDK module) and a judging
+// upstream texts cited by repository, commit and path, from the ACP schema
+// shipped in the SDK module, or from docs/conformance.md) and a judging
 // function over one case's Evidence. A check's outcome is pass, fail, skip
 // (with a reason: the agent lacks loadSession, no case fed it) or n/a (the
 // check only makes sense for the canonical todo_write dialect). A check is

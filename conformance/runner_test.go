@@ -363,7 +363,7 @@ func TestRunExpectedFailures(t *testing.T) {
 	// the cases that failed it.
 	var lb bytes.Buffer
 	_ = listed.WriteSummary(&lb)
-	for _, want := range []string{"What the failing checks test:", "TW-COUNTS-1 (MUST): \"The tool result reports only pending", "spec/todo-tool-readme.md", "case plan-basic: "} {
+	for _, want := range []string{"What the failing checks test:", "TW-COUNTS-1 (MUST): \"The tool result reports only pending", srcREADME, "case plan-basic: "} {
 		if !strings.Contains(lb.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, lb.String())
 		}

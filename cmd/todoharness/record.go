@@ -147,7 +147,7 @@ step's assistant/chunk events. The provenance says "rebuilt from session log
 
 The shipped todo-plan cassette was made with:
 
-  todoharness cassette from-log ../shared/interop/deepseek-harness/todo-plan/session.jsonl \
+  todoharness cassette from-log fixtures/interop/deepseek-harness/todo-plan/session.jsonl \
     fixtures/e2e/todo-plan/cassette.yaml --scenario todo-plan --real-model-output \
     --recorded-by "the original implementation against DeepSeek"`,
 		Args: cobra.ExactArgs(2),

@@ -17,9 +17,6 @@ import (
 // ModulePath is the module whose root RepoRoot looks for.
 const ModulePath = "github.com/todoharness/todoharness"
 
-// SharedEnv overrides the shared folder SharedDir returns.
-const SharedEnv = "TODOHARNESS_SHARED"
-
 // UpdateEnv, when truthy ("1", "true", "t"), makes Golden testers rewrite
 // their files instead of comparing (as does `go test -update`).
 const UpdateEnv = "GOLDIE_UPDATE"
@@ -82,32 +79,41 @@ func isModuleRoot(gomod string) bool {
 	return false
 }
 
-// SharedDir returns the shared folder that sits beside the checkout
-// (<repo>/../shared: DESIGN.md, spec/, interop/), or $TODOHARNESS_SHARED when
-// set. The folder may not exist; see SharedFile.
-func SharedDir() string {
-	if d := os.Getenv(SharedEnv); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	return filepath.Clean(filepath.Join(RepoRoot(), "..", "shared"))
+// InteropDir is the folder of the interop data copied from the original
+// TypeScript implementation: <repo>/fixtures/interop/deepseek-harness (see
+// the README there for upstream, commits and licence).
+func InteropDir() string {
+	return filepath.Join(RepoRoot(), "fixtures", "interop", "deepseek-harness")
 }
 
-// SharedFile returns the path of rel (slash-separated) inside SharedDir, or
-// an error saying exactly where it was looked for and how to point the tests
-// elsewhere when it is missing.
-func SharedFile(rel string) (string, error) {
-	p := filepath.Join(SharedDir(), filepath.FromSlash(rel))
+// InteropFile returns the path of rel (slash-separated, e.g.
+// "todo-plan/session.jsonl") inside InteropDir, or an error naming the path
+// it looked for when it is missing.
+func InteropFile(rel string) (string, error) {
+	p := filepath.Join(InteropDir(), filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		where := fmt.Sprintf("the shared folder beside the checkout (%s); set %s to use another location", SharedDir(), SharedEnv)
-		if d := os.Getenv(SharedEnv); d != "" {
-			where = fmt.Sprintf("%s=%s, which does not hold it; unset it to use the shared folder beside the checkout", SharedEnv, d)
-		}
-		return "", fmt.Errorf("shared fixture %s not found at %s: %v (looked in %s)", rel, p, err, where)
+		return "", fmt.Errorf("interop fixture %s not found at %s (it is committed under fixtures/interop/deepseek-harness/): %w", rel, p, err)
 	}
 	return p, nil
+}
+
+// SpecDirEnv names the folder holding the upstream spec texts the
+// conformance catalogue quotes (todo-write-rfc.md, todo-tool-readme.md).
+const SpecDirEnv = "TODOHARNESS_SPEC_DIR"
+
+// SpecDir returns where the optional spec texts are looked for:
+// $TODOHARNESS_SPEC_DIR when set, else the spec folder of the team's shared
+// folder beside the checkout. The folder need not exist: the texts are not
+// part of the repository, and tests that need them skip (saying why)
+// without them. The second result says where the folder came from.
+func SpecDir() (dir, from string) {
+	if d := os.Getenv(SpecDirEnv); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		return d, "$" + SpecDirEnv
+	}
+	return filepath.Join(filepath.Dir(RepoRoot()), "shared", "spec"), "the default (shared/spec beside the checkout; set " + SpecDirEnv + " to use another folder)"
 }
 
 // GoldenDir returns the absolute folder of suite's golden files:

@@ -14,27 +14,34 @@ func TestRepoRootHasModule(t *testing.T) {
 	}
 }
 
-func TestSharedDirEnv(t *testing.T) {
-	t.Setenv(SharedEnv, "/somewhere/else")
-	if got := SharedDir(); got != "/somewhere/else" {
-		t.Fatalf("SharedDir() = %s with %s set", got, SharedEnv)
+func TestInteropFile(t *testing.T) {
+	p, err := InteropFile("todo-plan/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Setenv(SharedEnv, "")
-	if got, want := SharedDir(), filepath.Clean(filepath.Join(RepoRoot(), "..", "shared")); got != want {
-		t.Fatalf("SharedDir() = %s, want %s", got, want)
+	if want := filepath.Join(RepoRoot(), "fixtures", "interop", "deepseek-harness", "todo-plan", "session.jsonl"); p != want {
+		t.Fatalf("InteropFile = %s, want %s", p, want)
 	}
-}
-
-func TestSharedFileMissingSaysWhere(t *testing.T) {
-	t.Setenv(SharedEnv, t.TempDir())
-	_, err := SharedFile("interop/nothing.jsonl")
+	_, err = InteropFile("nothing.jsonl")
 	if err == nil {
-		t.Fatal("no error for a missing shared file")
+		t.Fatal("no error for a missing interop file")
 	}
-	for _, want := range []string{"interop/nothing.jsonl", SharedEnv} {
+	for _, want := range []string{"nothing.jsonl", InteropDir()} {
 		if !contains(err.Error(), want) {
 			t.Fatalf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+func TestSpecDirEnv(t *testing.T) {
+	t.Setenv(SpecDirEnv, "/somewhere/else")
+	if got, from := SpecDir(); got != "/somewhere/else" || !contains(from, SpecDirEnv) {
+		t.Fatalf("SpecDir() = %s (%s) with %s set", got, from, SpecDirEnv)
+	}
+	t.Setenv(SpecDirEnv, "")
+	got, _ := SpecDir()
+	if want := filepath.Join(filepath.Dir(RepoRoot()), "shared", "spec"); got != want {
+		t.Fatalf("SpecDir() = %s, want %s", got, want)
 	}
 }
 

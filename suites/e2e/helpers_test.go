@@ -96,11 +96,12 @@ func copyFile(src, dst string) {
 	Expect(os.WriteFile(dst, data, 0o644)).To(Succeed())
 }
 
-// sharedFile returns a file of the shared interop folder; the spec fails,
-// saying where it looked, when the folder is missing.
-func sharedFile(rel string) string {
+// interopFile returns a file of the committed interop fixtures
+// (fixtures/interop/deepseek-harness); the spec fails, saying where it
+// looked, when it is missing.
+func interopFile(rel string) string {
 	GinkgoHelper()
-	p, err := testutil.SharedFile(rel)
+	p, err := testutil.InteropFile(rel)
 	Expect(err).NotTo(HaveOccurred())
 	return p
 }

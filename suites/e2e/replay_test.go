@@ -64,9 +64,9 @@ var _ = Describe("todo-plan against the original implementation", Ordered, func(
 		sc := loadScenario("todo-plan")
 		rep = replay(ctx, sc, sc.CassettePath())
 		var err error
-		origLog, err = session.LoadFile(sharedFile("interop/deepseek-harness/todo-plan/session.jsonl"))
+		origLog, err = session.LoadFile(interopFile("todo-plan/session.jsonl"))
 		Expect(err).NotTo(HaveOccurred())
-		f, err := os.Open(sharedFile("interop/deepseek-harness/todo-plan/stdout.golden.jsonl"))
+		f, err := os.Open(interopFile("todo-plan/stdout.golden.jsonl"))
 		Expect(err).NotTo(HaveOccurred())
 		defer f.Close()
 		origWire, err = transcript.ReadLines(f)
@@ -76,7 +76,7 @@ var _ = Describe("todo-plan against the original implementation", Ordered, func(
 	It("runs the interop input.json", func() {
 		ours, err := os.ReadFile(filepath.Join(scenariosDir(), "todo-plan", scenario.InputFile))
 		Expect(err).NotTo(HaveOccurred())
-		theirs, err := os.ReadFile(sharedFile("interop/deepseek-harness/todo-plan/input.json"))
+		theirs, err := os.ReadFile(interopFile("todo-plan/input.json"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(ours)).To(Equal(string(theirs)))
 	})

@@ -219,7 +219,7 @@ var _ = Describe("interop: the log recorded by the original harness", func() {
 	)
 	BeforeEach(func() {
 		var err error
-		interopDir, err = testutil.SharedFile("interop/deepseek-harness/todo-plan")
+		interopDir, err = testutil.InteropFile("todo-plan")
 		Expect(err).NotTo(HaveOccurred())
 		f, err := os.Open(filepath.Join(interopDir, "stdout.golden.jsonl"))
 		Expect(err).NotTo(HaveOccurred())

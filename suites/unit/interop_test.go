@@ -17,13 +17,13 @@ import (
 )
 
 // interopLog is the session log recorded by the original TypeScript harness.
-const interopLog = "interop/deepseek-harness/todo-plan/session.jsonl"
+const interopLog = "todo-plan/session.jsonl"
 
-// interopPath locates the interop fixture beside the checkout, failing the
-// spec with where it looked when it is absent.
+// interopPath locates the committed interop fixture, failing the spec with
+// where it looked when it is absent.
 func interopPath() string {
 	GinkgoHelper()
-	p, err := testutil.SharedFile(interopLog)
+	p, err := testutil.InteropFile(interopLog)
 	if err != nil {
 		Fail(err.Error())
 	}

@@ -38,9 +38,9 @@ func TestNormalizeRewritesVolatileFields(t *testing.T) {
 }
 
 func TestNormalizeKeepsTheInteropGoldenAsIs(t *testing.T) {
-	p, err := testutil.SharedFile("interop/deepseek-harness/todo-plan/stdout.golden.jsonl")
+	p, err := testutil.InteropFile("todo-plan/stdout.golden.jsonl")
 	if err != nil {
-		t.Fatalf("the interop fixture is always beside the checkout (CI copies shared/ there): %v", err)
+		t.Fatal(err)
 	}
 	f, err := os.Open(p)
 	if err != nil {
