@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ func newLogCmd() *cobra.Command {
 		Short: "Validate a session log against the invariants (exit 1 on violation)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLogCheck(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -27,46 +28,74 @@ func newLogCmd() *cobra.Command {
 		Short: "Print the current plan as the stdio checklist and a count per event type",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLogShow(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
 		},
 	})
 	return cmd
 }
 
-// runLogCheck loads a log and checks every event. Unknown event types are
-// warnings, never failures.
-func runLogCheck(out, errw io.Writer, path string) error {
-	ld, err := session.LoadFile(path)
+// runLogCheck streams a log and checks every event as it is read (memory
+// bounded by the longest line). Unknown event types are warnings, never
+// failures. It stops with the command's context (SIGINT/SIGTERM) and never
+// modifies the file.
+func runLogCheck(ctx context.Context, out, errw io.Writer, path string) error {
+	f, err := session.OpenForRead(ctx, path)
 	if err != nil {
 		fmt.Fprintln(errw, "FAIL", err)
 		return exitCode(1)
 	}
-	for _, w := range ld.Warnings {
-		fmt.Fprintln(errw, "warning:", w)
+	defer f.Close()
+	rd := f.Reader(session.ReadOptions{})
+	h, err := rd.Header(ctx)
+	if err != nil {
+		fmt.Fprintln(errw, "FAIL", err)
+		return exitCode(1)
 	}
 	var c session.Checker
-	for i, e := range ld.Events {
-		if !session.IsKnownType(e.Type) {
-			fmt.Fprintf(errw, "warning: %s:%d: unknown event type %q (kept, not checked)\n", path, ld.Lines[i], e.Type)
+	unknown := map[string]bool{}
+	n := 0
+	warned := 0
+	flushWarnings := func() {
+		for _, w := range rd.Warnings()[warned:] {
+			fmt.Fprintln(errw, "warning:", w)
+		}
+		warned = len(rd.Warnings())
+	}
+	for {
+		e, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			flushWarnings()
+			fmt.Fprintln(errw, "FAIL", err)
+			return exitCode(1)
+		}
+		n++
+		if !session.IsKnownType(e.Type) && !unknown[e.Type] {
+			unknown[e.Type] = true
+			fmt.Fprintf(errw, "warning: %s:%d: unknown event type %q (kept, not checked; reported once per type)\n", path, rd.Line(), e.Type)
 		}
 		if err := c.Check(e); err != nil {
 			var ie *session.InvariantError
 			if errors.As(err, &ie) {
-				ie.Line = ld.Lines[i]
+				ie.Line = rd.Line()
 			}
+			flushWarnings()
 			fmt.Fprintf(errw, "FAIL %s: %v\n", path, err)
 			return exitCode(1)
 		}
 	}
+	flushWarnings()
 	if t, s := c.State(); t != 0 {
 		fmt.Fprintf(errw, "warning: %s: log ends inside turn %d (step %d): the turn never ended\n", path, t, s)
 	}
-	fmt.Fprintf(out, "ok %s: session %s, %d events\n", path, ld.Header.ID, len(ld.Events))
+	fmt.Fprintf(out, "ok %s: session %s, %d events\n", path, h.ID, n)
 	return nil
 }
 
-func runLogShow(out, errw io.Writer, path string) error {
-	ld, err := session.LoadFile(path)
+func runLogShow(ctx context.Context, out, errw io.Writer, path string) error {
+	ld, err := session.LoadFileContext(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,9 +43,26 @@ func (d Dir) Create(id, cwd string, opts ...Option) (*Log, error) {
 	return l, nil
 }
 
-// Open loads session id, checks its invariants and reopens it for appending.
-// Warnings (such as a dropped torn last line) are returned alongside.
+// Open locks session id's log, loads it, checks its invariants and makes
+// it ready for appending; Warnings (a skipped byte order mark, a torn last
+// line moved aside, a turn closed as interrupted) are returned alongside.
+//
+// Open is the path of an agent that continues a session, so it appends
+// (never rewrites) what recovery needs: a torn last line is moved to a
+// sidecar file and cut off (see FileStore.Repair), and a turn left open by
+// a killed agent is closed: an error tool/result for each tool call of the
+// open step that has none, step/end, then turn/end with reason
+// {"kind":"interrupted"}. Reading a log anywhere else (LoadFile, Reader,
+// `log check`, `log show`) never modifies it.
+//
+// Another process (or another open Log in this one) holding the session
+// makes Open fail with a *LockedError naming the holder.
 func (d Dir) Open(id string, opts ...Option) (*Log, []string, error) {
+	return d.OpenContext(context.Background(), id, opts...)
+}
+
+// OpenContext is Open, stopping the read when ctx is done.
+func (d Dir) OpenContext(ctx context.Context, id string, opts ...Option) (*Log, []string, error) {
 	path, err := d.File(id)
 	if err != nil {
 		return nil, nil, err
@@ -51,18 +70,53 @@ func (d Dir) Open(id string, opts ...Option) (*Log, []string, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("session %q: %w (no %s)", id, ErrNotFound, path)
 	}
-	ld, err := LoadFile(path)
+	s, err := OpenFileStore(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := restore(ld.Header, ld.Events, ld.Lines, false, opts...)
+	l, warnings, err := openStore(ctx, s, opts)
 	if err != nil {
-		return nil, ld.Warnings, fmt.Errorf("%s: %w", path, err)
+		s.abandon()
+		return nil, warnings, err
 	}
-	s, err := AppendFile(path, ld)
+	return l, warnings, nil
+}
+
+func openStore(ctx context.Context, s *FileStore, opts []Option) (*Log, []string, error) {
+	rd := s.Reader(ReadOptions{})
+	h, err := rd.Header(ctx)
 	if err != nil {
-		return nil, ld.Warnings, err
+		return nil, rd.Warnings(), err
+	}
+	var events []Event
+	var lines []int
+	for {
+		e, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, rd.Warnings(), err
+		}
+		events = append(events, e)
+		lines = append(lines, rd.Line())
+	}
+	warnings := rd.Warnings()
+	l, err := restore(h, events, lines, false, opts...)
+	if err != nil {
+		return nil, warnings, fmt.Errorf("%s: %w", s.path, err)
+	}
+	rw, err := s.Repair(rd)
+	warnings = append(warnings, rw...)
+	if err != nil {
+		return nil, warnings, err
 	}
 	l.store = s
-	return l, ld.Warnings, nil
+	cw, err := l.closeInterrupted()
+	warnings = append(warnings, cw...)
+	if err != nil {
+		l.store = nil
+		return nil, warnings, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return l, warnings, nil
 }

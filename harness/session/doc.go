@@ -6,5 +6,46 @@
 // other. The package holds the typed event payloads, the invariants every log
 // must satisfy, the surface projection that DeriveMessages turns into model
 // history, the current todo list (last todo/write wins), and an append-only
-// JSONL store that survives a torn last line.
+// JSONL store.
+//
+// # Durability: nothing shown is lost
+//
+// A Log with a FileStore (Dir.Create, Dir.Open) persists an event before it
+// tells anyone about it: Append writes the line and, for the durable types
+// (IsDurableType: turn/start, turn/end, user/message, assistant/message,
+// tool/call, tool/result, todo/write), fsyncs it; other events (chunks, step
+// markers) are handed to the kernel whenever someone is subscribed. Only
+// then are the Subscribe callbacks called. A client bridge that sends its
+// updates from a subscription (as harness/acp does) therefore cannot send
+// an update for an event a crash or a SIGKILL loses, and has nothing to
+// remember to call; if persisting fails, Append returns the error and calls
+// no subscriber. Log.Sync is there for anything written outside Append.
+//
+// # One owner per session
+//
+// The store opens a log with O_APPEND and holds an exclusive advisory flock
+// on it while open (flock is per open file, so two stores in one process
+// conflict too). The holder records its pid, command line and start time in
+// the sidecar <log>.lock; a second Dir.Open or Dir.Create of a held session
+// fails with a *LockedError (errors.Is ErrLocked) naming the holder.
+//
+// # Reading never writes; reopening only appends
+//
+// Reader streams a log in memory bounded by its longest line
+// (DefaultMaxLineBytes, 64 MiB, or ReadOptions.MaxLineBytes; a longer line
+// is a *LineError wrapping ErrLineTooLong naming the limit) and stops with
+// the context's error when the context ends (OpenForRead also wakes a read
+// blocked on a silent FIFO). Every line must be UTF-8 and decode; a bad
+// line is a *LineError naming file:line. The one exception is a torn line:
+// the last line with no trailing newline, which a crash mid-write leaves
+// behind; it is dropped with a warning. A UTF-8 byte order mark before the
+// header is skipped with a warning. LoadFile, Read, Reader and the `log`
+// commands never modify the file.
+//
+// Dir.Open is the path of an agent that continues a session: it locks the
+// log, reads and checks it, moves a torn last line to <log>.torn-<offset>,
+// and closes a turn a killed agent left open by appending an error
+// tool/result for each unanswered call of the open step, step/end and
+// turn/end {"reason":{"kind":"interrupted"}}. It never rewrites a complete
+// line.
 package session

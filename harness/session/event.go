@@ -138,6 +138,9 @@ const (
 	TurnError     = "error"
 	TurnCancelled = "cancelled"
 	TurnMaxSteps  = "max-steps"
+	// TurnInterrupted closes, on reopen, a turn whose agent was killed
+	// before it ended (see Dir.Open).
+	TurnInterrupted = "interrupted"
 )
 
 // TurnEndReason says how a turn ended; Message carries the error text.

@@ -37,6 +37,16 @@ type Checker struct {
 	step     int
 	stepOpen bool
 	calls    map[string]bool // tool calls seen and not yet answered
+	pending  []string        // the same ids, in call order
+}
+
+// PendingCalls returns the ids of the open turn's tool calls that have no
+// tool/result yet, in call order.
+func (c *Checker) PendingCalls() []string {
+	if !c.turnOpen {
+		return nil
+	}
+	return append([]string(nil), c.pending...)
 }
 
 // State reports the open turn and step (0 when none).
@@ -59,6 +69,9 @@ func (c *Checker) LastTurn() int { return c.turn }
 func (c *Checker) Check(e Event) error {
 	fail := func(format string, args ...any) error {
 		return &InvariantError{Seq: e.Seq, Type: e.Type, Msg: fmt.Sprintf(format, args...)}
+	}
+	if e.Seq < 0 {
+		return fail("seq %d is negative", e.Seq)
 	}
 	if c.started && e.Seq <= c.lastSeq {
 		return fail("seq %d is not greater than the previous seq %d", e.Seq, c.lastSeq)
@@ -104,6 +117,7 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		}
 		c.turn, c.turnOpen, c.stepOpen = sc.Turn, true, false
 		c.calls = map[string]bool{}
+		c.pending = c.pending[:0]
 		return nil
 	case TypeTurnEnd:
 		if !c.turnOpen {
@@ -157,12 +171,21 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		if sc.CallID == "" {
 			return fail("tool/call without callId")
 		}
+		if !c.calls[sc.CallID] {
+			c.pending = append(c.pending, sc.CallID)
+		}
 		c.calls[sc.CallID] = true
 	case TypeToolResult:
 		if !c.calls[sc.CallID] {
 			return fail("tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
 		}
 		delete(c.calls, sc.CallID)
+		for i, id := range c.pending {
+			if id == sc.CallID {
+				c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
+				break
+			}
+		}
 	}
 	return nil
 }

@@ -41,8 +41,8 @@ func WithInvariants(on bool) Option { return func(l *Log) { l.check = on } }
 // WithClock sets the time source, in Unix milliseconds.
 func WithClock(now func() int64) Option { return func(l *Log) { l.clock = now } }
 
-// WithStore persists every appended event to s; the log flushes s at every
-// turn end.
+// WithStore persists every appended event to s (see Append for when it is
+// flushed and synced).
 func WithStore(s *FileStore) Option { return func(l *Log) { l.store = s } }
 
 // New returns an empty log for session id.
@@ -120,8 +120,16 @@ func WithSourceEventSeqs(seqs ...int) AppendOption {
 // Append adds an event of type typ with data (marshalled to JSON; a
 // json.RawMessage is copied as is). Surface types get surfaceOp "append".
 // When invariants are on, a violating event is rejected with an
-// *InvariantError and nothing is stored. Subscribers are called after the
-// event is stored, outside the lock.
+// *InvariantError and nothing is stored.
+//
+// With a store attached, no subscriber hears of an event before it is on
+// disk: events of the durable types (IsDurableType: turn boundaries, user
+// and assistant messages, tool/call, tool/result, todo/write) are written
+// and fsynced, the others (chunks, step markers) written to the kernel,
+// before the subscribers are called (outside the lock). A client that is
+// told through a subscription can therefore not be told about an event a
+// crash loses; when persisting fails, Append returns the error and tells
+// nobody.
 func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) {
 	raw, err := marshalData(data)
 	if err != nil {
@@ -149,19 +157,77 @@ func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) 
 	var storeErr error
 	if l.store != nil {
 		storeErr = l.store.Write(e)
-		if storeErr == nil && typ == TypeTurnEnd {
-			storeErr = l.store.Flush()
+		if storeErr == nil {
+			switch {
+			case durableTypes[typ]:
+				storeErr = l.store.Sync()
+			case len(l.subs) > 0:
+				storeErr = l.store.Flush()
+			}
 		}
 	}
 	subs := l.subs
 	l.mu.Unlock()
+	if storeErr != nil {
+		// Nobody is told about an event that is not on disk.
+		return e.Clone(), fmt.Errorf("persist %s seq %d: %w", typ, e.Seq, storeErr)
+	}
 	for _, sub := range subs {
 		sub.fn(e.Clone())
 	}
-	if storeErr != nil {
-		return e.Clone(), fmt.Errorf("persist %s seq %d: %w", typ, e.Seq, storeErr)
-	}
 	return e.Clone(), nil
+}
+
+// durableTypes are the events Append fsyncs before it returns and before
+// any subscriber sees them: everything a client is shown as a fact (a tool
+// call, its result, the plan) and the turn boundaries.
+var durableTypes = map[string]bool{
+	TypeTurnStart: true, TypeTurnEnd: true, TypeUserMessage: true,
+	TypeAssistantMessage: true, TypeToolCall: true, TypeToolResult: true,
+	TypeTodoWrite: true,
+}
+
+// IsDurableType reports whether Append fsyncs events of type t before
+// notifying subscribers (the others are flushed to the kernel first).
+func IsDurableType(t string) bool { return durableTypes[t] }
+
+// Sync flushes and fsyncs the attached store, if any.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.store == nil {
+		return nil
+	}
+	return l.store.Sync()
+}
+
+// closeInterrupted closes a turn left open (a killed agent): an error
+// tool/result for each unanswered call of the open step, step/end, then
+// turn/end {"kind":"interrupted"}. Append only.
+func (l *Log) closeInterrupted() ([]string, error) {
+	l.mu.Lock()
+	turn, step := l.checker.State()
+	pending := l.checker.PendingCalls()
+	l.mu.Unlock()
+	if turn == 0 {
+		return nil, nil
+	}
+	const why = "interrupted: the agent stopped before this turn ended"
+	if step != 0 {
+		for _, id := range pending {
+			if _, err := l.Append(TypeToolResult, ToolResult{Turn: turn, Step: step, CallID: id,
+				Content: []llm.Part{{Type: llm.PartText, Text: why}}, IsError: true}); err != nil {
+				return nil, fmt.Errorf("close interrupted turn %d: %w", turn, err)
+			}
+		}
+		if _, err := l.Append(TypeStepEnd, Step{Turn: turn, Step: step}); err != nil {
+			return nil, fmt.Errorf("close interrupted turn %d: %w", turn, err)
+		}
+	}
+	if _, err := l.Append(TypeTurnEnd, TurnEnd{Turn: turn, Reason: TurnEndReason{Kind: TurnInterrupted, Message: why}}); err != nil {
+		return nil, fmt.Errorf("close interrupted turn %d: %w", turn, err)
+	}
+	return []string{fmt.Sprintf("%s: turn %d was left open (the agent stopped mid-turn): closed it as interrupted", l.header.ID, turn)}, nil
 }
 
 func marshalData(data any) (json.RawMessage, error) {

@@ -9,12 +9,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // FileStore appends a session's events to a JSONL file: the header on line 1,
-// one event per line after it. It is not safe for concurrent use (the Log
-// serialises its writes). Writes are buffered; Flush writes them out and
-// syncs the file (the Log flushes at every turn end).
+// one event per line after it. The file is opened with O_APPEND (every write
+// lands at the end, whatever anyone did to the file) and held under an
+// exclusive advisory flock for as long as the store is open, so one process
+// (one open store) owns a session at a time; a second opener gets a
+// *LockedError naming the holder, read from the holder's sidecar file
+// <log>.lock.
+//
+// Write buffers a line; Flush hands buffered lines to the kernel (they then
+// survive the process being killed); Sync also fsyncs them (they then
+// survive the machine going down). The Log calls these for you: see
+// Log.Append for which events are synced before anyone is told about them.
+// A FileStore is not safe for concurrent use (the Log serialises its writes).
 type FileStore struct {
 	path string
 	f    *os.File
@@ -22,57 +34,187 @@ type FileStore struct {
 	buf  bytes.Buffer // one encoded line
 }
 
-// CreateFile creates (or truncates) path and writes the header line.
+// ErrLocked is wrapped by *LockedError.
+var ErrLocked = errors.New("session log is locked by another process")
+
+// Holder describes the process holding a session log, as recorded in the
+// sidecar file <log>.lock while it holds it.
+type Holder struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command,omitempty"`
+	Since   int64  `json:"since,omitempty"` // Unix milliseconds
+}
+
+// LockedError is returned when another open store (in this process or
+// another) holds the session log. Holder is nil when the holder recorded
+// nothing (it is just starting or stopping).
+type LockedError struct {
+	Path   string
+	Holder *Holder
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("session log %s is in use by another process (holder unknown): %v", e.Path, ErrLocked)
+	}
+	who := fmt.Sprintf("pid %d", e.Holder.PID)
+	if e.Holder.Command != "" {
+		who += fmt.Sprintf(", command %q", e.Holder.Command)
+	}
+	if e.Holder.Since != 0 {
+		who += ", since " + time.UnixMilli(e.Holder.Since).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("session log %s is in use by another process (%s): %v", e.Path, who, ErrLocked)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// lockPath is the holder sidecar of a log.
+func lockPath(path string) string { return path + ".lock" }
+
+// openLocked opens path for appending (creating it when create is set) and
+// takes the exclusive flock without waiting.
+func openLocked(path string, create bool) (*os.File, error) {
+	flags := os.O_RDWR | os.O_APPEND
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			le := &LockedError{Path: path}
+			if b, rerr := os.ReadFile(lockPath(path)); rerr == nil {
+				var h Holder
+				if json.Unmarshal(b, &h) == nil && h.PID != 0 {
+					le.Holder = &h
+				}
+			}
+			return nil, le
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := writeHolder(path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+func writeHolder(path string) error {
+	cmd := strings.Join(os.Args, " ")
+	if len(cmd) > 300 {
+		cmd = cmd[:300] + "…"
+	}
+	b, err := json.Marshal(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UnixMilli()})
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := os.WriteFile(lockPath(path), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("lock %s: record holder: %w", path, err)
+	}
+	return nil
+}
+
+// CreateFile creates (or empties) path, locks it and writes the header line,
+// synced to disk. It fails with a *LockedError when another store holds it.
 func CreateFile(path string, h Header) (*FileStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create session log %s: %w", path, err)
 	}
-	f, err := os.Create(path)
+	f, err := openLocked(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
 	s := &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	if err := f.Truncate(0); err != nil {
+		s.abandon()
+		return nil, fmt.Errorf("create session log %s: %w", path, err)
+	}
 	if err := encodeJSON(&s.buf, h); err != nil {
-		f.Close()
+		s.abandon()
 		return nil, fmt.Errorf("create session log %s: header: %w", path, err)
 	}
 	s.buf.WriteByte('\n')
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		f.Close()
+		s.abandon()
 		return nil, fmt.Errorf("create session log %s: %w", path, err)
 	}
-	if err := s.Flush(); err != nil {
-		f.Close()
+	if err := s.Sync(); err != nil {
+		s.abandon()
 		return nil, err
 	}
+	syncDir(filepath.Dir(path))
 	return s, nil
 }
 
-// AppendFile opens an existing log, as loaded by LoadFile, for appending.
-// Anything after its well-formed prefix, such as a torn last line, is cut off
-// so that new events start on a line of their own.
-func AppendFile(path string, l *Loaded) (*FileStore, error) {
-	validSize := l.ValidSize
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// syncDir makes a new directory entry durable (best effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// OpenFileStore locks an existing log for appending; it does not read it.
+// Read it through Reader (which reads from the start whatever the append
+// position), then call Repair with what the reader found before the first
+// Write. It fails with a *LockedError when another store holds the log.
+func OpenFileStore(path string) (*FileStore, error) {
+	f, err := openLocked(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("open session log for append: %w", err)
 	}
-	if err := f.Truncate(validSize); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open session log %s: truncate torn tail: %w", path, err)
+	return &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// Reader returns a reader of the whole file, from its first byte, that
+// does not move the append position.
+func (s *FileStore) Reader(opts ReadOptions) *Reader {
+	return NewReader(io.NewSectionReader(s.f, 0, 1<<62), s.path, opts)
+}
+
+// Repair prepares a log read by r (to io.EOF) for appending: a torn last
+// line (never complete, so never acknowledged to anyone) is moved to the
+// sidecar file <log>.torn-<offset> and cut off, and a last line without
+// its newline gets one, so that new events start on a line of their own.
+// It returns a warning for each change it made. Nothing complete is ever
+// removed or rewritten.
+func (s *FileStore) Repair(r *Reader) ([]string, error) {
+	var warnings []string
+	if r.Torn() {
+		size := r.ValidSize()
+		torn := make([]byte, r.tornSize)
+		if _, err := s.f.ReadAt(torn, size); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("repair %s: read torn tail: %w", s.path, err)
+		}
+		side := fmt.Sprintf("%s.torn-%d", s.path, size)
+		if err := os.WriteFile(side, torn, 0o644); err != nil {
+			return nil, fmt.Errorf("repair %s: save torn tail: %w", s.path, err)
+		}
+		if err := s.f.Truncate(size); err != nil {
+			return nil, fmt.Errorf("repair %s: cut torn tail: %w", s.path, err)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: moved the torn last line (%d bytes at offset %d) to %s", s.path, len(torn), size, side))
 	}
-	if _, err := f.Seek(validSize, io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open session log %s: %w", path, err)
-	}
-	s := &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}
-	if l.NeedsNewline {
+	if r.NeedsNewline() {
 		if err := s.w.WriteByte('\n'); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("open session log %s: %w", path, err)
+			return nil, fmt.Errorf("repair %s: %w", s.path, err)
 		}
 	}
-	return s, nil
+	return warnings, nil
 }
 
 // Path returns the file path.
@@ -91,10 +233,19 @@ func (s *FileStore) Write(e Event) error {
 	return nil
 }
 
-// Flush writes buffered lines to the file and syncs it.
+// Flush writes buffered lines to the file (to the kernel: they survive the
+// process being killed, not the machine going down).
 func (s *FileStore) Flush() error {
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("flush %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Sync writes buffered lines to the file and fsyncs it.
+func (s *FileStore) Sync() error {
+	if err := s.Flush(); err != nil {
+		return err
 	}
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", s.path, err)
@@ -102,153 +253,20 @@ func (s *FileStore) Flush() error {
 	return nil
 }
 
-// Close flushes and closes the file.
+// Close syncs, drops the holder record, and closes the file (which releases
+// the lock).
 func (s *FileStore) Close() error {
-	ferr := s.Flush()
+	serr := s.Sync()
+	rerr := os.Remove(lockPath(s.path))
+	if errors.Is(rerr, os.ErrNotExist) {
+		rerr = nil
+	}
 	cerr := s.f.Close()
-	return errors.Join(ferr, cerr)
+	return errors.Join(serr, rerr, cerr)
 }
 
-// Loaded is a session log read from disk.
-type Loaded struct {
-	Header Header
-	Events []Event
-	// Lines[i] is the 1-based file line of Events[i].
-	Lines []int
-	// Warnings are problems that lost nothing that was fully written, such
-	// as a torn last line that was dropped.
-	Warnings []string
-	// ValidSize is the byte length of the well-formed prefix of the file.
-	ValidSize int64
-	// NeedsNewline is set when the last kept line has no trailing newline.
-	NeedsNewline bool
-}
-
-// LineError is a malformed line in a session log.
-type LineError struct {
-	File string
-	Line int
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
-
-// LoadFile reads a session log file. See Read.
-func LoadFile(path string) (*Loaded, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load session log: %w", err)
-	}
-	defer f.Close()
-	return Read(f, path)
-}
-
-// Read parses a session log. name is used in error messages. A torn last
-// line (one that does not parse, at the end of the input) is dropped with a
-// warning; a malformed line anywhere else is a *LineError naming the line.
-// Read does not check the invariants: see CheckEvents and Restore.
-func Read(r io.Reader, name string) (*Loaded, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	out := &Loaded{}
-	lineNo := 0
-	var pendingErr *LineError // a bad line: fatal unless it is the last one
-	var long []byte           // holds a line longer than br's buffer
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		if len(line) == 0 {
-			break
-		}
-		lineNo++
-		if pendingErr != nil {
-			return nil, pendingErr
-		}
-		complete := line[len(line)-1] == '\n'
-		body := bytes.TrimSpace(line)
-		if len(body) > 0 {
-			if perr := parseLine(out, body, lineNo); perr != nil {
-				pendingErr = &LineError{File: name, Line: lineNo, Err: perr}
-				continue
-			}
-		}
-		out.ValidSize += int64(len(line))
-		out.NeedsNewline = !complete
-		if err == io.EOF {
-			break
-		}
-	}
-	if pendingErr != nil {
-		if pendingErr.Line == 1 {
-			return nil, pendingErr
-		}
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: dropped torn last line: %v", name, pendingErr.Line, pendingErr.Err))
-	}
-	if out.Header.Type == "" {
-		return nil, &LineError{File: name, Line: 1, Err: errors.New("missing session header (empty file)")}
-	}
-	if out.NeedsNewline {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: last line has no trailing newline", name, lineNo))
-	}
-	return out, nil
-}
-
-// rawEvent is an event line as parsed. An absent seq keeps noNum; the line
-// buffer is reused, so every field must copy what it keeps (RawMessage does).
-type rawEvent struct {
-	Type            internedName    `json:"type"`
-	Seq             int             `json:"seq"`
-	Time            int64           `json:"time"`
-	Data            json.RawMessage `json:"data"`
-	SourceEventSeqs []int           `json:"sourceEventSeqs"`
-	SurfaceOp       internedName    `json:"surfaceOp"`
-}
-
-func parseLine(out *Loaded, body []byte, lineNo int) error {
-	if out.Header.Type == "" {
-		var h Header
-		if err := json.Unmarshal(body, &h); err != nil {
-			return fmt.Errorf("session header: invalid JSON: %w", err)
-		}
-		if h.Type != "session" {
-			return fmt.Errorf("session header: type is %q, want \"session\"", h.Type)
-		}
-		if h.ID == "" {
-			return errors.New("session header: missing field \"id\"")
-		}
-		out.Header = h
-		return nil
-	}
-	re := rawEvent{Seq: noNum}
-	if !fastRawEvent(body, &re) {
-		re = rawEvent{Seq: noNum}
-		if err := json.Unmarshal(body, &re); err != nil {
-			return fmt.Errorf("invalid JSON: %w", err)
-		}
-	}
-	if re.Type == "" {
-		return errors.New("event: missing field \"type\"")
-	}
-	if re.Seq == noNum {
-		return errors.New("event: missing field \"seq\"")
-	}
-	if len(re.Data) == 0 {
-		re.Data = json.RawMessage("{}")
-	}
-	out.Events = append(out.Events, Event{
-		Type: string(re.Type), Seq: re.Seq, Time: re.Time, Data: re.Data,
-		SourceEventSeqs: re.SourceEventSeqs, SurfaceOp: string(re.SurfaceOp),
-	})
-	out.Lines = append(out.Lines, lineNo)
-	return nil
+// abandon releases the lock without syncing (a failed open).
+func (s *FileStore) abandon() {
+	_ = os.Remove(lockPath(s.path))
+	s.f.Close()
 }

@@ -175,6 +175,10 @@ var _ = Describe("todoharness log check | log show", Ordered, func() {
 			`{"type":"future/thing","seq":1,"time":0,"data":{}}`,
 			`{"type":"turn/end","seq":2,"time":0,"data":{"turn":1}}`,
 			`{"type":"turn/sta`)
+		// Torn means cut off mid-write: the last line has no newline.
+		data, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(path, data[:len(data)-1], 0o644)).To(Succeed())
 		stdout, stderr, code := run("log", "check", path)
 		Expect(code).To(Equal(0), stderr)
 		Expect(stdout).To(HavePrefix("ok "))
