@@ -10,6 +10,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // BenchmarkCatalogue runs the whole catalogue against the reference agent
@@ -20,15 +21,12 @@ import (
 //
 //	go test -run '^$' -bench Catalogue -benchtime 10x ./suites/conformance/
 func BenchmarkCatalogue(b *testing.B) {
-	todoharness, _, err := buildBinaries()
-	if err != nil {
-		b.Fatal(err)
-	}
 	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
 	if err != nil {
 		b.Fatal(err)
 	}
-	target := conformance.Target{Name: "reference", Command: []string{todoharness, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}}
+	target := conformance.Target{Name: "reference", Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+		Env: selfexec.Environ("todoharness")}
 	for _, parallel := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
 			perCase := map[string]time.Duration{}

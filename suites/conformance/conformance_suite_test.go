@@ -1,26 +1,32 @@
 package conformance
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
+
+// TestMain lets this test binary be the agents under test: the todoharness
+// command line (the reference agent, todoharness conform) and the mutant.
+func TestMain(m *testing.M) {
+	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main, "mutant": mutantagent.Main})
+}
 
 func TestConformance(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Conformance tier", Label("tier:conformance"))
 }
 
-// bins are the binaries under test, built once; validator is the ACP
-// schema, compiled once for every run.
+// bins are the programs under test: both are this test binary, which runs
+// the todoharness command line or the mutant agent when
+// $TODOHARNESS_TEST_PROGRAM says so (see TestMain; targets set it with
+// selfexec.Environ). validator is the ACP schema, compiled once for every run.
 var (
 	bins struct {
 		todoharness, mutant string
@@ -29,27 +35,8 @@ var (
 )
 
 var _ = BeforeSuite(func() {
+	bins.todoharness, bins.mutant = selfexec.Path(), selfexec.Path()
 	var err error
-	bins.todoharness, bins.mutant, err = buildBinaries()
-	Expect(err).NotTo(HaveOccurred())
 	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
 })
-
-// buildBinaries builds the todoharness and mutant binaries into a folder
-// that outlives the run: go build relinks only when a source changed (it
-// checks the build ID of the file already there), which saves most of the
-// set-up time on the next run.
-func buildBinaries() (todoharness, mutant string, err error) {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("todoharness-conformance-bin-%d", os.Getuid()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
-	}
-	// One go build for both: -o DIR/ writes each main package there.
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/todoharness", "./suites/conformance/mutant")
-	cmd.Dir = testutil.RepoRoot()
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("go build: %w\n%s", err, b)
-	}
-	return filepath.Join(dir, "todoharness"), filepath.Join(dir, "mutant"), nil
-}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // referenceArgs runs the reference agent against the mock, sessions kept in
@@ -26,18 +27,18 @@ func referenceArgs(extra ...string) []string {
 }
 
 func reference() conformance.Target {
-	return conformance.Target{Name: "reference", Command: referenceArgs()}
+	return conformance.Target{Name: "reference", Command: referenceArgs(), Env: selfexec.Environ("todoharness")}
 }
 
 func withFault(fault string) conformance.Target {
 	t := reference()
-	t.Name, t.Env = "fault "+fault, []string{"TODOHARNESS_FAULT=" + fault}
+	t.Name, t.Env = "fault "+fault, append(t.Env, "TODOHARNESS_FAULT="+fault)
 	return t
 }
 
 func mutant(m string) conformance.Target {
 	return conformance.Target{Name: "mutant " + m, Command: []string{bins.mutant, "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
-		Env: []string{"TODOHARNESS_MUTANT=" + m}}
+		Env: append(selfexec.Environ("mutant"), "TODOHARNESS_MUTANT="+m)}
 }
 
 func cases() []*conformance.Case {
@@ -138,7 +139,8 @@ func breakages() []breakage {
 			return conformance.Target{Command: []string{"/bin/sh", "-c", "cat >/dev/null"}}
 		}, []string{"ACP-INIT-1", "RUN-1"}},
 		{"prints a banner on stdout", func() conformance.Target {
-			return conformance.Target{Command: append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...)}
+			return conformance.Target{Command: append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...),
+				Env: selfexec.Environ("todoharness")}
 		}, []string{"ACP-JSONRPC-1"}},
 	}
 }
@@ -268,7 +270,7 @@ var _ = Describe("dialects", func() {
 
 var _ = Describe("todoharness conform", func() {
 	conform := func(args ...string) (int, string) {
-		cmd := exec.Command(bins.todoharness, append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
+		cmd := selfexec.Command("todoharness", append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode(), string(out)
@@ -362,7 +364,11 @@ script:
 		// The codex preset's home and config, with the mutant speaking
 		// codex's dialect over OpenAI Responses standing in for codex-acp.
 		agent := bins.mutant + " --wire responses --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
-		code, out = conform("--preset", "codex", "--agent", agent, "--env", "TODOHARNESS_MUTANT=as-codex", "--timeout", caseTimeout.String())
+		args := []string{"--preset", "codex", "--agent", agent, "--env", "TODOHARNESS_MUTANT=as-codex", "--timeout", caseTimeout.String()}
+		for _, kv := range selfexec.Environ("mutant") {
+			args = append(args, "--env", kv)
+		}
+		code, out = conform(args...)
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("dialect: codex (detected)"))
 		Expect(out).To(ContainSubstring("model API: openai-responses"))

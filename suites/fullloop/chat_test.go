@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,24 +16,9 @@ import (
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/mockmodel"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// todoharness builds the binary once per suite run.
-func todoharness() string {
-	GinkgoHelper()
-	binOnce.Do(func() {
-		binPath, binErr = gexec.Build("github.com/todoharness/todoharness/cmd/todoharness")
-	})
-	Expect(binErr).NotTo(HaveOccurred())
-	return binPath
-}
 
 // chatEnv is the environment without any DeepSeek or todoharness setting
 // of the machine running the tests, plus extra.
@@ -49,10 +33,11 @@ func chatEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// chatCmd is `todoharness chat` with a fresh sessions directory.
+// chatCmd is `todoharness chat` with a fresh sessions directory: this test
+// binary, running the command line (see TestMain).
 func chatCmd(sessions string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(todoharness(), append([]string{"chat", "--sessions", sessions}, args...)...)
-	cmd.Env = env
+	cmd := exec.Command(selfexec.Path(), append([]string{"chat", "--sessions", sessions}, args...)...)
+	cmd.Env = append(env, selfexec.Environ("todoharness")...)
 	cmd.Dir = GinkgoT().TempDir()
 	return cmd
 }

@@ -5,14 +5,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
+
+	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
+
+// TestMain lets this test binary run the todoharness command line for the
+// specs that need it as a process (Ctrl-C, piped stdin, exit status).
+func TestMain(m *testing.M) {
+	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main})
+}
 
 func TestFullLoop(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Full-loop tier", Label("tier:fullloop"))
 }
-
-var _ = AfterSuite(func() {
-	gexec.CleanupBuildArtifacts()
-})

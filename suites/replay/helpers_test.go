@@ -20,6 +20,7 @@ import (
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/mockmodel"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -203,14 +204,15 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startAgent runs the binary in cwd with args and extra env, and connects a
+// startAgent runs `todoharness agent` (this test binary, see TestMain) in cwd with args and extra env, and connects a
 // recording ACP client to its stdio. Its stderr (the agent's logs) is kept
 // and shown in the spec's output.
 func startAgent(cwd string, env []string, args ...string) *agentProc {
 	GinkgoHelper()
-	cmd := exec.Command(agentBin, append([]string{"agent"}, args...)...)
+	cmd := exec.Command(selfexec.Path(), append([]string{"agent"}, args...)...)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "DEEPSEEK_API_KEY=", "TODOHARNESS_FAULT=")
+	cmd.Env = append(cmd.Env, selfexec.Environ("todoharness")...)
 	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
 	Expect(err).NotTo(HaveOccurred())

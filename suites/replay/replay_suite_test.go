@@ -3,28 +3,20 @@ package replay
 import (
 	"testing"
 
-	"github.com/onsi/gomega/gexec"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
+
+// TestMain lets this test binary run the todoharness command line: the
+// across-process specs start `todoharness agent` as this binary.
+func TestMain(m *testing.M) {
+	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main})
+}
 
 func TestReplay(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Replay tier", Label("tier:replay"))
 }
-
-// agentBin is the todoharness binary built for this run.
-var agentBin string
-
-var _ = SynchronizedBeforeSuite(func() []byte {
-	bin, err := gexec.Build("github.com/todoharness/todoharness/cmd/todoharness")
-	Expect(err).NotTo(HaveOccurred(), "build todoharness")
-	return []byte(bin)
-}, func(bin []byte) {
-	agentBin = string(bin)
-})
-
-var _ = SynchronizedAfterSuite(func() {}, func() {
-	gexec.CleanupBuildArtifacts()
-})

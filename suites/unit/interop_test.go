@@ -2,17 +2,16 @@ package unit
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -97,38 +96,13 @@ var _ = Describe("interop: a log recorded by the original harness", func() {
 	})
 })
 
-var _ = Describe("todoharness log check | log show", Ordered, func() {
-	var bin string
-
-	BeforeAll(func() {
-		dir, err := os.MkdirTemp("", "todoharness-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
-		bin = filepath.Join(dir, "todoharness")
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
-		cmd := exec.Command(goBin, "build", "-o", bin, "./cmd/todoharness")
-		cmd.Dir = testutil.RepoRoot()
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build ./cmd/todoharness:\n%s", out)
-	})
-
-	// run runs the binary and returns stdout, stderr and the exit code.
+var _ = Describe("todoharness log check | log show", func() {
+	// run runs the command line in process (no binary is built) and returns
+	// stdout, stderr and the exit status the binary would exit with.
 	run := func(args ...string) (string, string, int) {
 		GinkgoHelper()
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
+		code := cli.Run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 		return stdout.String(), stderr.String(), code
 	}
 

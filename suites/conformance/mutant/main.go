@@ -1,4 +1,4 @@
-// Command mutant is a test agent for the tier:conformance suite: the
+// Package mutant is a test agent for the tier:conformance suite: the
 // reference harness (harness/acp over the shipped tools and the
 // OpenAI-compatible client) with one deliberate mutation of its todo tool,
 // chosen by $TODOHARNESS_MUTANT. The ACP bridge's own faults
@@ -7,6 +7,9 @@
 // including the ones about the tool's name, schema and validation rules.
 //
 //	mutant --model-url URL --sessions DIR [--wire openai|responses|anthropic|gemini]
+//
+// It has no binary of its own: the suite's test binary runs Main when
+// $TODOHARNESS_TEST_PROGRAM is "mutant" (internal/testutil/selfexec).
 //
 // --wire picks the model API (default OpenAI chat completions through the
 // harness's client; responses, anthropic and gemini use the small clients
@@ -33,7 +36,7 @@
 //	              {todos: [{content, status, activeForm}]}) and is otherwise
 //	              the reference tool, so dialect detection and translation
 //	              can be tested end to end
-package main
+package mutant
 
 import (
 	"context"
@@ -66,20 +69,26 @@ func mutations() []string {
 		"as-opencode", "as-codex", "as-gemini", "as-claude"}
 }
 
-func main() {
+// Main runs the mutant agent on the process's stdio with args (the command
+// line after the program name) and returns its exit status.
+func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, args); err != nil {
 		fmt.Fprintln(os.Stderr, "mutant:", err)
-		os.Exit(2)
+		return 2
 	}
+	return 0
 }
 
-func run(ctx context.Context) error {
-	modelURL := flag.String("model-url", "", "OpenAI-compatible base URL")
-	sessions := flag.String("sessions", ".sessions", "sessions directory")
-	wire := flag.String("wire", "openai", "model API: openai, responses, anthropic or gemini")
-	flag.Parse()
+func run(ctx context.Context, args []string) error {
+	fl := flag.NewFlagSet("mutant", flag.ContinueOnError)
+	modelURL := fl.String("model-url", "", "OpenAI-compatible base URL")
+	sessions := fl.String("sessions", ".sessions", "sessions directory")
+	wire := fl.String("wire", "openai", "model API: openai, responses, anthropic or gemini")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
 	mut := os.Getenv(Env)
 	known := false
 	for _, m := range mutations() {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ func TestMockServePrintsBaseURLAndServes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	pr, pw := io.Pipe()
-	cmd := newRootCmd()
+	cmd := NewRootCmd()
 	cmd.SetOut(pw)
 	cmd.SetErr(io.Discard)
 	cmd.SetArgs([]string{"mock", "serve", "--script", script, "--journal", journal})

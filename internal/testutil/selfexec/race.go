@@ -1,0 +1,5 @@
+//go:build race
+
+package selfexec
+
+const raceEnabled = true
