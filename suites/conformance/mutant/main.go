@@ -54,15 +54,17 @@ import (
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Env names the mutation.
 const Env = "TODOHARNESS_MUTANT"
 
-// mutations lists the known mutations.
+// mutations lists the known mutations: none, the tool-layer breakages of
+// the registry (internal/breakage), and the dialects.
 func mutations() []string {
-	return []string{"none", "rename-tool", "loose-schema", "extra-status", "accept-empty", "accept-blank", "any-status", "string-list",
-		"as-opencode", "as-codex", "as-gemini", "as-claude"}
+	out := append([]string{"none"}, breakage.Names(breakage.Tool)...)
+	return append(out, "as-opencode", "as-codex", "as-gemini", "as-claude")
 }
 
 func main() {
@@ -173,8 +175,10 @@ func mutateTodo(t tools.Tool, mut string) (tools.Tool, error) {
 		rules.AllowBlankContent = true
 	case "string-list":
 		rules.AllowStringList = true
-	default:
+	case "rename-tool", "loose-schema", "extra-status", "any-status":
 		return t, nil
+	default:
+		return t, fmt.Errorf("mutation %q is in the registry but not implemented here", mut)
 	}
 	t.Execute, t.Config = rules.Tool().Execute, rules
 	return t, nil
