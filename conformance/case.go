@@ -10,7 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/todoharness/todoharness/internal/yamlx"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // CaseFile is the file name of a case inside its folder.
@@ -40,9 +43,13 @@ type Case struct {
 	// fed by every case).
 	Checks []string `yaml:"checks" json:"checks"`
 	Steps  []Step   `yaml:"steps" json:"steps"`
-	// Script is the mock model's turns in canonical form (todo_write); the
-	// runner translates todo calls into the agent's dialect.
-	Script []Turn `yaml:"script" json:"script"`
+	// Script is the mock model's turns in canonical form (todo_write), in
+	// the mock's own turn type (mockmodel.DecodeTurns reads them, with
+	// line numbers); the runner translates todo calls into the agent's
+	// dialect. A tool call's Reject marks a todo_write call the contract
+	// requires the agent to refuse. Arguments hold decoded JSON values
+	// (map[string]any, []any, json.Number, ...).
+	Script []mockmodel.Turn `yaml:"-" json:"script"`
 
 	// Source is where the case was loaded from.
 	Source string `yaml:"-" json:"source,omitempty"`
@@ -52,43 +59,6 @@ type Case struct {
 type Step struct {
 	Op   string `yaml:"op" json:"op"`
 	Text string `yaml:"text,omitempty" json:"text,omitempty"`
-}
-
-// Turn is one scripted model answer (the mockmodel turn format, canonical
-// tool names).
-type Turn struct {
-	Text      string  `yaml:"text,omitempty" json:"text,omitempty"`
-	Reasoning string  `yaml:"reasoning,omitempty" json:"reasoning,omitempty"`
-	ToolCalls []Call  `yaml:"toolCalls,omitempty" json:"toolCalls,omitempty"`
-	Finish    string  `yaml:"finish,omitempty" json:"finish,omitempty"`
-	Usage     *Usage  `yaml:"usage,omitempty" json:"usage,omitempty"`
-	Expect    *Expect `yaml:"expect,omitempty" json:"expect,omitempty"`
-}
-
-// Call is one scripted tool call. Reject marks a todo_write call the
-// contract requires the agent to refuse.
-type Call struct {
-	ID           string `yaml:"id,omitempty" json:"id,omitempty"`
-	Name         string `yaml:"name" json:"name"`
-	Arguments    any    `yaml:"arguments,omitempty" json:"arguments,omitempty"`
-	RawArguments string `yaml:"rawArguments,omitempty" json:"rawArguments,omitempty"`
-	Reject       bool   `yaml:"reject,omitempty" json:"reject,omitempty"`
-}
-
-// Usage is a turn's token accounting.
-type Usage struct {
-	InputTokens     int `yaml:"inputTokens" json:"inputTokens"`
-	OutputTokens    int `yaml:"outputTokens" json:"outputTokens"`
-	CacheReadTokens int `yaml:"cacheReadTokens" json:"cacheReadTokens"`
-	ReasoningTokens int `yaml:"reasoningTokens" json:"reasoningTokens"`
-}
-
-// Expect is a mock-model check on the request a turn answers.
-type Expect struct {
-	LastMessage  string   `yaml:"lastMessage,omitempty" json:"lastMessage,omitempty"`
-	LastIsError  *bool    `yaml:"lastIsError,omitempty" json:"lastIsError,omitempty"`
-	LastContains string   `yaml:"lastContains,omitempty" json:"lastContains,omitempty"`
-	ToolsInclude []string `yaml:"toolsInclude,omitempty" json:"toolsInclude,omitempty"`
 }
 
 // Todo is one canonical list item.
@@ -116,20 +86,35 @@ type Write struct {
 // LoadCase parses one case file; name is used in errors and as the default
 // ID (the folder name).
 func LoadCase(data []byte, source, defaultID string) (*Case, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var c Case
-	if err := dec.Decode(&c); err != nil {
+	var doc struct {
+		Case   `yaml:",inline"`
+		Script yaml.Node `yaml:"script"`
+	}
+	if err := yamlx.Unmarshal(data, &doc, true); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	c := doc.Case
 	c.Source = source
 	if c.ID == "" {
 		c.ID = defaultID
 	}
-	for i := range c.Script {
-		for j := range c.Script[i].ToolCalls {
-			c.Script[i].ToolCalls[j].Arguments = normalizeYAML(c.Script[i].ToolCalls[j].Arguments)
+	if doc.Script.Kind != 0 {
+		turns, err := mockmodel.DecodeTurns(&doc.Script, source)
+		if err != nil {
+			return nil, err
 		}
+		if err := (&mockmodel.Script{Path: source, Turns: turns}).Validate(); err != nil {
+			return nil, err
+		}
+		for i := range turns {
+			for j := range turns[i].ToolCalls {
+				tc := &turns[i].ToolCalls[j]
+				if tc.Arguments, err = jsonValue(tc.Arguments); err != nil {
+					return nil, fmt.Errorf("%s:%d: script turn %d: toolCalls[%d].arguments: %w", source, turns[i].Line, i+1, j, err)
+				}
+			}
+		}
+		c.Script = turns
 	}
 	if err := c.Validate(nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
@@ -245,10 +230,10 @@ func (c *Case) Validate(cat []Check) error {
 		}
 		for j, call := range t.ToolCalls {
 			if call.Name == "" {
-				return fmt.Errorf("script[%d].toolCalls[%d]: no name", i, j)
+				return fmt.Errorf("%s: toolCalls[%d]: no name", turnWhere(i, t), j)
 			}
 			if call.Reject && call.Name != DialectTodoWrite {
-				return fmt.Errorf("script[%d].toolCalls[%d]: reject is only meaningful on %s calls", i, j, DialectTodoWrite)
+				return fmt.Errorf("%s: toolCalls[%d]: reject is only meaningful on %s calls", turnWhere(i, t), j, DialectTodoWrite)
 			}
 		}
 	}
@@ -262,7 +247,7 @@ func (c *Case) Validate(cat []Check) error {
 		for i, t := range c.Script {
 			for _, call := range t.ToolCalls {
 				if call.Name == DialectTodoWrite {
-					return fmt.Errorf("script[%d]: a probe case must not call %s (the dialect is not known yet)", i, DialectTodoWrite)
+					return fmt.Errorf("%s: a probe case must not call %s (the dialect is not known yet)", turnWhere(i, t), DialectTodoWrite)
 				}
 			}
 		}
@@ -276,6 +261,14 @@ func (c *Case) Validate(cat []Check) error {
 		}
 	}
 	return nil
+}
+
+// turnWhere names script turn i in messages: "script[2] (line 14)".
+func turnWhere(i int, t mockmodel.Turn) string {
+	if t.Line > 0 {
+		return fmt.Sprintf("script[%d] (line %d)", i, t.Line)
+	}
+	return fmt.Sprintf("script[%d]", i)
 }
 
 // HasStep reports whether the case has a step with op.
@@ -351,29 +344,21 @@ func canonicalTodos(args any) ([]Todo, bool) {
 	return out, true
 }
 
-// normalizeYAML turns YAML-decoded values into encoding/json-shaped ones
-// (map[string]any, []any, float64 stays as decoded ints are fine).
-func normalizeYAML(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeYAML(e)
-		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = normalizeYAML(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeYAML(e)
-		}
-		return x
-	default:
-		return v
+// jsonValue turns decoded script arguments (json.RawMessage from
+// mockmodel.DecodeTurns) into plain JSON values, numbers as json.Number so
+// that none loses precision.
+func jsonValue(v any) (any, error) {
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		return v, nil
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // caseJSON renders a value compactly for messages.

@@ -12,6 +12,8 @@ import (
 	"testing/fstest"
 
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/yamlx"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 func TestBuiltinCasesLoad(t *testing.T) {
@@ -193,6 +195,64 @@ func TestCaseValidation(t *testing.T) {
 	}
 	if err := c.Validate(Catalogue()); err == nil || !strings.Contains(err.Error(), "TW-NOPE") {
 		t.Errorf("unknown check: %v", err)
+	}
+}
+
+// The case's script is the mock's own turn format: its fields (chunkSize,
+// fault) reach the mock, and its errors carry the case file's lines.
+func TestCaseScriptIsTheMockFormat(t *testing.T) {
+	const head = "steps: [{op: initialize}, {op: newSession}, {op: prompt, text: hi}]\nscript:\n"
+	c, err := LoadCase([]byte(head+"  - toolCalls:\n      - {name: todo_write, arguments: {todos: []}, reject: true}\n    chunkSize: 3\n  - text: done\n    fault: close-mid-stream\n"), "x/case.yaml", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.script(Dialects()[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Turns[0].ChunkSize; got != 3 {
+		t.Errorf("chunkSize %d, want 3", got)
+	}
+	if got := s.Turns[1].Fault; got != mockmodel.FaultCloseMidStream {
+		t.Errorf("fault %q, want %q", got, mockmodel.FaultCloseMidStream)
+	}
+	if !s.Turns[0].ToolCalls[0].Reject || !c.Writes()[0].Reject {
+		t.Error("reject annotation lost")
+	}
+	for _, tc := range []struct{ name, script, want string }{
+		{"unknown turn field", "  - text: a\n    chunksize: 3\n", "x/case.yaml:4: turn 1: chunksize: unknown field"},
+		{"bad fault", "  - text: a\n    fault: explode\n", `x/case.yaml:4: turn 1: fault: unknown fault "explode"`},
+		{"arguments not a mapping", "  - toolCalls:\n      - {name: todo_write, arguments: [1]}\n  - text: a\n", "x/case.yaml:4: turn 1: toolCalls[0].arguments: must be a mapping"},
+		{"reject on another tool", "  - toolCalls:\n      - {name: bash, reject: true}\n  - text: a\n", "x/case.yaml: script[0] (line 3): toolCalls[0]: reject is only meaningful"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadCase([]byte(head+tc.script), "x/case.yaml", "x")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A case whose script nests aliases (a few hundred bytes expanding to
+// hundreds of millions of values) is refused before anything expands it.
+func TestCaseAliasBombIsRefused(t *testing.T) {
+	body := "steps: [{op: initialize}, {op: newSession}, {op: prompt, text: hi}]\nscript:\n  - toolCalls:\n      - name: todo_write\n        arguments:\n" +
+		testutil.AliasBomb("          ") + "  - text: done\n"
+	if len(body) > 800 {
+		t.Fatalf("the bomb is %d bytes; it should stay small", len(body))
+	}
+	_, err := LoadCase([]byte(body), "x/case.yaml", "x")
+	if !errors.Is(err, yamlx.ErrAliasing) || !strings.Contains(err.Error(), "x/case.yaml") {
+		t.Fatalf("error %v, want excessive aliasing naming x/case.yaml", err)
+	}
+}
+
+// The expected-failures baseline is read through the same guard.
+func TestExpectedFailuresAliasBombIsRefused(t *testing.T) {
+	_, err := ParseExpectedFailures([]byte("- id: TW-COUNTS-1\n  reason: r\n  extra:\n"+testutil.AliasBomb("    ")), "b.yaml")
+	if !errors.Is(err, yamlx.ErrAliasing) || !strings.Contains(err.Error(), "b.yaml") {
+		t.Fatalf("error %v, want excessive aliasing naming b.yaml", err)
 	}
 }
 

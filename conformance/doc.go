@@ -48,7 +48,12 @@
 //	      - name: todo_write
 //	        reject: true # the contract requires the agent to refuse this call
 //	        arguments: {todos: [{content: x, status: in_progress}]}
+//	    chunkSize: 4     # any mockmodel turn field works: chunkSize, fault, expect, usage...
 //	  - text: DONE
+//
+// The script is read by mockmodel.DecodeTurns, the mock's own loader: the
+// same fields, the same checks and errors naming case.yaml's line, turn and
+// field. reject is the one annotation the mock ignores.
 //
 // Every prompt step consumes script turns up to and including the next turn
 // without tool calls: that is how the runner knows which writes belong to

@@ -1,13 +1,12 @@
 package conformance
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
 // ExpectedFailure is one entry of an expected-failures baseline: a check
@@ -29,10 +28,8 @@ func ReadExpectedFailures(path string) ([]ExpectedFailure, error) {
 
 // ParseExpectedFailures parses a YAML baseline; name is used in errors.
 func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var out []ExpectedFailure
-	if err := dec.Decode(&out); err != nil {
+	if err := yamlx.Unmarshal(data, &out, true); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}

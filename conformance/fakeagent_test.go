@@ -130,20 +130,20 @@ func fakeAgent(mode string) int {
 			if err == nil {
 				_ = json.Unmarshal(data, &f.list)
 			}
-			replay := err == nil && !f.has("no-replay")
-			if replay && !f.has("replay-after") {
+			replay := err == nil && !f.has("no-load-replay")
+			if replay && !f.has("replay-after-response") {
 				f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(f.list)})
 			}
 			reply(map[string]any{})
-			if replay && f.has("replay-after") {
+			if replay && f.has("replay-after-response") {
 				f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(f.list)})
 			}
 		case "session/prompt":
-			if f.has("crash") {
+			if f.has("crash-on-prompt") {
 				fmt.Fprintln(os.Stderr, "fake agent: crashing on purpose")
 				return 3
 			}
-			if f.has("hang") {
+			if f.has("hang-on-prompt") {
 				fmt.Fprintln(os.Stderr, "fake agent: hanging on purpose")
 				select {}
 			}
@@ -196,7 +196,7 @@ func (f *fakeState) entries(list []map[string]any) []any {
 }
 
 func (f *fakeState) toolName() string {
-	if f.has("rename") {
+	if f.has("rename-tool") {
 		return "todo_list"
 	}
 	return "todo_write"
@@ -335,7 +335,7 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 		p++
 	}
 	text := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
-	if f.has("echo") {
+	if f.has("echo-list") {
 		text += "\n" + string(data)
 	}
 	return text, false

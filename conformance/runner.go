@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -222,7 +221,7 @@ func builtinProbe() *Case {
 		Checks: []string{"TW-TOOL-1", "TW-SCHEMA-1", "TW-SCHEMA-2"},
 		Steps: []Step{{Op: OpInitialize}, {Op: OpNewSession},
 			{Op: OpPrompt, Text: "Reply with the single word OK."}},
-		Script: []Turn{{Text: "OK"}},
+		Script: []mockmodel.Turn{{Text: "OK"}},
 		Source: "(built in)",
 	}
 }
@@ -269,34 +268,33 @@ func cancelledCase(c *Case, d Dialect, err error) *CaseResult {
 	return &CaseResult{ID: c.ID, Title: c.Title, Error: ev.Aborted, ev: ev}
 }
 
-// script builds the mock-model script of a case in the agent's dialect.
+// script builds the mock-model script of a case in the agent's dialect:
+// the case's own turns with every todo_write call (name, arguments, and
+// the tool named by expect.toolsInclude) translated.
 func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, error) {
 	s := &mockmodel.Script{Name: c.ID, Path: c.Source, SideText: SideText}
 	for _, t := range c.Script {
-		mt := mockmodel.Turn{Text: t.Text, Reasoning: t.Reasoning, Finish: t.Finish}
-		if t.Usage != nil {
-			mt.Usage = &llm.Usage{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
-				CacheReadTokens: t.Usage.CacheReadTokens, ReasoningTokens: t.Usage.ReasoningTokens}
-		}
 		if e := t.Expect; e != nil {
-			me := &mockmodel.Expect{LastMessage: e.LastMessage, LastIsError: e.LastIsError, LastContains: e.LastContains}
+			me := *e
+			me.ToolsInclude = nil
 			for _, n := range e.ToolsInclude {
 				if n == DialectTodoWrite {
 					n = d.Tool
 				}
 				me.ToolsInclude = append(me.ToolsInclude, n)
 			}
-			mt.Expect = me
+			t.Expect = &me
 		}
-		for _, call := range t.ToolCalls {
-			mc := mockmodel.ToolCall{ID: call.ID, Name: call.Name, Arguments: call.Arguments, RawArguments: call.RawArguments}
+		calls := t.ToolCalls
+		t.ToolCalls = nil
+		for _, call := range calls {
 			if call.Name == DialectTodoWrite {
-				mc.Name = d.Tool
-				mc.Arguments = d.TranslateArgs(call.Arguments, itemProps)
+				call.Name = d.Tool
+				call.Arguments = d.TranslateArgs(call.Arguments, itemProps)
 			}
-			mt.ToolCalls = append(mt.ToolCalls, mc)
+			t.ToolCalls = append(t.ToolCalls, call)
 		}
-		s.Turns = append(s.Turns, mt)
+		s.Turns = append(s.Turns, t)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("conformance: case %s: script: %w", c.ID, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -87,32 +88,21 @@ func TestRunFakeAgentPasses(t *testing.T) {
 	}
 }
 
-// Each fake fault must fail exactly these checks.
+// Each breakage of the fake agent must fail exactly the checks the registry
+// (internal/breakage) lists; the ones that fail RUN-1 are run by
+// TestRunBrokenAgents, with a short timeout.
 func TestRunFakeAgentFaults(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		mode string
-		want []string
-	}{
-		{"no-plan", []string{"TW-EMPTY-1", "TW-PLAN-1", "TW-REPLACE-1"}}, // the fake still replays on load
-		{"null-entries", []string{"ACP-SCHEMA-1", "TW-PLAN-NONNULL-1"}},
-		{"no-priority", []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"}},
-		// the plan for the bad-status call carries status "done": invalid ACP.
-		{"plan-on-reject", []string{"ACP-SCHEMA-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"}},
-		{"accept-empty", []string{"TW-VALID-EMPTY", "TW-VALID-WS"}},
-		{"no-replay", []string{"TW-LOAD-1", "TW-LOAD-2"}},
-		{"replay-after", []string{"TW-LOAD-1"}},
-		{"wrong-counts", []string{"TW-COUNTS-1", "TW-COUNTS-2"}},
-		{"echo", []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
-		{"rename", []string{"TW-TOOL-1"}},
-		{"no-load", []string{"TW-LOAD-CAP-1"}},
-	} {
-		t.Run(tc.mode, func(t *testing.T) {
+	for _, b := range breakage.In(breakage.Fake) {
+		if b.FailsCheck("RUN-1") {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			rep := runFake(t, tc.mode, nil)
-			if got := rep.FailedIDs(); !reflect.DeepEqual(got, tc.want) {
+			rep := runFake(t, b.Name, nil)
+			if got := rep.FailedIDs(); !reflect.DeepEqual(got, b.Fails) {
 				dumpFailures(t, rep)
-				t.Fatalf("failed %v, want %v", got, tc.want)
+				t.Fatalf("failed %v, want %v (%s)", got, b.Fails, b.Why)
 			}
 		})
 	}
@@ -170,20 +160,28 @@ func oneCase(t *testing.T, id string) []*Case {
 // runner.
 func TestRunBrokenAgents(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
+	type brokenAgent struct {
 		name   string
 		target func(t *testing.T) Target
 		want   []string // failed check IDs
 		reason string   // in RUN-1's reason
-	}{
+	}
+	agents := []brokenAgent{
 		{"hang", func(*testing.T) Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline"},
 		{"hang-with-child", func(*testing.T) Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started"},
 		{"crash", func(*testing.T) Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3"},
 		{"not-json", func(*testing.T) Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline"},
 		{"no-such-command", func(*testing.T) Target { return Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent"},
-		{"hang-on-prompt", func(t *testing.T) Target { return fakeTarget(t, "hang") }, []string{"RUN-1"}, "hanging on purpose"},
-		{"crash-on-prompt", func(t *testing.T) Target { return fakeTarget(t, "crash") }, []string{"RUN-1"}, "crashing on purpose"},
-	} {
+	}
+	// The fake agent's breakages that fail RUN-1, and what it says on
+	// stderr when it breaks.
+	says := map[string]string{"hang-on-prompt": "hanging on purpose", "crash-on-prompt": "crashing on purpose"}
+	for _, b := range breakage.In(breakage.Fake) {
+		if b.FailsCheck("RUN-1") {
+			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name]})
+		}
+	}
+	for _, tc := range agents {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()

@@ -65,6 +65,10 @@ type ToolCall struct {
 	// RawArguments, if not empty, is sent verbatim instead of Arguments
 	// (for tests of malformed argument JSON).
 	RawArguments string `json:"rawArguments,omitempty"`
+	// Reject is an annotation for the conformance runner: the contract
+	// requires the agent to refuse this (todo_write) call. The mock ignores
+	// it and sends the call like any other.
+	Reject bool `json:"reject,omitempty"`
 }
 
 // Expect is a check on the request a turn answers. Zero fields check nothing.

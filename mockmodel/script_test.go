@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/yamlx"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -100,6 +102,9 @@ var _ = Describe("Script loading", func() {
 			var se *mockmodel.ScriptError
 			Expect(errors.As(err, &se)).To(BeTrue())
 		},
+		Entry("reject not a boolean",
+			"- toolCalls:\n    - {name: a, reject: maybe}\n",
+			`:2: turn 1: toolCalls[0].reject: must be true or false, got string "maybe"`),
 		Entry("unknown turn field",
 			"turns:\n  - text: a\n  - txt: b\n",
 			":3: turn 2: txt: unknown field (known: text, reasoning, toolCalls, finish, usage, expect, chunkSize, fault)"),
@@ -148,6 +153,42 @@ var _ = Describe("Script loading", func() {
 			"- toolCalls:\n    - name: a\n      arguments: {x: .inf}\n",
 			`:3: turn 1: toolCalls[0].arguments.x: .inf has no JSON representation`),
 	)
+
+	It("refuses a script whose aliases expand beyond the budget, naming file and line", func() {
+		body := "- toolCalls:\n    - name: todo_write\n      arguments:\n" + testutil.AliasBomb("        ") + "- text: done\n"
+		Expect(len(body)).To(BeNumerically("<", 700))
+		path := writeScript("bomb.yaml", body)
+		_, err := mockmodel.LoadScript(path)
+		Expect(err).To(MatchError(ContainSubstring(path + ":")))
+		Expect(err).To(MatchError(ContainSubstring("excessive aliasing")))
+		Expect(errors.Is(err, yamlx.ErrAliasing)).To(BeTrue())
+		var se *mockmodel.ScriptError
+		Expect(errors.As(err, &se)).To(BeTrue())
+		Expect(se.Line).To(BeNumerically(">=", 4), "the line of an alias of the bomb")
+	})
+
+	It("accepts anchors and aliases that share a list between turns", func() {
+		s, err := mockmodel.ParseScript([]byte(`- toolCalls:
+    - name: todo_write
+      arguments: &plan {todos: [{content: a, status: pending}]}
+- toolCalls:
+    - name: todo_write
+      arguments: *plan
+- text: done
+`), "shared.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Turns[1].ToolCalls[0].Arguments).To(BeEquivalentTo(`{"todos":[{"content":"a","status":"pending"}]}`))
+	})
+
+	It("reads a reject annotation and ignores it when answering", func() {
+		s, err := mockmodel.ParseScript([]byte("- toolCalls:\n    - {name: todo_write, arguments: {todos: []}, reject: true}\n- text: done\n"), "reject.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Turns[0].ToolCalls[0].Reject).To(BeTrue())
+		r, err := mockmodel.NewModel(s).Stream(ctx(), llm.Request{}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.ToolCalls()).To(HaveLen(1))
+		Expect(r.ToolCalls()[0].Arguments).To(Equal(`{"todos":[]}`))
+	})
 
 	It("names the missing file", func() {
 		_, err := mockmodel.LoadScript("/nonexistent/script.yaml")

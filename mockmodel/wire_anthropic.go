@@ -139,7 +139,7 @@ func decodeAnthropic(body []byte) (request, error) {
 					if b.ToolUseID == "" {
 						return out, fmt.Errorf("%s.tool_use_id: required", bat)
 					}
-					text, err := antText(b.Content)
+					text, err := contentText(b.Content, blockNoun, "text")
 					if err != nil {
 						return out, fmt.Errorf("%s.content: %w", bat, err)
 					}
@@ -231,22 +231,6 @@ func antBlocks(raw json.RawMessage) ([]antBlock, error) {
 		return nil, fmt.Errorf("want a string or a list of content blocks: %w", err)
 	}
 	return blocks, nil
-}
-
-// antText reads a tool_result's content: a string or text blocks, joined.
-func antText(raw json.RawMessage) (string, error) {
-	blocks, err := antBlocks(raw)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for i, bl := range blocks {
-		if bl.Type != "text" || bl.Text == nil {
-			return "", fmt.Errorf("block %d: unsupported block type %q (the mock reads text blocks only)", i, bl.Type)
-		}
-		b.WriteString(*bl.Text)
-	}
-	return b.String(), nil
 }
 
 // ---- response ----

@@ -99,7 +99,7 @@ func decodeOpenAIChat(body []byte) (oaiRequest, request, error) {
 	var system []string
 	leading := true
 	for i, m := range in.Messages {
-		text, err := contentText(m.Content)
+		text, err := contentText(m.Content, partNoun, "text")
 		if err != nil {
 			return in, out, fmt.Errorf("messages[%d].content: %w", i, err)
 		}
@@ -156,37 +156,6 @@ func decodeOpenAIChat(body []byte) (oaiRequest, request, error) {
 		})
 	}
 	return in, out, nil
-}
-
-// contentText reads message content: a string, null, or a list of parts of
-// which the text parts are joined.
-func contentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return s, nil
-	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("want a string or a list of content parts: %w", err)
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		if p.Type != "text" || p.Text == nil {
-			return "", fmt.Errorf("part %d: unsupported content part type %q (the mock reads text parts only)", i, p.Type)
-		}
-		b.WriteString(*p.Text)
-	}
-	return b.String(), nil
 }
 
 func textParts(text string) []llm.Part {
@@ -300,84 +269,68 @@ func wireFinish(kind string) string {
 	}
 }
 
-// wireDelta renders one plan delta as a chat-completions delta.
-func wireDelta(pl *plan, d delta) oaiDelta {
-	text := d.text
-	switch d.kind {
+// streamOpenAIChat writes the turn as SSE chat.completion.chunk events: a
+// role chunk, one chunk per delta (a tool call's first carries its id and
+// name), the finish chunk, the usage chunk when asked for, and [DONE].
+func streamOpenAIChat(w http.ResponseWriter, r *http.Request, pl *plan, id, model string, includeUsage bool) {
+	sink := &chatSink{sse: newSSE(w, "\n\n"), pl: pl, id: id, model: model}
+	empty := ""
+	if !sink.send(oaiDelta{Role: "assistant", Content: &empty}, nil) {
+		return
+	}
+	streamTurn(r, pl, sink, func() bool {
+		finish := wireFinish(pl.finish)
+		if !sink.send(oaiDelta{}, &finish) {
+			return false
+		}
+		if includeUsage && !sink.chunk(oaiChunk{Choices: []oaiChunkChoice{}, Usage: usageOf(pl.usage)}) {
+			return false
+		}
+		return sink.sse.sendRaw("", []byte("[DONE]"))
+	})
+}
+
+// chatSink renders a turn's blocks as chat-completions chunks.
+type chatSink struct {
+	sse       *sseWriter
+	pl        *plan
+	id, model string
+}
+
+func (s *chatSink) chunk(c oaiChunk) bool {
+	c.ID, c.Object, c.Model = s.id, "chat.completion.chunk", s.model
+	return s.sse.send("", c)
+}
+
+func (s *chatSink) send(d oaiDelta, finish *string) bool {
+	return s.chunk(oaiChunk{Choices: []oaiChunkChoice{{Delta: d, FinishReason: finish}}})
+}
+
+// open sends a tool call's first chunk (id, name, empty arguments); text
+// and reasoning blocks have no opening chunk.
+func (s *chatSink) open(b blockRef) bool {
+	if b.kind != deltaCallStart {
+		return true
+	}
+	c := s.pl.calls[b.call]
+	idx, empty := b.call, ""
+	return s.send(oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, ID: c.id, Type: "function",
+		Function: oaiFunctionCall{Name: c.name, Arguments: &empty}}}}, nil)
+}
+
+func (s *chatSink) delta(b blockRef, text string) bool {
+	switch b.kind {
 	case deltaReasoning:
-		return oaiDelta{ReasoningContent: &text}
+		return s.send(oaiDelta{ReasoningContent: &text}, nil)
 	case deltaText:
-		return oaiDelta{Content: &text}
-	case deltaCallStart:
-		c := pl.calls[d.call]
-		idx := d.call
-		empty := ""
-		return oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, ID: c.id, Type: "function",
-			Function: oaiFunctionCall{Name: c.name, Arguments: &empty}}}}
-	default: // deltaCallArgs
-		idx := d.call
-		return oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, Function: oaiFunctionCall{Arguments: &text}}}}
+		return s.send(oaiDelta{Content: &text}, nil)
+	default: // a tool call's arguments
+		idx := b.call
+		return s.send(oaiDelta{ToolCalls: []oaiToolCall{{Index: &idx, Function: oaiFunctionCall{Arguments: &text}}}}, nil)
 	}
 }
 
-// streamOpenAIChat writes the turn as SSE chat.completion.chunk events.
-func streamOpenAIChat(w http.ResponseWriter, r *http.Request, pl *plan, id, model string, includeUsage bool) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	var buf bytes.Buffer
-	send := func(c oaiChunk) bool {
-		c.ID, c.Object, c.Model = id, "chat.completion.chunk", model
-		buf.Reset()
-		buf.WriteString("data: ")
-		b, err := json.Marshal(c)
-		if err != nil {
-			return false
-		}
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	choice := func(d oaiDelta) oaiChunk {
-		return oaiChunk{Choices: []oaiChunkChoice{{Delta: d}}}
-	}
-	empty := ""
-	if !send(choice(oaiDelta{Role: "assistant", Content: &empty})) {
-		return
-	}
-	upto := len(pl.deltas)
-	if pl.fault == FaultCloseMidStream || pl.fault == FaultHang {
-		upto = pl.cut()
-	}
-	for _, d := range pl.deltas[:upto] {
-		if r.Context().Err() != nil || !send(choice(wireDelta(pl, d))) {
-			return
-		}
-	}
-	switch pl.fault {
-	case FaultCloseMidStream:
-		// Drop the connection without finishing the chunked body.
-		panic(http.ErrAbortHandler)
-	case FaultHang:
-		<-r.Context().Done()
-		return
-	}
-	finish := wireFinish(pl.finish)
-	if !send(oaiChunk{Choices: []oaiChunkChoice{{Delta: oaiDelta{}, FinishReason: &finish}}}) {
-		return
-	}
-	if includeUsage {
-		if !send(oaiChunk{Choices: []oaiChunkChoice{}, Usage: usageOf(pl.usage)}) {
-			return
-		}
-	}
-	_, _ = w.Write([]byte("data: [DONE]\n\n"))
-	_ = rc.Flush()
-}
+func (s *chatSink) close(blockRef) bool { return true }
 
 type oaiCompletion struct {
 	ID      string          `json:"id"`

@@ -105,7 +105,7 @@ func decodeOpenAIResponses(body []byte) (request, error) {
 		}
 		switch typ {
 		case "message":
-			text, err := respText(it.Content)
+			text, err := contentText(it.Content, partNoun, respTextTypes()...)
 			if err != nil {
 				return out, fmt.Errorf("%s.content: %w", at, err)
 			}
@@ -130,7 +130,7 @@ func decodeOpenAIResponses(body []byte) (request, error) {
 				texts = append(texts, s.Text)
 			}
 			if len(texts) == 0 && len(it.Content) > 0 {
-				t, err := respText(it.Content)
+				t, err := contentText(it.Content, partNoun, respTextTypes()...)
 				if err != nil {
 					return out, fmt.Errorf("%s.content: %w", at, err)
 				}
@@ -159,7 +159,7 @@ func decodeOpenAIResponses(body []byte) (request, error) {
 			if it.CallID == "" {
 				return out, fmt.Errorf("%s.call_id: required", at)
 			}
-			text, err := respText(it.Output)
+			text, err := contentText(it.Output, partNoun, respTextTypes()...)
 			if err != nil {
 				return out, fmt.Errorf("%s.output: %w", at, err)
 			}
@@ -213,37 +213,10 @@ func respInput(raw json.RawMessage) ([]respItem, error) {
 	return items, nil
 }
 
-// respText reads content or output: a string, null, or a list of text
-// parts (input_text, output_text, summary_text, reasoning_text), joined.
-func respText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("want a string or a list of content parts: %w", err)
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text", "summary_text", "reasoning_text":
-			if p.Text != nil {
-				b.WriteString(*p.Text)
-				continue
-			}
-		}
-		return "", fmt.Errorf("part %d: unsupported content part type %q (the mock reads text parts only)", i, p.Type)
-	}
-	return b.String(), nil
+// respTextTypes are the part types whose text the Responses wire reads
+// (content, output and reasoning summaries).
+func respTextTypes() []string {
+	return []string{"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 }
 
 func onlyReasoning(m llm.Message) bool {

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // What the wires share: an SSE writer, the walk of a turn's deltas as
@@ -186,6 +189,52 @@ func objectArgs(pl *plan) error {
 func isJSONObject(s string) bool {
 	b := bytes.TrimSpace([]byte(s))
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// textPart is one element of a list-of-parts content: OpenAI's content
+// parts, Anthropic's blocks.
+type textPart struct {
+	Type string  `json:"type"`
+	Text *string `json:"text"`
+}
+
+// How the wires name the elements of a list content in errors: OpenAI's
+// "content part"s, Anthropic's "block"s.
+const (
+	partNoun  = "part"
+	blockNoun = "block"
+)
+
+// contentText is the text of a content value every wire accepts in the
+// same three shapes: a string, null (no text), or a list of parts whose
+// text is joined. A part whose type is not one of textTypes, or that has no
+// text, is an error naming its index: the mock reads text only.
+func contentText(raw json.RawMessage, noun string, textTypes ...string) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []textPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("want a string or a list of content %ss: %w", noun, err)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Text == nil || !slices.Contains(textTypes, p.Type) {
+			kind := noun
+			if noun == partNoun {
+				kind = "content part"
+			}
+			return "", fmt.Errorf("%s %d: unsupported %s type %q (the mock reads text %ss only)", noun, i, kind, p.Type, noun)
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), nil
 }
 
 // compactJSON compacts raw JSON (the arguments an agent sent back), or

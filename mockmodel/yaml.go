@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
 // yamlLoader turns a YAML document into a Script, walking yaml.v3 nodes so
@@ -22,9 +23,9 @@ type yamlLoader struct {
 
 func parseYAML(data []byte, file string) (*Script, error) {
 	l := &yamlLoader{file: file}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ScriptError{File: file, Err: err}
+	doc, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, yamlError(file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &ScriptError{File: file, Err: errors.New("empty script: want a list of turns or a mapping with turns")}
@@ -59,14 +60,61 @@ func parseYAML(data []byte, file string) (*Script, error) {
 	default:
 		return nil, l.errf(root, 0, "", "want a list of turns or a mapping with turns, got %s", kindName(root))
 	}
-	for i, tn := range turns.Content {
+	if s.Turns, err = l.turns(turns); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DecodeTurns reads a YAML list of turns in the script format (the value of
+// a script's "turns", or of a conformance case's "script") from a node of a
+// document parsed by the caller. Errors are *ScriptError naming file, the
+// line, the turn and the field. It refuses excessive aliasing before
+// walking the list. The turns are not compiled: Script.Validate checks what
+// only the whole script can tell (unique ids, argument JSON).
+func DecodeTurns(n *yaml.Node, file string) ([]Turn, error) {
+	if err := yamlx.Check(n); err != nil {
+		return nil, yamlError(file, err)
+	}
+	l := &yamlLoader{file: file}
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		line := 0
+		if n != nil {
+			line = n.Line
+		}
+		return nil, &ScriptError{File: file, Line: line, Err: fmt.Errorf("turns: must be a list of turns, got %s", describeOrNothing(n))}
+	}
+	return l.turns(n)
+}
+
+// yamlError is a parse or aliasing error as a ScriptError, with the line of
+// a refused alias as its line.
+func yamlError(file string, err error) error {
+	var ae *yamlx.AliasError
+	if errors.As(err, &ae) {
+		return &ScriptError{File: file, Line: ae.Line, Err: fmt.Errorf("%w: %s", yamlx.ErrAliasing, ae.Reason)}
+	}
+	return &ScriptError{File: file, Err: err}
+}
+
+func describeOrNothing(n *yaml.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	return describe(n)
+}
+
+func (l *yamlLoader) turns(list *yaml.Node) ([]Turn, error) {
+	var out []Turn
+	for i, tn := range list.Content {
 		t, err := l.turn(deref(tn), i+1)
 		if err != nil {
 			return nil, err
 		}
-		s.Turns = append(s.Turns, t)
+		out = append(out, t)
 	}
-	return s, nil
+	return out, nil
 }
 
 func turnFields() []string {
@@ -115,11 +163,8 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 					return l.text(f, num, path, &e.LastContains)
 				case "lastIsError":
 					var b bool
-					if f.Kind != yaml.ScalarNode || f.ShortTag() != "!!bool" {
-						return l.errf(f, num, path, "must be true or false, got %s", describe(f))
-					}
-					if err := f.Decode(&b); err != nil {
-						return l.errf(f, num, path, "%w", err)
+					if err := l.bool(f, num, path, &b); err != nil {
+						return err
 					}
 					e.LastIsError = &b
 				case "toolsInclude":
@@ -145,7 +190,7 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 				path := fmt.Sprintf("toolCalls[%d]", i)
 				t.lines[path] = cn.Line
 				var tc ToolCall
-				err := l.eachField(cn, num, path, []string{"id", "name", "arguments", "rawArguments"}, func(k string, f *yaml.Node) error {
+				err := l.eachField(cn, num, path, []string{"id", "name", "arguments", "rawArguments", "reject"}, func(k string, f *yaml.Node) error {
 					fp := path + "." + k
 					t.lines[fp] = f.Line
 					switch k {
@@ -155,6 +200,8 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 						return l.str(f, num, fp, &tc.Name)
 					case "rawArguments":
 						return l.str(f, num, fp, &tc.RawArguments)
+					case "reject":
+						return l.bool(f, num, fp, &tc.Reject)
 					case "arguments":
 						if f.Kind != yaml.MappingNode {
 							return l.errf(f, num, fp, "must be a mapping (the JSON object of arguments), got %s", describe(f))
@@ -223,6 +270,16 @@ func (l *yamlLoader) text(n *yaml.Node, turn int, path string, dst *string) erro
 		return l.errf(n, turn, path, "must be text, got %s", describe(n))
 	}
 	*dst = n.Value
+	return nil
+}
+
+func (l *yamlLoader) bool(n *yaml.Node, turn int, path string, dst *bool) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		return l.errf(n, turn, path, "must be true or false, got %s", describe(n))
+	}
+	if err := n.Decode(dst); err != nil {
+		return l.errf(n, turn, path, "%w", err)
+	}
 	return nil
 }
 

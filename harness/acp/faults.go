@@ -114,32 +114,26 @@ func faultyTools(reg *tools.Registry, fs Faults) (*tools.Registry, error) {
 	if !fs.Has(FaultAcceptDuplicates) && !fs.Has(FaultWrongCounts) && !fs.Has(FaultEchoList) {
 		return reg, nil
 	}
-	out := tools.NewRegistry()
-	for _, name := range reg.Names() {
-		t, ok := reg.Get(name)
-		if !ok {
-			continue
-		}
-		if name == todo.ToolName {
-			t = faultyTodo(t, fs)
-		}
-		if _, err := out.Register(t); err != nil {
-			return nil, fmt.Errorf("faults: %w", err)
-		}
+	out, err := reg.With(todo.ToolName, func(t tools.Tool) (tools.Tool, error) { return faultyTodo(t, fs) })
+	if err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
 	}
 	return out, nil
 }
 
-func faultyTodo(t tools.Tool, fs Faults) tools.Tool {
-	inner := t.Execute
-	// The policy is not visible from outside the tool, but its description
-	// says which one it is.
-	cfg := todo.Config{AllowParallelInProgress: t.Description == todo.Description(todo.Config{AllowParallelInProgress: true})}
-	exec := inner
+// faultyTodo relaxes the tool's own rules for accept-duplicates (the tool
+// exposes its todo.Rules; nothing here repeats them) and rewrites the
+// result text for wrong-counts and echo-list.
+func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
+	exec := t.Execute
 	if fs.Has(FaultAcceptDuplicates) {
-		exec = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
-			return acceptDuplicates(cfg, ex, raw)
+		rules, ok := t.Config.(todo.Rules)
+		if !ok {
+			return t, fmt.Errorf("%s: the tool does not expose its todo.Rules (Config is %T)", FaultAcceptDuplicates, t.Config)
 		}
+		rules.AllowDuplicates = true
+		exec = rules.Tool().Execute
+		t.Config = rules
 	}
 	t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
 		res, err := exec(ctx, ex, raw)
@@ -163,40 +157,7 @@ func faultyTodo(t tools.Tool, fs Faults) tools.Tool {
 		}
 		return res, nil
 	}
-	return t
-}
-
-// acceptDuplicates is todo_write without the duplicate-content rule: every
-// other rule still applies, and the whole list (duplicates included) is
-// written.
-func acceptDuplicates(cfg todo.Config, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
-	var a struct {
-		Todos []session.TodoItem `json:"todos"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	trimmed := make([]session.TodoItem, 0, len(a.Todos))
-	unique := make([]session.TodoItem, 0, len(a.Todos))
-	seen := map[string]bool{}
-	for _, it := range a.Todos {
-		it.Content = strings.TrimSpace(it.Content)
-		trimmed = append(trimmed, it)
-		if !seen[it.Content] {
-			seen[it.Content] = true
-			unique = append(unique, it)
-		}
-	}
-	if _, err := todo.Validate(cfg, unique); err != nil {
-		return tools.Result{}, err
-	}
-	if ex.Agent == nil || ex.Agent.Session() == nil {
-		return tools.Result{}, fmt.Errorf("todo_write requires an owning agent session")
-	}
-	if _, err := ex.Agent.Session().Append(session.TypeTodoWrite, session.TodoWrite{Todos: trimmed}); err != nil {
-		return tools.Result{}, fmt.Errorf("todo_write: %w", err)
-	}
-	return tools.TextResult(todo.Summary(trimmed)), nil
+	return t, nil
 }
 
 // wrongSummary is todo.Summary with one pending task too many.

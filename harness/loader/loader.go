@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
 // ApplyFunc installs a plugin. ctx exposes only the services the plugin
@@ -268,8 +270,8 @@ func fileErr(src string, err error) error {
 
 // ParseComposition parses composition YAML; src names it in errors.
 func ParseComposition(data []byte, src string) (*Composition, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	root, err := yamlx.Parse(data)
+	if err != nil {
 		return nil, fileErr(src, err)
 	}
 	if root.Kind == 0 {
@@ -282,7 +284,7 @@ func ParseComposition(data []byte, src string) (*Composition, error) {
 		return nil, fileErr(src, err)
 	}
 	c := &Composition{Source: src}
-	seq := pluginNodes(&root)
+	seq := pluginNodes(root)
 	for i, p := range f.Plugins {
 		line := 0
 		if i < len(seq) {

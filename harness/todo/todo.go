@@ -77,53 +77,102 @@ type args struct {
 	Todos []session.TodoItem `json:"todos"`
 }
 
+// Rules are the value rules todo_write applies after its schema. The zero
+// value is the contract: trimmed content non-empty and unique, at most one
+// task in_progress. Config is the policy a composition may choose; every
+// other field relaxes one rule of the contract and exists only to build the
+// broken agents the conformance suite must catch (the bridge's
+// accept-duplicates fault, the mutant test agent), so that no broken agent
+// carries a copy of the rules.
+type Rules struct {
+	Config
+	// AllowDuplicates accepts a list with duplicate (trimmed) content and
+	// writes all of it; the other rules judge the first occurrences.
+	AllowDuplicates bool
+	// AllowEmptyContent accepts empty and whitespace-only content.
+	AllowEmptyContent bool
+	// AllowBlankContent accepts whitespace-only content (still not "").
+	AllowBlankContent bool
+	// AllowStringList accepts a string for todos, written as one pending
+	// task (the schema must allow it too).
+	AllowStringList bool
+}
+
 // NewTool returns the todo_write tool for the given policy.
-func NewTool(cfg Config) tools.Tool {
+func NewTool(cfg Config) tools.Tool { return Rules{Config: cfg}.Tool() }
+
+// Tool returns the todo_write tool applying r. The tool's Config field is r,
+// so a wrapper can rebuild it with one rule changed.
+func (r Rules) Tool() tools.Tool {
 	return tools.Tool{
 		Name:        ToolName,
-		Description: Description(cfg),
+		Description: Description(r.Config),
 		Parameters:  Schema(),
 		Execute: func(ctx context.Context, exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
-			return execute(cfg, exec, raw)
+			return r.execute(exec, raw)
 		},
 		PresentCall: PresentCall,
+		Config:      r,
 	}
 }
 
 // Validate applies the value rules (after the schema): trimmed content must
 // be non-empty and unique, and at most one task may be in_progress unless the
 // policy allows parallel work. It returns the trimmed list.
-func Validate(cfg Config, todos []session.TodoItem) ([]session.TodoItem, error) {
+func (r Rules) Validate(todos []session.TodoItem) ([]session.TodoItem, error) {
 	out := make([]session.TodoItem, 0, len(todos))
 	seen := make(map[string]bool, len(todos))
 	inProgress := 0
 	for _, t := range todos {
 		c := strings.TrimSpace(t.Content)
-		if c == "" {
+		if c == "" && !r.AllowEmptyContent && (t.Content == "" || !r.AllowBlankContent) {
 			return nil, errors.New("invalid todo: `content` must be a non-empty string")
 		}
+		item := session.TodoItem{Content: c, Status: t.Status}
 		if seen[c] {
-			q, _ := json.Marshal(c)
-			return nil, fmt.Errorf("invalid todos: duplicate content %s", q)
+			if !r.AllowDuplicates {
+				q, _ := json.Marshal(c)
+				return nil, fmt.Errorf("invalid todos: duplicate content %s", q)
+			}
+			out = append(out, item)
+			continue
 		}
 		seen[c] = true
 		if t.Status == session.StatusInProgress {
 			inProgress++
 		}
-		out = append(out, session.TodoItem{Content: c, Status: t.Status})
+		out = append(out, item)
 	}
-	if inProgress > 1 && !cfg.AllowParallelInProgress {
+	if inProgress > 1 && !r.AllowParallelInProgress {
 		return nil, fmt.Errorf("invalid todos: at most one task may be in_progress, got %d", inProgress)
 	}
 	return out, nil
 }
 
-func execute(cfg Config, exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
+// parse reads the todos of the arguments.
+func (r Rules) parse(raw json.RawMessage) ([]session.TodoItem, error) {
+	if r.AllowStringList {
+		var a struct {
+			Todos json.RawMessage `json:"todos"`
+		}
+		var one string
+		if json.Unmarshal(raw, &a) == nil && json.Unmarshal(a.Todos, &one) == nil {
+			return []session.TodoItem{{Content: one, Status: session.StatusPending}}, nil
+		}
+	}
 	var a args
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
+		return nil, fmt.Errorf("invalid arguments: %w", err)
 	}
-	todos, err := Validate(cfg, a.Todos)
+	return a.Todos, nil
+}
+
+func (r Rules) execute(exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
+	items, err := r.parse(raw)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	todos, err := r.Validate(items)
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -67,6 +67,10 @@ type Tool struct {
 	Parameters  json.RawMessage
 	Execute     func(ctx context.Context, exec Exec, args json.RawMessage) (Result, error)
 	PresentCall func(args json.RawMessage) Presentation
+	// Config is what the tool was built from, for code that rebuilds it
+	// with one change (todo_write: its todo.Rules); nil when the tool does
+	// not expose it.
+	Config any
 }
 
 type entry struct {
@@ -139,6 +143,32 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 		return nil, fmt.Errorf("register tool %q: invalid parameter schema: %w", name, err)
 	}
 	return sch, nil
+}
+
+// With returns a new registry holding r's tools in order, the one named
+// name replaced by what change makes of it (which may rename it). It is an
+// error when r has no tool name.
+func (r *Registry) With(name string, change func(Tool) (Tool, error)) (*Registry, error) {
+	if _, ok := r.Get(name); !ok {
+		return nil, fmt.Errorf("tools: no tool %q to change", name)
+	}
+	out := NewRegistry()
+	for _, n := range r.Names() {
+		t, ok := r.Get(n)
+		if !ok {
+			continue
+		}
+		if n == name {
+			var err error
+			if t, err = change(t); err != nil {
+				return nil, fmt.Errorf("tools: change %s: %w", name, err)
+			}
+		}
+		if _, err := out.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Get returns the tool registered as name.

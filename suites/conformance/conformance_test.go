@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // referenceArgs runs the reference agent against the mock, sessions kept in
@@ -86,63 +87,46 @@ var _ = Describe("the reference agent", func() {
 	})
 })
 
-// breakage is one way to break the agent, and the checks it must fail.
-type breakage struct {
-	name   string
-	target func() conformance.Target
-	want   []string
+// suiteBreakages are the registry's breakages of the agents this suite
+// runs (all but the runner tests' fake agent).
+func suiteBreakages() []breakage.Breakage {
+	var out []breakage.Breakage
+	for _, b := range breakage.All() {
+		if b.Layer != breakage.Fake {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
-func breakages() []breakage {
-	fault := func(f string, want ...string) breakage {
-		return breakage{"fault " + f, func() conformance.Target { return withFault(f) }, want}
+// breakageTarget is the agent that carries b.
+func breakageTarget(b breakage.Breakage) conformance.Target {
+	switch b.Layer {
+	case breakage.Bridge:
+		return withFault(b.Name)
+	case breakage.Tool:
+		return mutant(b.Name)
+	case breakage.Composition:
+		configs := map[string]string{"allow-parallel-in-progress": "allowParallelInProgress: true"}
+		cfg, ok := configs[b.Name]
+		Expect(ok).To(BeTrue(), "no composition for breakage %s", b.Name)
+		t := reference()
+		t.Name = "composition " + b.Name
+		t.Command = referenceArgs("--composition", "{{.Cwd}}/composition.yaml")
+		t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline",
+			Content: "plugins:\n  - name: todo\n    config:\n      " + cfg + "\n"}}
+		return t
+	case breakage.Protocol:
+		commands := map[string][]string{
+			"silent-on-initialize": {"/bin/sh", "-c", "cat >/dev/null"},
+			"banner-on-stdout":     append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...),
+		}
+		cmd, ok := commands[b.Name]
+		Expect(ok).To(BeTrue(), "no command for breakage %s", b.Name)
+		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}
 	}
-	mut := func(m string, want ...string) breakage {
-		return breakage{"mutant " + m, func() conformance.Target { return mutant(m) }, want}
-	}
-	return []breakage{
-		// The ACP bridge's faults ($TODOHARNESS_FAULT).
-		fault("no-plan", "TW-EMPTY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"),
-		fault("null-entries", "ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-PLAN-NONNULL-1", "TW-REPLACE-1"),
-		fault("no-priority", "ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"),
-		fault("plan-on-reject", "ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1",
-			"TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"),
-		fault("accept-duplicates", "TW-VALID-DUP"),
-		fault("no-load-replay", "TW-LOAD-1", "TW-LOAD-2"),
-		fault("replay-after-response", "TW-LOAD-1"),
-		fault("wrong-counts", "TW-COUNTS-1", "TW-COUNTS-2"),
-		fault("echo-list", "TW-COUNTS-2", "TW-HISTORY-1"),
-		fault("hang-on-prompt", "RUN-1"),
-		fault("crash-on-prompt", "RUN-1"),
-		// The mutant agent's todo-tool mutations ($TODOHARNESS_MUTANT).
-		// Offered as todo_list: the todo_write calls fail as unknown tools.
-		mut("rename-tool", "TW-EMPTY-1", "TW-TOOL-1"),
-		mut("loose-schema", "TW-SCHEMA-1"),
-		mut("extra-status", "TW-SCHEMA-2"),
-		mut("accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
-		mut("accept-blank", "TW-VALID-WS"),
-		// The accepted status "done" also reaches the plan: invalid ACP.
-		mut("any-status", "ACP-SCHEMA-1", "TW-SCHEMA-2", "TW-VALID-BADSTATUS"),
-		// A string todos is accepted although it is no list of {content, status}.
-		mut("string-list", "TW-PLAN-1", "TW-SCHEMA-1", "TW-VALID-NOTARRAY"),
-		// The reference agent under a composition that allows parallel work.
-		{"composition allowParallelInProgress", func() conformance.Target {
-			t := reference()
-			t.Name = "parallel composition"
-			t.Command = referenceArgs("--composition", "{{.Cwd}}/composition.yaml")
-			t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline",
-				Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
-			return t
-		}, []string{"TW-VALID-TWOACTIVE"}},
-		// Agents broken at the protocol level.
-		{"never answers initialize", func() conformance.Target {
-			return conformance.Target{Command: []string{"/bin/sh", "-c", "cat >/dev/null"}}
-		}, []string{"ACP-INIT-1", "RUN-1"}},
-		{"prints a banner on stdout", func() conformance.Target {
-			return conformance.Target{Command: append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...),
-				Env: selfexec.Environ("todoharness")}
-		}, []string{"ACP-JSONRPC-1"}},
-	}
+	Fail("breakage " + b.Label() + ": no agent of this suite carries layer " + string(b.Layer))
+	return conformance.Target{}
 }
 
 var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
@@ -154,7 +138,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 		// The runs are independent: run a few at once.
 		sem := make(chan struct{}, 4)
 		var wg sync.WaitGroup
-		for _, b := range breakages() {
+		for _, b := range suiteBreakages() {
 			wg.Add(1)
 			go func() {
 				defer GinkgoRecover()
@@ -163,9 +147,9 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				defer func() { <-sem }()
 				// Every case at once: a hanging agent costs one timeout,
 				// not one per round of cases.
-				rep := run(b.target(), func(c *conformance.Config) { c.Parallel = len(c.Cases) })
+				rep := run(breakageTarget(b), func(c *conformance.Config) { c.Parallel = len(c.Cases) })
 				mu.Lock()
-				results[b.name] = rep
+				results[b.Label()] = rep
 				mu.Unlock()
 			}()
 		}
@@ -173,31 +157,33 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 	})
 
 	var entries []TableEntry
-	for _, b := range breakages() {
-		entries = append(entries, Entry(b.name, b.name, b.want))
+	for _, b := range suiteBreakages() {
+		entries = append(entries, Entry(b.Label(), b))
 	}
-	DescribeTable("fails exactly these checks", func(name string, want []string) {
-		rep := results[name]
+	DescribeTable("fails exactly these checks", func(b breakage.Breakage) {
+		rep := results[b.Label()]
 		Expect(rep).NotTo(BeNil())
-		sort.Strings(want)
-		Expect(rep.FailedIDs()).To(Equal(want), explain(rep))
+		Expect(rep.FailedIDs()).To(Equal(b.Fails), "%s\n%s", b.Why, explain(rep))
 		Expect(rep.OK).To(BeFalse())
 	}, entries)
 
 	It("fails every MUST check with at least one breakage", func() {
-		failed := map[string][]string{}
-		for name, rep := range results {
-			for _, id := range rep.FailedIDs() {
-				failed[id] = append(failed[id], name)
-			}
-		}
 		var never []string
 		for _, c := range conformance.Catalogue() {
-			if c.Level == conformance.MUST && len(failed[c.ID]) == 0 {
+			if c.Level != conformance.MUST {
+				continue
+			}
+			failed := false
+			for _, b := range suiteBreakages() {
+				if rep := results[b.Label()]; rep != nil && b.FailsCheck(c.ID) && slices.Contains(rep.FailedIDs(), c.ID) {
+					failed = true
+				}
+			}
+			if !failed {
 				never = append(never, c.ID)
 			}
 		}
-		Expect(never).To(BeEmpty(), "MUST checks no breakage fails")
+		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (internal/breakage) fails")
 	})
 })
 

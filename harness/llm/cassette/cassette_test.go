@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 // sseServer is a local OpenAI-compatible endpoint that answers every POST
@@ -374,6 +375,7 @@ func TestCorruptAndMissingCassettes(t *testing.T) {
 		"no-provenance": {string(data[bytes.Index(data, []byte("version: 2")):]), "is corrupt: no provenance block"},
 		"no-interact":   {string(data[:bytes.Index(data, []byte("interactions:"))]), "is corrupt: no interactions"},
 		"bad-source":    {strings.Replace(string(data), "source: mock-server", "source: vibes", 1), `is corrupt: bad provenance block: provenance: source "vibes"`},
+		"alias-bomb":    {"version: 2\nprovenance:\n" + testutil.AliasBomb("  "), "is corrupt: not valid cassette YAML: line "},
 	}
 	for name, tc := range cases {
 		p := filepath.Join(dir, name+".yaml")

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/dnaeon/go-vcr.v3/cassette"
-	"gopkg.in/yaml.v3"
+
+	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
 // ErrNotFound is returned (wrapped) by Replay when the cassette file does not
@@ -70,7 +71,7 @@ func parseFile(data []byte, path string) (*file, error) {
 		return nil, corrupt("the file is empty", nil)
 	}
 	var f file
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	if err := yamlx.Unmarshal(data, &f, false); err != nil {
 		return nil, corrupt("not valid cassette YAML", err)
 	}
 	if f.Version != cassette.CassetteFormatV2 {

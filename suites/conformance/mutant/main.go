@@ -41,7 +41,6 @@ package mutant
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -58,15 +57,17 @@ import (
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Env names the mutation.
 const Env = "TODOHARNESS_MUTANT"
 
-// mutations lists the known mutations.
+// mutations lists the known mutations: none, the tool-layer breakages of
+// the registry (internal/breakage), and the dialects.
 func mutations() []string {
-	return []string{"none", "rename-tool", "loose-schema", "extra-status", "accept-empty", "accept-blank", "any-status", "string-list",
-		"as-opencode", "as-codex", "as-gemini", "as-claude"}
+	out := append([]string{"none"}, breakage.Names(breakage.Tool)...)
+	return append(out, "as-opencode", "as-codex", "as-gemini", "as-claude")
 }
 
 // Main runs the mutant agent on the process's stdio with args (the command
@@ -133,29 +134,23 @@ func run(ctx context.Context, args []string) error {
 
 // mutate returns a copy of reg whose todo tool carries the mutation.
 func mutate(reg *tools.Registry, mut string) (*tools.Registry, error) {
-	out := tools.NewRegistry()
-	for _, name := range reg.Names() {
-		t, _ := reg.Get(name)
-		if name == todo.ToolName {
-			t = mutateTodo(t, mut)
-		}
-		if _, err := out.Register(t); err != nil {
-			return nil, fmt.Errorf("mutant: %w", err)
-		}
+	out, err := reg.With(todo.ToolName, func(t tools.Tool) (tools.Tool, error) { return mutateTodo(t, mut) })
+	if err != nil {
+		return nil, fmt.Errorf("mutant: %w", err)
 	}
 	return out, nil
 }
 
-func mutateTodo(t tools.Tool, mut string) tools.Tool {
+func mutateTodo(t tools.Tool, mut string) (tools.Tool, error) {
 	if mut == "none" {
-		return t
+		return t, nil
 	}
 	if d, ok := strings.CutPrefix(mut, "as-"); ok {
 		dialect, err := conformance.DialectByName(d)
 		if err != nil {
-			panic(err) // the names above are known dialects
+			return t, err
 		}
-		return asDialect(t, dialect)
+		return asDialect(t, dialect), nil
 	}
 	var schema map[string]any
 	_ = json.Unmarshal(t.Parameters, &schema)
@@ -177,59 +172,25 @@ func mutateTodo(t tools.Tool, mut string) tools.Tool {
 		delete(list, "type")
 	}
 	t.Parameters, _ = json.Marshal(schema)
+	// The relaxed rules are the tool's own (todo.Rules), one flag changed.
+	rules, ok := t.Config.(todo.Rules)
+	if !ok {
+		return t, fmt.Errorf("the todo tool does not expose its todo.Rules (Config is %T)", t.Config)
+	}
 	switch mut {
-	case "accept-empty", "accept-blank", "any-status", "string-list":
-		t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
-			return execute(mut, ex, raw)
-		}
+	case "accept-empty":
+		rules.AllowEmptyContent = true
+	case "accept-blank":
+		rules.AllowBlankContent = true
+	case "string-list":
+		rules.AllowStringList = true
+	case "rename-tool", "loose-schema", "extra-status", "any-status":
+		return t, nil
+	default:
+		return t, fmt.Errorf("mutation %q is in the registry but not implemented here", mut)
 	}
-	return t
-}
-
-// execute is todo_write with the mutation's rule relaxed.
-func execute(mut string, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
-	var a struct {
-		Todos json.RawMessage `json:"todos"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	var items []session.TodoItem
-	var s string
-	if mut == "string-list" && json.Unmarshal(a.Todos, &s) == nil {
-		items = []session.TodoItem{{Content: s, Status: session.StatusPending}}
-	} else if err := json.Unmarshal(a.Todos, &items); err != nil {
-		return tools.Result{}, fmt.Errorf("invalid arguments: %w", err)
-	}
-	seen := map[string]bool{}
-	active := 0
-	out := make([]session.TodoItem, 0, len(items))
-	for _, it := range items {
-		c := strings.TrimSpace(it.Content)
-		empty := it.Content == ""
-		blank := !empty && c == ""
-		if (empty && mut != "accept-empty") || (blank && mut != "accept-empty" && mut != "accept-blank") {
-			return tools.Result{}, errors.New("invalid todo: `content` must be a non-empty string")
-		}
-		if seen[c] {
-			return tools.Result{}, fmt.Errorf("invalid todos: duplicate content %q", c)
-		}
-		seen[c] = true
-		if it.Status == session.StatusInProgress {
-			active++
-		}
-		out = append(out, session.TodoItem{Content: c, Status: it.Status})
-	}
-	if active > 1 {
-		return tools.Result{}, fmt.Errorf("invalid todos: at most one task may be in_progress, got %d", active)
-	}
-	if ex.Agent == nil || ex.Agent.Session() == nil {
-		return tools.Result{}, errors.New("todo_write requires an owning agent session")
-	}
-	if _, err := ex.Agent.Session().Append(session.TypeTodoWrite, session.TodoWrite{Todos: out}); err != nil {
-		return tools.Result{}, fmt.Errorf("todo_write: %w", err)
-	}
-	return tools.TextResult(todo.Summary(out)), nil
+	t.Execute, t.Config = rules.Tool().Execute, rules
+	return t, nil
 }
 
 // asDialect offers the reference todo tool under another agent's name and

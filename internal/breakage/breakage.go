@@ -1,0 +1,124 @@
+package breakage
+
+// Layer says which broken agent carries a breakage.
+type Layer string
+
+// The layers.
+const (
+	// Bridge: the reference agent with $TODOHARNESS_FAULT=Name (an
+	// acp.Fault).
+	Bridge Layer = "bridge"
+	// Tool: the mutant test agent with $TODOHARNESS_MUTANT=Name (its todo
+	// tool broken; todo.Rules relaxations and schema edits).
+	Tool Layer = "tool"
+	// Composition: the reference agent under a composition file
+	// (Name is the policy it sets).
+	Composition Layer = "composition"
+	// Protocol: a shell command standing in for an agent that breaks ACP
+	// itself.
+	Protocol Layer = "protocol"
+	// Fake: the conformance runner tests' fake agent with
+	// CONFORMANCE_FAKE_MODE=Name. It fails fewer checks than the bridge for
+	// some breakages (it keeps its list beside the session, so it still
+	// replays on load), hence its own rows.
+	Fake Layer = "fake"
+)
+
+// Breakage is one way to break an agent and the checks it must fail:
+// exactly these (sorted), no more and no fewer.
+type Breakage struct {
+	Name  string
+	Layer Layer
+	Fails []string
+	// Why explains a Fails list that is not obvious from the name.
+	Why string
+}
+
+// All returns every breakage, by layer, in a fixed order.
+func All() []Breakage {
+	planOnReject := []string{"ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1",
+		"TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"}
+	return []Breakage{
+		{Name: "no-plan", Layer: Bridge, Fails: []string{"TW-EMPTY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"}},
+		{Name: "null-entries", Layer: Bridge, Fails: []string{"ACP-SCHEMA-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-PLAN-NONNULL-1", "TW-REPLACE-1"}},
+		{Name: "no-priority", Layer: Bridge, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"}},
+		{Name: "plan-on-reject", Layer: Bridge, Fails: planOnReject},
+		{Name: "accept-duplicates", Layer: Bridge, Fails: []string{"TW-VALID-DUP"}},
+		{Name: "no-load-replay", Layer: Bridge, Fails: []string{"TW-LOAD-1", "TW-LOAD-2"}},
+		{Name: "replay-after-response", Layer: Bridge, Fails: []string{"TW-LOAD-1"}},
+		{Name: "wrong-counts", Layer: Bridge, Fails: []string{"TW-COUNTS-1", "TW-COUNTS-2"}},
+		{Name: "echo-list", Layer: Bridge, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
+		{Name: "hang-on-prompt", Layer: Bridge, Fails: []string{"RUN-1"}},
+		{Name: "crash-on-prompt", Layer: Bridge, Fails: []string{"RUN-1"}},
+
+		{Name: "rename-tool", Layer: Tool, Fails: []string{"TW-EMPTY-1", "TW-TOOL-1"},
+			Why: "offered as todo_list: the todo_write calls fail as unknown tools"},
+		{Name: "loose-schema", Layer: Tool, Fails: []string{"TW-SCHEMA-1"}},
+		{Name: "extra-status", Layer: Tool, Fails: []string{"TW-SCHEMA-2"}},
+		{Name: "accept-empty", Layer: Tool, Fails: []string{"TW-VALID-EMPTY", "TW-VALID-WS"}},
+		{Name: "accept-blank", Layer: Tool, Fails: []string{"TW-VALID-WS"}},
+		{Name: "any-status", Layer: Tool, Fails: []string{"ACP-SCHEMA-1", "TW-SCHEMA-2", "TW-VALID-BADSTATUS"},
+			Why: "the accepted status also reaches the plan: invalid ACP"},
+		{Name: "string-list", Layer: Tool, Fails: []string{"TW-PLAN-1", "TW-SCHEMA-1", "TW-VALID-NOTARRAY"},
+			Why: "a string todos is accepted although it is no list of {content, status}"},
+
+		{Name: "allow-parallel-in-progress", Layer: Composition, Fails: []string{"TW-VALID-TWOACTIVE"},
+			Why: "the todo plugin configured with allowParallelInProgress: true"},
+
+		{Name: "silent-on-initialize", Layer: Protocol, Fails: []string{"ACP-INIT-1", "RUN-1"},
+			Why: "reads its input and never answers"},
+		{Name: "banner-on-stdout", Layer: Protocol, Fails: []string{"ACP-JSONRPC-1"},
+			Why: "prints a line that is not JSON-RPC before serving"},
+
+		{Name: "no-plan", Layer: Fake, Fails: []string{"TW-EMPTY-1", "TW-PLAN-1", "TW-REPLACE-1"},
+			Why: "the fake still replays on load"},
+		{Name: "null-entries", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-NONNULL-1"}},
+		{Name: "no-priority", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"}},
+		{Name: "plan-on-reject", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-1", "TW-REJECT-KEEP-1",
+			"TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
+			Why: "the plan for the bad-status call carries status \"done\": invalid ACP"},
+		{Name: "accept-empty", Layer: Fake, Fails: []string{"TW-VALID-EMPTY", "TW-VALID-WS"}},
+		{Name: "no-load-replay", Layer: Fake, Fails: []string{"TW-LOAD-1", "TW-LOAD-2"}},
+		{Name: "replay-after-response", Layer: Fake, Fails: []string{"TW-LOAD-1"}},
+		{Name: "wrong-counts", Layer: Fake, Fails: []string{"TW-COUNTS-1", "TW-COUNTS-2"}},
+		{Name: "echo-list", Layer: Fake, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
+		{Name: "rename-tool", Layer: Fake, Fails: []string{"TW-TOOL-1"}},
+		{Name: "no-load", Layer: Fake, Fails: []string{"TW-LOAD-CAP-1"},
+			Why: "no loadSession capability: the load checks skip, the SHOULD about it fails"},
+		{Name: "hang-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
+		{Name: "crash-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
+	}
+}
+
+// In returns the breakages of one layer, in order.
+func In(l Layer) []Breakage {
+	var out []Breakage
+	for _, b := range All() {
+		if b.Layer == l {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Names returns the names of the breakages of one layer, in order.
+func Names(l Layer) []string {
+	var out []string
+	for _, b := range In(l) {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+// Label names a breakage in test output: "bridge no-plan".
+func (b Breakage) Label() string { return string(b.Layer) + " " + b.Name }
+
+// FailsCheck reports whether b must fail the check id.
+func (b Breakage) FailsCheck(id string) bool {
+	for _, x := range b.Fails {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
