@@ -17,8 +17,8 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // referenceArgs runs the reference agent against the mock, sessions kept in
