@@ -1,16 +1,16 @@
 package session_test
 
 import (
-	"fmt"
-	"time"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/todoharness/todoharness/harness/session"
 )

@@ -1,12 +1,12 @@
 package session
 
 import (
-	"context"
-	"io"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -17,8 +17,8 @@ import (
 // stores a deep copy of the data (it is marshalled on the way in), so later
 // mutation by the caller changes nothing.
 type Log struct {
-	mu       sync.Mutex
-	header   Header
+	mu     sync.Mutex
+	header Header
 	// events are the events held in memory: all of them, or, for a log
 	// opened from disk, those appended since (the ones before are read from
 	// the file when asked for: see disk).
