@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench golden demo peers record record-mock cassette-from-log clean
+.PHONY: all build test vet fmt-check unit bench fuzz golden demo peers record record-mock cassette-from-log clean
 
 all: build
 
@@ -26,6 +26,22 @@ fmt-check:
 # Benchmarks: speed and memory are measured here, never asserted in tests.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Fuzzing, bounded: each target runs for FUZZTIME. Inputs the fuzzer finds
+# interesting land in Go's cache; failing ones in the package's
+# testdata/fuzz/<Target>/ (commit those: they run in every go test).
+# One target per line, package:FuzzName.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./harness/session:FuzzReadAndCheck \
+	./harness/session:FuzzFastDecode \
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 # Rewrite golden files; read every diff before you commit it.
 golden:

@@ -82,14 +82,18 @@ func (d Dir) OpenContext(ctx context.Context, id string, opts ...Option) (*Log, 
 	return l, warnings, nil
 }
 
+// openStore loads the log s holds, streaming: each event is checked and
+// projected (surface messages, current plan, open turn) as it is read, and
+// none is kept in memory; the Log reads them back from the file when asked
+// (Log.Replay).
 func openStore(ctx context.Context, s *FileStore, opts []Option) (*Log, []string, error) {
 	rd := s.Reader(ReadOptions{})
 	h, err := rd.Header(ctx)
 	if err != nil {
 		return nil, rd.Warnings(), err
 	}
-	var events []Event
-	var lines []int
+	l := newLog(opts)
+	l.header = h
 	for {
 		e, err := rd.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -98,14 +102,21 @@ func openStore(ctx context.Context, s *FileStore, opts []Option) (*Log, []string
 		if err != nil {
 			return nil, rd.Warnings(), err
 		}
-		events = append(events, e)
-		lines = append(lines, rd.Line())
+		if err := l.checker.Check(e); err != nil && l.check {
+			var ie *InvariantError
+			if errors.As(err, &ie) {
+				ie.Line = rd.Line()
+			}
+			return nil, rd.Warnings(), fmt.Errorf("%s: restore session %s: %w", s.path, h.ID, err)
+		}
+		l.noteAppended(&e)
+		if m, ok := surfaceMessage(e); ok {
+			l.surface = append(l.surface, m)
+		}
 	}
+	l.surfaceUpTo = l.count
+	l.disk = &diskPrefix{path: s.path, size: rd.ValidSize(), count: l.count}
 	warnings := rd.Warnings()
-	l, err := restore(h, events, lines, false, opts...)
-	if err != nil {
-		return nil, warnings, fmt.Errorf("%s: %w", s.path, err)
-	}
 	rw, err := s.Repair(rd)
 	warnings = append(warnings, rw...)
 	if err != nil {

@@ -64,6 +64,11 @@ type Header struct {
 	ID        string `json:"id"`
 	CreatedAt int64  `json:"createdAt"`
 	Cwd       string `json:"cwd,omitempty"`
+	// Fields the original's current release writes (read, kept, and written
+	// back only when set: the reference harness never sets them).
+	DelegationDepth *int            `json:"delegationDepth,omitempty"`
+	Origin          json.RawMessage `json:"origin,omitempty"`
+	ParentSession   string          `json:"parentSession,omitempty"`
 }
 
 // Event is one line of a session log after the header. Data is kept as raw

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -8,6 +9,8 @@ import (
 // InvariantError is a violation of the session log invariants. Line is the
 // 1-based line in the log file when the event came from a file (0 otherwise).
 type InvariantError struct {
+	// ID names the invariant (see Invariants).
+	ID   string
 	Seq  int
 	Line int
 	Type string
@@ -67,26 +70,31 @@ func (c *Checker) LastTurn() int { return c.turn }
 // Check validates e against everything seen so far and, when it is valid,
 // records it. A rejected event leaves the checker unchanged.
 func (c *Checker) Check(e Event) error {
-	fail := func(format string, args ...any) error {
-		return &InvariantError{Seq: e.Seq, Type: e.Type, Msg: fmt.Sprintf(format, args...)}
+	fail := func(id, format string, args ...any) error {
+		return &InvariantError{ID: id, Seq: e.Seq, Type: e.Type, Msg: fmt.Sprintf(format, args...)}
 	}
 	if e.Seq < 0 {
-		return fail("seq %d is negative", e.Seq)
+		return fail("LOG-SEQ", "seq %d is negative", e.Seq)
 	}
 	if c.started && e.Seq <= c.lastSeq {
-		return fail("seq %d is not greater than the previous seq %d", e.Seq, c.lastSeq)
+		return fail("LOG-SEQ", "seq %d is not greater than the previous seq %d", e.Seq, c.lastSeq)
 	}
 	if e.Type == "" {
-		return fail("missing event type")
+		return fail("LOG-TYPE", "missing event type")
 	}
 	known := knownTypes[e.Type]
 	if known {
 		if surfaceTypes[e.Type] {
 			if e.SurfaceOp == "" {
-				return fail("surface event without surfaceOp")
+				return fail("LOG-SURFACE", "surface event without surfaceOp")
+			}
+			for _, src := range e.SourceEventSeqs {
+				if src < 0 || src >= e.Seq {
+					return fail("LOG-SURFACE", "sourceEventSeqs names seq %d, which is not an earlier event", src)
+				}
 			}
 		} else if e.SurfaceOp != "" || e.SourceEventSeqs != nil {
-			return fail("surface metadata (surfaceOp/sourceEventSeqs) on a non-surface event")
+			return fail("LOG-SURFACE", "surface metadata (surfaceOp/sourceEventSeqs) on a non-surface event")
 		}
 		if err := c.checkStructure(e, fail); err != nil {
 			return err
@@ -97,23 +105,23 @@ func (c *Checker) Check(e Event) error {
 	return nil
 }
 
-func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error {
+func (c *Checker) checkStructure(e Event, fail func(string, string, ...any) error) error {
 	sc := scope{Turn: noNum, Step: noNum}
 	if len(e.Data) > 0 {
 		if err := decodeScope(e.Data, &sc); err != nil {
-			return fail("data is not a JSON object: %v", err)
+			return fail("LOG-DATA", "data is not a JSON object: %v", err)
 		}
 	}
 	switch e.Type {
 	case TypeTurnStart:
 		if c.turnOpen {
-			return fail("turn/start while turn %d is still open", c.turn)
+			return fail("LOG-TURN", "turn/start while turn %d is still open", c.turn)
 		}
 		if sc.Turn == noNum {
-			return fail("turn/start without data.turn")
+			return fail("LOG-TURN", "turn/start without data.turn")
 		}
 		if sc.Turn <= c.turn {
-			return fail("turn %d does not follow turn %d", sc.Turn, c.turn)
+			return fail("LOG-TURN", "turn %d does not follow turn %d", sc.Turn, c.turn)
 		}
 		c.turn, c.turnOpen, c.stepOpen = sc.Turn, true, false
 		c.calls = map[string]bool{}
@@ -121,63 +129,66 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		return nil
 	case TypeTurnEnd:
 		if !c.turnOpen {
-			return fail("turn/end with no open turn")
+			return fail("LOG-TURN", "turn/end with no open turn")
 		}
 		if sc.Turn != c.turn {
-			return fail("turn/end names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
+			return fail("LOG-TURN", "turn/end names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
 		}
 		if c.stepOpen {
-			return fail("turn/end while step %d is still open", c.step)
+			return fail("LOG-STEP", "turn/end while step %d is still open", c.step)
 		}
 		c.turnOpen = false
 		return nil
 	}
 	if !c.turnOpen {
-		return fail("event outside an open turn")
+		return fail("LOG-TURN", "event outside an open turn")
 	}
 	switch e.Type {
 	case TypeStepStart:
 		if c.stepOpen {
-			return fail("step/start while step %d is still open", c.step)
+			return fail("LOG-STEP", "step/start while step %d is still open", c.step)
 		}
 		if sc.Turn != c.turn {
-			return fail("step/start names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
+			return fail("LOG-STEP", "step/start names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
 		}
 		if sc.Step == noNum {
-			return fail("step/start without data.step")
+			return fail("LOG-STEP", "step/start without data.step")
 		}
 		c.step, c.stepOpen = sc.Step, true
 		return nil
 	case TypeStepEnd:
 		if !c.stepOpen {
-			return fail("step/end with no open step")
+			return fail("LOG-STEP", "step/end with no open step")
 		}
 		if sc.Turn != c.turn || sc.Step != c.step {
-			return fail("step/end names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
+			return fail("LOG-STEP", "step/end names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
 		}
 		c.stepOpen = false
 		return nil
 	}
 	if stepScoped[e.Type] {
 		if !c.stepOpen {
-			return fail("step-scoped event outside an open step")
+			return fail("LOG-STEP", "step-scoped event outside an open step")
 		}
 		if sc.Turn != c.turn || sc.Step != c.step {
-			return fail("names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
+			return fail("LOG-STEP", "names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
 		}
 	}
 	switch e.Type {
 	case TypeToolCall:
 		if sc.CallID == "" {
-			return fail("tool/call without callId")
+			return fail("LOG-TOOL", "tool/call without callId")
 		}
 		if !c.calls[sc.CallID] {
 			c.pending = append(c.pending, sc.CallID)
 		}
 		c.calls[sc.CallID] = true
 	case TypeToolResult:
+		if sc.CallID == "" {
+			sc.CallID = toolResultCallID(e.Data)
+		}
 		if !c.calls[sc.CallID] {
-			return fail("tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
+			return fail("LOG-TOOL", "tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
 		}
 		delete(c.calls, sc.CallID)
 		for i, id := range c.pending {
@@ -188,6 +199,34 @@ func (c *Checker) checkStructure(e Event, fail func(string, ...any) error) error
 		}
 	}
 	return nil
+}
+
+// toolResultCallID finds the call id of a tool/result in the original's
+// current shape, where it is not at the top of data but in the message:
+// data.message.source.callId, or the toolCallId of its tool-result part.
+func toolResultCallID(data []byte) string {
+	var d struct {
+		Message struct {
+			Source struct {
+				CallID string `json:"callId"`
+			} `json:"source"`
+			Content []struct {
+				ToolCallID string `json:"toolCallId"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return ""
+	}
+	if d.Message.Source.CallID != "" {
+		return d.Message.Source.CallID
+	}
+	for _, p := range d.Message.Content {
+		if p.ToolCallID != "" {
+			return p.ToolCallID
+		}
+	}
+	return ""
 }
 
 func fmtNum(n int) string {

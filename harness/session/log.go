@@ -2,9 +2,11 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -15,18 +17,24 @@ import (
 // stores a deep copy of the data (it is marshalled on the way in), so later
 // mutation by the caller changes nothing.
 type Log struct {
-	mu       sync.Mutex
-	header   Header
+	mu     sync.Mutex
+	header Header
+	// events are the events held in memory: all of them, or, for a log
+	// opened from disk, those appended since (the ones before are read from
+	// the file when asked for: see disk).
 	events   []Event
+	disk     *diskPrefix
+	count    int // events in all (disk prefix + memory)
+	lastSeq  int // seq of the last event, when count > 0
 	checker  Checker
 	check    bool
-	lastTodo int // index of the last todo/write, -1 when none
+	lastTodo *Event // the last todo/write, nil when none
 	clock    func() int64
 	store    *FileStore
 	subs     []subscriber // copy on write: Append reads it without copying
 	nextSub  int
-	// surface caches the messages DeriveMessages projected from
-	// events[:surfaceUpTo], so each model step decodes only new events.
+	// surface caches the messages DeriveMessages projected from the first
+	// surfaceUpTo events, so each model step decodes only new events.
 	surface     []llm.Message
 	surfaceUpTo int
 }
@@ -47,11 +55,16 @@ func WithStore(s *FileStore) Option { return func(l *Log) { l.store = s } }
 
 // New returns an empty log for session id.
 func New(id, cwd string, opts ...Option) *Log {
-	l := &Log{check: true, lastTodo: -1, clock: func() int64 { return time.Now().UnixMilli() }}
+	l := newLog(opts)
+	l.header = Header{Type: "session", Version: 0, ID: id, CreatedAt: l.clock(), Cwd: cwd}
+	return l
+}
+
+func newLog(opts []Option) *Log {
+	l := &Log{check: true, clock: func() int64 { return time.Now().UnixMilli() }}
 	for _, o := range opts {
 		o(l)
 	}
-	l.header = Header{Type: "session", Version: 0, ID: id, CreatedAt: l.clock(), Cwd: cwd}
 	return l
 }
 
@@ -67,10 +80,7 @@ func Restore(h Header, events []Event, opts ...Option) (*Log, error) {
 // ownership of the events' memory (for callers, like Dir.Open, that hand over
 // a freshly loaded slice nobody else sees).
 func restore(h Header, events []Event, lines []int, clone bool, opts ...Option) (*Log, error) {
-	l := &Log{check: true, lastTodo: -1, clock: func() int64 { return time.Now().UnixMilli() }}
-	for _, o := range opts {
-		o(l)
-	}
+	l := newLog(opts)
 	l.header = h
 	l.events = make([]Event, 0, len(events))
 	for i, e := range events {
@@ -81,15 +91,23 @@ func restore(h Header, events []Event, lines []int, clone bool, opts ...Option) 
 			}
 			return nil, fmt.Errorf("restore session %s: %w", h.ID, err)
 		}
-		if e.Type == TypeTodoWrite {
-			l.lastTodo = len(l.events)
-		}
 		if clone {
 			e = e.Clone()
 		}
 		l.events = append(l.events, e)
+		l.noteAppended(&l.events[len(l.events)-1])
 	}
 	return l, nil
+}
+
+// noteAppended updates the counters after e became the last event.
+func (l *Log) noteAppended(e *Event) {
+	l.count++
+	l.lastSeq = e.Seq
+	if e.Type == TypeTodoWrite {
+		c := *e
+		l.lastTodo = &c
+	}
 }
 
 // Header returns the session header.
@@ -136,24 +154,22 @@ func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) 
 		return Event{}, fmt.Errorf("append %s: %w", typ, err)
 	}
 	l.mu.Lock()
-	e := Event{Type: typ, Seq: len(l.events), Time: l.clock(), Data: raw}
+	e := Event{Type: typ, Seq: l.count, Time: l.clock(), Data: raw}
 	if surfaceTypes[typ] {
 		e.SurfaceOp = SurfaceOpAppend
 	}
 	for _, o := range opts {
 		o(&e)
 	}
-	if len(l.events) > 0 && e.Seq <= l.events[len(l.events)-1].Seq {
-		e.Seq = l.events[len(l.events)-1].Seq + 1
+	if l.count > 0 && e.Seq <= l.lastSeq {
+		e.Seq = l.lastSeq + 1
 	}
 	if err := l.checker.Check(e); err != nil && l.check {
 		l.mu.Unlock()
 		return Event{}, err
 	}
-	if typ == TypeTodoWrite {
-		l.lastTodo = len(l.events)
-	}
 	l.events = append(l.events, e)
+	l.noteAppended(&l.events[len(l.events)-1])
 	var storeErr error
 	if l.store != nil {
 		storeErr = l.store.Write(e)
@@ -292,47 +308,109 @@ type subscriber struct {
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.events)
+	return l.count
 }
 
-// Events returns deep copies of all events, in order.
+// Events returns deep copies of all events, in order. For a log opened
+// from disk (Dir.Open) that reads the file: use Replay to stream instead,
+// and to see a read error (Events returns what it read up to one).
 func (l *Log) Events() []Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]Event, len(l.events))
-	for i, e := range l.events {
-		out[i] = e.Clone()
-	}
+	out := make([]Event, 0, l.Len())
+	_ = l.Replay(context.Background(), func(e Event) error {
+		out = append(out, e.Clone())
+		return nil
+	})
 	return out
 }
 
 // Range calls fn with each event in order until fn returns false. The event
-// passed is a shallow view: fn must not modify or retain e.Data.
+// passed is a shallow view: fn must not modify or retain e.Data. It is
+// Replay without a context or an error: a read error of a log opened from
+// disk ends the range early.
 func (l *Log) Range(fn func(e Event) bool) {
-	l.mu.Lock()
-	events := l.events
-	l.mu.Unlock()
-	for _, e := range events {
+	_ = l.Replay(context.Background(), func(e Event) error {
 		if !fn(e) {
-			return
+			return errStopRange
+		}
+		return nil
+	})
+}
+
+var errStopRange = errors.New("stop")
+
+// Replay calls fn with each event in order, streaming: the events a log
+// opened from disk (Dir.Open) was loaded with are read back from its file
+// one at a time, never all held in memory, then the events appended since
+// follow from memory. It stops at the first error fn returns (and returns
+// it), on a read error, or when ctx is done. The event passed is a shallow
+// view: fn must not modify or retain e.Data. Events appended while Replay
+// runs are not included.
+func (l *Log) Replay(ctx context.Context, fn func(e Event) error) error {
+	l.mu.Lock()
+	disk, events := l.disk, l.events
+	l.mu.Unlock()
+	if disk != nil {
+		if err := disk.replay(ctx, fn); err != nil {
+			if errors.Is(err, errStopRange) {
+				return nil
+			}
+			return err
 		}
 	}
+	for _, e := range events {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			if errors.Is(err, errStopRange) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// diskPrefix is the part of a log opened from disk that is not held in
+// memory: the first count events of the file's first size bytes.
+type diskPrefix struct {
+	path  string
+	size  int64
+	count int
+}
+
+func (d *diskPrefix) replay(ctx context.Context, fn func(Event) error) error {
+	f, err := OpenForRead(ctx, d.path)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	rd := NewReader(io.LimitReader(f.r, d.size), d.path, ReadOptions{})
+	for i := 0; i < d.count; i++ {
+		e, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("replay %s: the file ends after %d of the %d events it was opened with", d.path, i, d.count)
+		}
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CurrentTodos returns the list written by the last todo/write event (last
 // write wins) in constant time, and whether there was one.
 func (l *Log) CurrentTodos() ([]TodoItem, bool) {
 	l.mu.Lock()
-	idx := l.lastTodo
-	var e Event
-	if idx >= 0 {
-		e = l.events[idx]
-	}
+	e := l.lastTodo
 	l.mu.Unlock()
-	if idx < 0 {
+	if e == nil {
 		return nil, false
 	}
-	return CurrentTodos([]Event{e})
+	return CurrentTodos([]Event{*e})
 }
 
 // DeriveMessages returns the model history projected from the surface. The
@@ -342,12 +420,16 @@ func (l *Log) CurrentTodos() ([]TodoItem, bool) {
 func (l *Log) DeriveMessages() []llm.Message {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, e := range l.events[l.surfaceUpTo:] {
+	base := 0
+	if l.disk != nil {
+		base = l.disk.count
+	}
+	for _, e := range l.events[l.surfaceUpTo-base:] {
 		if m, ok := surfaceMessage(e); ok {
 			l.surface = append(l.surface, m)
 		}
 	}
-	l.surfaceUpTo = len(l.events)
+	l.surfaceUpTo = l.count
 	out := make([]llm.Message, len(l.surface))
 	for i, m := range l.surface {
 		m.Content = append([]llm.Part(nil), m.Content...)

@@ -64,7 +64,18 @@ type Reader struct {
 	needsNL   bool
 	torn      bool
 	tornSize  int64
+	// format is decided by the first event; nextSeq is the seq the next
+	// event of a committed-fixture log gets.
+	format     string
+	formatLine int
+	nextSeq    int
+	queue      []Event // the rest of an expanded packed row
+	queueLine  int
 }
+
+// Format returns the log's format (FormatRuntime or FormatFixture), decided
+// by its first event ("" before it).
+func (r *Reader) Format() string { return r.format }
 
 // NewReader returns a Reader of r; name is the file name used in errors.
 func NewReader(r io.Reader, name string, opts ReadOptions) *Reader {
@@ -109,7 +120,7 @@ func (r *Reader) Header(ctx context.Context) (Header, error) {
 		line, complete, err := r.readLine(ctx)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = &LineError{File: r.name, Line: 1, Err: errors.New("missing session header (empty file)")}
+				err = &LineError{File: r.name, Line: 1, Err: errors.New("missing session header (empty file)"), ID: "LOG-HEADER"}
 			}
 			r.err = err
 			return Header{}, err
@@ -126,7 +137,7 @@ func (r *Reader) Header(ctx context.Context) (Header, error) {
 		}
 		h, perr := parseHeader(body)
 		if perr != nil {
-			r.err = &LineError{File: r.name, Line: r.lineNo, Err: perr}
+			r.err = &LineError{File: r.name, Line: r.lineNo, Err: perr, ID: "LOG-HEADER"}
 			return Header{}, r.err
 		}
 		r.keep(raw, complete)
@@ -146,6 +157,12 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
 	}
+	if len(r.queue) > 0 {
+		e := r.queue[0]
+		r.queue = r.queue[1:]
+		r.lastLine = r.queueLine
+		return e, nil
+	}
 	for {
 		line, complete, err := r.readLine(ctx)
 		if err != nil {
@@ -157,7 +174,7 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 			r.keep(len(line), complete)
 			continue
 		}
-		e, perr := parseEvent(body)
+		evs, perr := r.parse(body)
 		if perr != nil {
 			if !complete {
 				// The last line, cut off mid-write: torn.
@@ -166,7 +183,7 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 				r.err = io.EOF
 				return Event{}, io.EOF
 			}
-			r.err = &LineError{File: r.name, Line: r.lineNo, Err: perr}
+			r.err = &LineError{File: r.name, Line: r.lineNo, Err: perr, ID: ruleOf(perr)}
 			return Event{}, r.err
 		}
 		r.keep(len(line), complete)
@@ -174,7 +191,53 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: last line has no trailing newline", r.name, r.lineNo))
 		}
 		r.lastLine = r.lineNo
-		return e, nil
+		if len(evs) > 1 {
+			r.queue, r.queueLine = evs[1:], r.lineNo
+		}
+		return evs[0], nil
+	}
+}
+
+// parse decodes one event line into the events it stands for (several for
+// a packed chunk row), deciding the log's format on its first event and
+// synthesising seq in a committed-fixture log.
+func (r *Reader) parse(body []byte) ([]Event, error) {
+	e, err := parseEvent(body)
+	if err != nil {
+		return nil, err
+	}
+	if packedTypes[e.Type] {
+		evs, format, err := expandPacked(body, r.nextSeq, r.format)
+		if err != nil {
+			return nil, ruleError{"LOG-FORMAT", err}
+		}
+		r.setFormat(format)
+		r.nextSeq = evs[len(evs)-1].Seq + 1
+		return evs, nil
+	}
+	hasSeq := e.Seq != noNum
+	if r.format == "" {
+		if hasSeq {
+			r.setFormat(FormatRuntime)
+		} else {
+			r.setFormat(FormatFixture)
+		}
+	}
+	switch {
+	case r.format == FormatRuntime && !hasSeq:
+		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: missing field \"seq\" (the log's first event, line %d, has one)", r.formatLine)}
+	case r.format == FormatFixture && hasSeq:
+		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: field \"seq\" in a log whose first event (line %d) has none", r.formatLine)}
+	case r.format == FormatFixture:
+		e.Seq = r.nextSeq
+	}
+	r.nextSeq = e.Seq + 1
+	return []Event{e}, nil
+}
+
+func (r *Reader) setFormat(f string) {
+	if r.format == "" {
+		r.format, r.formatLine = f, r.lineNo
 	}
 }
 
@@ -195,7 +258,7 @@ func (r *Reader) readLine(ctx context.Context) ([]byte, bool, error) {
 		r.long = append(r.long[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(r.long) > r.max+1 {
-				return nil, false, &LineError{File: r.name, Line: r.lineNo + 1,
+				return nil, false, &LineError{File: r.name, Line: r.lineNo + 1, ID: "LOG-LINE",
 					Err: fmt.Errorf("%w: longer than the limit of %d bytes (session.ReadOptions.MaxLineBytes)", ErrLineTooLong, r.max)}
 			}
 			if cerr := ctx.Err(); cerr != nil {
@@ -222,7 +285,7 @@ func (r *Reader) readLine(ctx context.Context) ([]byte, bool, error) {
 		n--
 	}
 	if n > r.max {
-		return nil, false, &LineError{File: r.name, Line: r.lineNo,
+		return nil, false, &LineError{File: r.name, Line: r.lineNo, ID: "LOG-LINE",
 			Err: fmt.Errorf("%w: %d bytes, over the limit of %d bytes (session.ReadOptions.MaxLineBytes)", ErrLineTooLong, n, r.max)}
 	}
 	return line, complete, nil
@@ -295,6 +358,8 @@ type LineError struct {
 	File string
 	Line int
 	Err  error
+	// ID names the invariant the line breaks (see Invariants).
+	ID string
 }
 
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
@@ -366,7 +431,8 @@ func parseHeader(body []byte) (Header, error) {
 	return h, nil
 }
 
-// rawEvent is an event line as parsed. An absent seq keeps noNum; the line
+// rawEvent is an event line as parsed. An absent seq keeps noNum (and
+// parseEvent returns it so: Reader.parse decides); the line
 // buffer is reused, so every field must copy what it keeps (RawMessage does).
 type rawEvent struct {
 	Type            internedName    `json:"type"`
@@ -389,10 +455,7 @@ func parseEvent(body []byte) (Event, error) {
 		}
 	}
 	if re.Type == "" {
-		return Event{}, errors.New("event: missing field \"type\"")
-	}
-	if re.Seq == noNum {
-		return Event{}, errors.New("event: missing field \"seq\"")
+		return Event{}, ruleError{"LOG-TYPE", errors.New("event: missing field \"type\"")}
 	}
 	if len(re.Data) == 0 {
 		re.Data = json.RawMessage("{}")
@@ -401,6 +464,23 @@ func parseEvent(body []byte) (Event, error) {
 		Type: string(re.Type), Seq: re.Seq, Time: re.Time, Data: re.Data,
 		SourceEventSeqs: re.SourceEventSeqs, SurfaceOp: string(re.SurfaceOp),
 	}, nil
+}
+
+// ruleError is a line error that breaks a rule other than LOG-LINE.
+type ruleError struct {
+	id  string
+	err error
+}
+
+func (e ruleError) Error() string { return e.err.Error() }
+func (e ruleError) Unwrap() error { return e.err }
+
+func ruleOf(err error) string {
+	var re ruleError
+	if errors.As(err, &re) {
+		return re.id
+	}
+	return "LOG-LINE"
 }
 
 func invalidUTF8(b []byte) string {

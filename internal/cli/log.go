@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -15,45 +20,149 @@ import (
 
 func newLogCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "log", Short: "Inspect and validate session logs (JSONL)"}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "check FILE",
-		Short: "Validate a session log against the invariants (exit 1 on violation)",
-		Args:  cobra.ExactArgs(1),
+	var policy string
+	var list bool
+	check := &cobra.Command{
+		Use:   "check FILE|DIR...",
+		Short: "Validate session logs against the invariants and every todo_write against the contract (exit 1 on a violation)",
+		Long: `Validate session logs: every line, the event invariants, and every todo/write
+payload against the todo_write contract under --policy. A DIR is a scenario
+folder of the original (session.jsonl and its subagents' session.1.jsonl,
+session.2.jsonl, ...): each log is checked and named. Both the runtime format
+and the original's committed-fixture format (no seq/time, packed chunk rows)
+are read. --list prints every invariant with its ID. Reading never modifies a
+log; the check streams (memory bounded by the longest line) and stops on
+SIGINT/SIGTERM.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+			if list {
+				for _, inv := range session.Invariants() {
+					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %s\n", inv.ID, inv.Text)
+				}
+				return nil
+			}
+			if len(args) == 0 {
+				return errors.New("log check: give a FILE or DIR (or --list)")
+			}
+			p, err := session.ParsePolicy(policy)
+			if err != nil {
+				return err
+			}
+			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, p)
 		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use:   "show FILE",
+	}
+	check.Flags().StringVar(&policy, "policy", string(session.PolicySingle), "todo_write policy: single (at most one in_progress) or parallel (any number)")
+	check.Flags().BoolVar(&list, "list", false, "print every invariant log check judges, with its ID, and exit")
+	cmd.AddCommand(check)
+
+	var showPolicy string
+	show := &cobra.Command{
+		Use:   "show FILE|DIR...",
 		Short: "Print the current plan as the stdio checklist and a count per event type",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+			p, err := session.ParsePolicy(showPolicy)
+			if err != nil {
+				return err
+			}
+			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, p)
 		},
-	})
+	}
+	show.Flags().StringVar(&showPolicy, "policy", string(session.PolicySingle), "todo_write policy the plan is judged under: single or parallel")
+	cmd.AddCommand(show)
 	return cmd
 }
 
-// runLogCheck streams a log and checks every event as it is read (memory
-// bounded by the longest line). Unknown event types are warnings, never
-// failures. It stops with the command's context (SIGINT/SIGTERM) and never
-// modifies the file.
-func runLogCheck(ctx context.Context, out, errw io.Writer, path string) error {
+// logFile is one log to read, with what to call it.
+type logFile struct {
+	path  string
+	label string // "" for a lone file; "main" or "child N" in a folder
+}
+
+var childLog = regexp.MustCompile(`^session\.([0-9]+)\.jsonl$`)
+
+// logFiles expands the arguments: a file stands for itself, a folder for
+// its session.jsonl and the children session.N.jsonl (in N order).
+func logFiles(args []string) ([]logFile, error) {
+	var out []logFile
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil || !fi.IsDir() {
+			out = append(out, logFile{path: a})
+			continue
+		}
+		main := filepath.Join(a, "session.jsonl")
+		if _, err := os.Stat(main); err != nil {
+			return nil, fmt.Errorf("%s: a scenario folder holds session.jsonl: %w", a, err)
+		}
+		out = append(out, logFile{path: main, label: "main"})
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		type child struct {
+			n    int
+			name string
+		}
+		var kids []child
+		for _, e := range entries {
+			if m := childLog.FindStringSubmatch(e.Name()); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				kids = append(kids, child{n, e.Name()})
+			}
+		}
+		sort.Slice(kids, func(i, j int) bool { return kids[i].n < kids[j].n })
+		for _, k := range kids {
+			out = append(out, logFile{path: filepath.Join(a, k.name), label: fmt.Sprintf("child %d", k.n)})
+		}
+	}
+	return out, nil
+}
+
+func (f logFile) describe(h session.Header) string {
+	if f.label == "" {
+		return ""
+	}
+	s := " [" + f.label
+	if h.ParentSession != "" {
+		s += " of session " + h.ParentSession
+	}
+	return s + "]"
+}
+
+// runLogCheck checks every log named by args; exit 1 when any fails.
+func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, p session.Policy) error {
+	files, err := logFiles(args)
+	if err != nil {
+		fmt.Fprintln(errw, "FAIL", err)
+		return exitCode(1)
+	}
+	failed := false
+	for _, f := range files {
+		if !checkLog(ctx, out, errw, f, p) {
+			failed = true
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if failed {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// checkLog streams one log and checks every event as it is read (memory
+// bounded by the longest line), and every todo/write against the contract.
+// Unknown event types are warnings (once per type), never failures.
+func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy) bool {
+	path := lf.path
 	f, err := session.OpenForRead(ctx, path)
 	if err != nil {
 		fmt.Fprintln(errw, "FAIL", err)
-		return exitCode(1)
+		return false
 	}
 	defer f.Close()
 	rd := f.Reader(session.ReadOptions{})
-	h, err := rd.Header(ctx)
-	if err != nil {
-		fmt.Fprintln(errw, "FAIL", err)
-		return exitCode(1)
-	}
-	var c session.Checker
-	unknown := map[string]bool{}
-	n := 0
 	warned := 0
 	flushWarnings := func() {
 		for _, w := range rd.Warnings()[warned:] {
@@ -61,15 +170,30 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, path string) error {
 		}
 		warned = len(rd.Warnings())
 	}
+	fail := func(err error) bool {
+		flushWarnings()
+		var le *session.LineError
+		if errors.As(err, &le) && le.ID != "" {
+			fmt.Fprintf(errw, "FAIL %v [%s]\n", err, le.ID)
+		} else {
+			fmt.Fprintln(errw, "FAIL", err)
+		}
+		return false
+	}
+	h, err := rd.Header(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	var c session.Checker
+	unknown := map[string]bool{}
+	n, findings := 0, 0
 	for {
 		e, err := rd.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			flushWarnings()
-			fmt.Fprintln(errw, "FAIL", err)
-			return exitCode(1)
+			return fail(err)
 		}
 		n++
 		if !session.IsKnownType(e.Type) && !unknown[e.Type] {
@@ -80,38 +204,100 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, path string) error {
 			var ie *session.InvariantError
 			if errors.As(err, &ie) {
 				ie.Line = rd.Line()
+				flushWarnings()
+				fmt.Fprintf(errw, "FAIL %s: %v [%s]\n", path, err, ie.ID)
+				return false
 			}
-			flushWarnings()
-			fmt.Fprintf(errw, "FAIL %s: %v\n", path, err)
-			return exitCode(1)
+			return fail(err)
+		}
+		if e.Type == session.TypeTodoWrite {
+			for _, fd := range session.CheckTodoWrite(e.Data, p) {
+				findings++
+				fmt.Fprintf(errw, "FAIL %s:%d: todo/write seq %d: %s\n", path, rd.Line(), e.Seq, fd)
+			}
 		}
 	}
 	flushWarnings()
 	if t, s := c.State(); t != 0 {
 		fmt.Fprintf(errw, "warning: %s: log ends inside turn %d (step %d): the turn never ended\n", path, t, s)
 	}
-	fmt.Fprintf(out, "ok %s: session %s, %d events\n", path, h.ID, n)
-	return nil
+	if findings > 0 {
+		fmt.Fprintf(errw, "FAIL %s: %d todo_write contract finding(s) under the %s policy\n", path, findings, p)
+		return false
+	}
+	extra := ""
+	if rd.Format() == session.FormatFixture {
+		extra = " (" + session.FormatFixture + " format)"
+	}
+	fmt.Fprintf(out, "ok %s%s: session %s, %d events%s\n", path, lf.describe(h), h.ID, n, extra)
+	return true
 }
 
-func runLogShow(ctx context.Context, out, errw io.Writer, path string) error {
-	ld, err := session.LoadFileContext(ctx, path)
+func runLogShow(ctx context.Context, out, errw io.Writer, args []string, p session.Policy) error {
+	files, err := logFiles(args)
 	if err != nil {
 		return err
 	}
-	for _, w := range ld.Warnings {
-		fmt.Fprintln(errw, "warning:", w)
+	for i, f := range files {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		if err := showLog(ctx, out, errw, f, p); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(out, "session %s (%d events)\n", ld.Header.ID, len(ld.Events))
-	todos, ok := session.CurrentTodos(ld.Events)
-	if !ok {
-		fmt.Fprintln(out, "\n  [todos]\n    (no todo_write in this session)")
-	} else {
-		fmt.Fprint(out, stdio.RenderTodos(todos))
+	return nil
+}
+
+// showLog streams one log: the last todo/write is the plan; each event type
+// is counted (unknown ones too, marked as such).
+func showLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy) error {
+	f, err := session.OpenForRead(ctx, lf.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := f.Reader(session.ReadOptions{})
+	h, err := rd.Header(ctx)
+	if err != nil {
+		return err
 	}
 	counts := map[string]int{}
-	for _, e := range ld.Events {
+	n := 0
+	var last json.RawMessage
+	lastLine := 0
+	for {
+		e, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n++
 		counts[e.Type]++
+		if e.Type == session.TypeTodoWrite {
+			last, lastLine = e.Data, rd.Line()
+		}
+	}
+	for _, w := range rd.Warnings() {
+		fmt.Fprintln(errw, "warning:", w)
+	}
+	fmt.Fprintf(out, "session %s%s (%d events)\n", h.ID, lf.describe(h), n)
+	switch {
+	case last == nil:
+		fmt.Fprintln(out, "\n  [todos]\n    (no todo_write in this session)")
+	default:
+		var d session.TodoWrite
+		findings := session.CheckTodoWrite(last, p)
+		if json.Unmarshal(last, &d) == nil && d.Todos != nil {
+			fmt.Fprint(out, stdio.RenderTodos(d.Todos))
+		} else {
+			fmt.Fprintln(out, "\n  [todos]")
+		}
+		for _, fd := range findings {
+			fmt.Fprintf(out, "    INVALID (%s policy) %s:%d: %s\n", p, lf.path, lastLine, fd)
+		}
 	}
 	types := make([]string, 0, len(counts))
 	for t := range counts {
@@ -119,8 +305,17 @@ func runLogShow(ctx context.Context, out, errw io.Writer, path string) error {
 	}
 	sort.Strings(types)
 	fmt.Fprintln(out)
+	unknown := 0
 	for _, t := range types {
-		fmt.Fprintf(out, "%-18s %d\n", t, counts[t])
+		mark := ""
+		if !session.IsKnownType(t) {
+			mark = "  (not modelled, kept)"
+			unknown += counts[t]
+		}
+		fmt.Fprintf(out, "%-18s %d%s\n", t, counts[t], mark)
+	}
+	if unknown > 0 {
+		fmt.Fprintf(out, "%d events of types this tool does not model\n", unknown)
 	}
 	return nil
 }

@@ -72,3 +72,141 @@ func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
 		t.Fatal("log check did not stop when its context was cancelled")
 	}
 }
+
+func headFixture(name string) string {
+	return filepath.Join("..", "..", "fixtures", "interop", "deepseek-harness", name)
+}
+
+// The original's HEAD fixtures: two in_progress todos are a clear finding
+// with file:line under the single policy and pass under the parallel one.
+func TestLogCheckHeadFixturesUnderBothPolicies(t *testing.T) {
+	ctx := context.Background()
+	tw, pc := headFixture("head-todo-write"), headFixture("head-packed-chunks")
+	_, stderr, err := runCLI(ctx, "log", "check", tw)
+	if code, ok := err.(exitCode); !ok || code != 1 {
+		t.Fatalf("single policy: err %v, want exit 1", err)
+	}
+	want := "FAIL " + filepath.Join(tw, "session.jsonl") + ":21: todo/write seq 98: 2 todos are in_progress: invalid under the single policy"
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "[TODO-ACTIVE]") {
+		t.Fatalf("stderr %q\nwant %q ... [TODO-ACTIVE]", stderr, want)
+	}
+	stdout, stderr, err := runCLI(ctx, "log", "check", "--policy", "parallel", tw, pc)
+	if err != nil {
+		t.Fatalf("parallel policy: %v\n%s", err, stderr)
+	}
+	for _, w := range []string{
+		"ok " + filepath.Join(tw, "session.jsonl") + " [main]: session d9d967e8-0112-471c-a3b5-dfdc171aba61, 115 events (committed-fixture format)\n",
+		"ok " + filepath.Join(pc, "session.jsonl") + " [main]: session ff1c1e99-3bd4-4ef8-a954-80d607d628ba, 124 events (committed-fixture format)\n",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Fatalf("stdout %q lacks %q", stdout, w)
+		}
+	}
+	// Once per type and log: the hooks are only in head-packed-chunks.
+	for typ, logs := range map[string]int{"agent/inbox/spliced": 2, "session/title": 2, "request/header": 2, "request/context": 2, "hook/invoked": 1, "hook/result": 1} {
+		if n := strings.Count(stderr, `unknown event type "`+typ+`"`); n != logs {
+			t.Fatalf("unknown type %s warned %d times, want %d:\n%s", typ, n, logs, stderr)
+		}
+	}
+
+	stdout, _, err = runCLI(ctx, "log", "show", tw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := "  [todos]\n    [~] read the code\n    [~] watch the background build\n    [ ] write the fix\n"
+	if !strings.Contains(stdout, plan) || !strings.Contains(stdout, "INVALID (single policy) "+filepath.Join(tw, "session.jsonl")+":21: 2 todos are in_progress") {
+		t.Fatalf("log show (single):\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "session/title      1  (not modelled, kept)") || !strings.Contains(stdout, "5 events of types this tool does not model") {
+		t.Fatalf("log show does not count the unknown types:\n%s", stdout)
+	}
+	stdout, _, err = runCLI(ctx, "log", "show", "--policy", "parallel", tw)
+	if err != nil || !strings.Contains(stdout, plan) || strings.Contains(stdout, "INVALID") {
+		t.Fatalf("log show (parallel): %v\n%s", err, stdout)
+	}
+}
+
+const cliHeader = `{"type":"session","version":0,"id":"t","createdAt":0}`
+
+func writeLines(t *testing.T, path string, lines ...string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Every way a todo/write payload breaks the contract fails log check with
+// file:line and the invariant's ID; log show shows the write as invalid.
+func TestLogCheckJudgesEveryTodoWrite(t *testing.T) {
+	cases := map[string]struct{ data, want string }{
+		"todos not an array": {`{"todos":"x"}`, `todos is a string, not an array [TODO-ARRAY]`},
+		"todos missing":      {`{}`, `missing field "todos" [TODO-ARRAY]`},
+		"item not an object": {`{"todos":[1]}`, `todos[0] is a number, not an object [TODO-ITEM]`},
+		"blank content":      {`{"todos":[{"content":"  ","status":"pending"}]}`, `todos[0].content is empty once trimmed [TODO-ITEM]`},
+		"content not string": {`{"todos":[{"content":5,"status":"pending"}]}`, `todos[0].content is a number, not a string [TODO-ITEM]`},
+		"unknown status":     {`{"todos":[{"content":"a","status":"done"}]}`, `todos[0].status "done" is not pending, in_progress or completed [TODO-STATUS]`},
+		"missing status":     {`{"todos":[{"content":"a"}]}`, `todos[0] has no status [TODO-STATUS]`},
+		"duplicate content":  {`{"todos":[{"content":"a","status":"pending"},{"content":"a","status":"completed"}]}`, `todos[1].content "a" repeats todos[0] [TODO-UNIQUE]`},
+		"two in_progress":    {`{"todos":[{"content":"a","status":"in_progress"},{"content":"b","status":"in_progress"}]}`, `2 todos are in_progress: invalid under the single policy`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := writeLines(t, filepath.Join(t.TempDir(), "s.jsonl"), cliHeader,
+				`{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}`,
+				`{"type":"todo/write","seq":1,"time":0,"data":`+c.data+`}`,
+				`{"type":"turn/end","seq":2,"time":0,"data":{"turn":1}}`)
+			_, stderr, err := runCLI(context.Background(), "log", "check", path)
+			if code, ok := err.(exitCode); !ok || code != 1 {
+				t.Fatalf("err %v, want exit 1", err)
+			}
+			if want := "FAIL " + path + ":3: todo/write seq 1: " + c.want; !strings.Contains(stderr, want) {
+				t.Fatalf("stderr %q\nwant %q", stderr, want)
+			}
+			stdout, _, err := runCLI(context.Background(), "log", "show", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(stdout, "no todo_write in this session") || !strings.Contains(stdout, "INVALID (single policy) "+path+":3: ") {
+				t.Fatalf("log show of an invalid write:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// A scenario folder: the main log and its children, each checked and named.
+func TestLogCheckOfAScenarioFolderNamesEachLog(t *testing.T) {
+	dir := t.TempDir()
+	turn := []string{`{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}`, `{"type":"turn/end","seq":1,"time":0,"data":{"turn":1}}`}
+	writeLines(t, filepath.Join(dir, "session.jsonl"), append([]string{cliHeader}, turn...)...)
+	writeLines(t, filepath.Join(dir, "session.2.jsonl"), append([]string{`{"type":"session","version":0,"id":"c2","createdAt":0,"delegationDepth":1,"parentSession":"t"}`}, turn...)...)
+	writeLines(t, filepath.Join(dir, "session.10.jsonl"), `{"type":"session","version":0,"id":"c10","createdAt":0,"parentSession":"t"}`, turn[1])
+	stdout, stderr, err := runCLI(context.Background(), "log", "check", dir)
+	if code, ok := err.(exitCode); !ok || code != 1 {
+		t.Fatalf("err %v, want exit 1 (child 10 is broken)", err)
+	}
+	wantOut := "ok " + filepath.Join(dir, "session.jsonl") + " [main]: session t, 2 events\n" +
+		"ok " + filepath.Join(dir, "session.2.jsonl") + " [child 2 of session t]: session c2, 2 events\n"
+	if stdout != wantOut {
+		t.Fatalf("stdout\n%s\nwant\n%s", stdout, wantOut)
+	}
+	if want := "FAIL " + filepath.Join(dir, "session.10.jsonl") + ": line 2: event seq 1 (turn/end): turn/end with no open turn [LOG-TURN]"; !strings.Contains(stderr, want) {
+		t.Fatalf("stderr %q\nwant %q", stderr, want)
+	}
+	stdout, _, err = runCLI(context.Background(), "log", "show", dir)
+	if err != nil || !strings.Contains(stdout, "session c2 [child 2 of session t] (2 events)") || strings.Index(stdout, "session c2") > strings.Index(stdout, "session c10") {
+		t.Fatalf("log show DIR: %v\n%s", err, stdout)
+	}
+}
+
+func TestLogCheckListNamesEveryInvariant(t *testing.T) {
+	stdout, _, err := runCLI(context.Background(), "log", "check", "--list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"LOG-LINE", "LOG-HEADER", "LOG-FORMAT", "LOG-TYPE", "LOG-SEQ", "LOG-DATA", "LOG-TURN", "LOG-STEP", "LOG-TOOL", "LOG-SURFACE", "TODO-ARRAY", "TODO-ITEM", "TODO-STATUS", "TODO-UNIQUE", "TODO-ACTIVE"} {
+		if !strings.Contains(stdout, "\n"+id+" ") && !strings.HasPrefix(stdout, id+" ") {
+			t.Fatalf("--list lacks %s:\n%s", id, stdout)
+		}
+	}
+}

@@ -130,7 +130,7 @@ var _ = Describe("todoharness log check | log show", func() {
 		stdout, stderr, code := run("log", "check", path)
 		Expect(code).To(Equal(1))
 		Expect(stdout).To(BeEmpty())
-		Expect(stderr).To(Equal("FAIL " + path + ": line 4: event seq 2 (todo/write): event outside an open turn\n"))
+		Expect(stderr).To(Equal("FAIL " + path + ": line 4: event seq 2 (todo/write): event outside an open turn [LOG-TURN]\n"))
 	})
 
 	It("log check fails a corrupt middle line with exit 1 and file:line", func() {
