@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench golden demo peers record record-mock cassette-from-log clean
+.PHONY: all build test vet fmt-check unit bench fuzz golden demo peers record record-mock cassette-from-log clean
 
 all: build
 
@@ -26,6 +26,12 @@ fmt-check:
 # Benchmarks: speed and memory are measured here, never asserted in tests.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Fuzz targets, each bounded by FUZZTIME; one line per target. Inputs the
+# fuzzer finds go to the package's testdata/fuzz/<Target>/: commit them.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./harness/acp/ -run '^$$' -fuzz '^FuzzLineFilter$$' -fuzztime $(FUZZTIME)
 
 # Rewrite golden files; read every diff before you commit it.
 golden:

@@ -37,9 +37,15 @@
 //
 // # Wire
 //
-// The SDK drops malformed input lines silently; the bridge filters its input
-// and answers a line that is not JSON with -32700 Parse error and JSON that
-// is not a JSON-RPC message with -32600 Invalid request, and keeps serving.
+// The SDK drops malformed input lines silently and stops reading for good at
+// a line longer than its 10 MiB buffer; the bridge filters its input (see
+// input.go) and answers a line that is not JSON with -32700 Parse error,
+// JSON that is not a JSON-RPC message with -32600 Invalid request, a line
+// longer than MaxLine (10 MiB, newline included) with -32600 naming the
+// limit and carrying the request's id when it can be recovered (the line is
+// read to its end without being kept), and any request before initialize
+// with -32600 "… before initialize"; a notification before initialize is
+// dropped. It keeps serving after each.
 // Diagnostics go to Config.Logger, never to the protocol stream.
 //
 // # Faults (tests only)
