@@ -80,6 +80,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
+	loading  map[string]chan struct{} // ids being loaded; closed when done
 	closed   bool
 }
 
@@ -127,7 +128,7 @@ func New(cfg Config) (*Bridge, error) {
 	if len(cfg.Faults) > 0 {
 		cfg.Logger.Warn("faults injected: this agent is broken on purpose", "faults", cfg.Faults.String())
 	}
-	return &Bridge{cfg: cfg, tools: reg, log: cfg.Logger, sessions: map[string]*liveSession{}}, nil
+	return &Bridge{cfg: cfg, tools: reg, log: cfg.Logger, sessions: map[string]*liveSession{}, loading: map[string]chan struct{}{}}, nil
 }
 
 // Serve speaks ACP (JSON-RPC lines) reading requests from in and writing
@@ -377,6 +378,11 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	id := string(p.SessionId)
+	release, err := b.loadTurn(ctx, id)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	defer release()
 	s, live := b.session(id)
 	if !live {
 		if err := b.checkID(id); err != nil {
@@ -432,6 +438,33 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}
 	}
 	return sdk.LoadSessionResponse{}, nil
+}
+
+// loadTurn waits until no other load of id is running in this bridge and
+// marks one running: two loads of one session do not both open its log
+// (the second finds it live). release ends the mark.
+func (b *Bridge) loadTurn(ctx context.Context, id string) (release func(), err error) {
+	for {
+		b.mu.Lock()
+		busy, ok := b.loading[id]
+		if !ok {
+			done := make(chan struct{})
+			b.loading[id] = done
+			b.mu.Unlock()
+			return func() {
+				b.mu.Lock()
+				delete(b.loading, id)
+				b.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		b.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("load session %s: %w", id, ctx.Err())
+		}
+	}
 }
 
 // replay sends the updates of every stored event of s, in order.

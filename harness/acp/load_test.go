@@ -89,3 +89,30 @@ func TestOverlongSessionIDIsNotFound(t *testing.T) {
 		t.Errorf("session/prompt on a 5,000-character id: %v, want -32002", err)
 	}
 }
+
+// Two loads of one session at once both replay and answer; the session is
+// then live once (the second load finds it open rather than opening its log
+// a second time, which the log's lock would refuse).
+func TestConcurrentLoadsOfOneSession(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()))
+	id := r.newSession()
+	r.prompt(id, "go")
+	r.close()
+
+	r2 := start(t, r.dir, newFake(fakeTurn{text: "again"}))
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- r2.conn.Load(r2.ctx, id, cwd) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent session/load: %v", err)
+		}
+	}
+	if plans := r2.conn.Client.Plans(); len(plans) != 2 {
+		t.Errorf("want the plan replayed once per load (2), got %d", len(plans))
+	}
+	if sr := r2.prompt(id, "more"); sr != sdk.StopReasonEndTurn {
+		t.Errorf("prompt after the loads: %q", sr)
+	}
+}
