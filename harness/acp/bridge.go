@@ -149,7 +149,8 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.conn.SetLogger(b.log)
 	b.mu.Unlock()
 
-	go filterInput(in, pw, b.out, b.log)
+	inErr := make(chan error, 1)
+	go func() { inErr <- filterInput(in, pw, b.out, b.log) }()
 
 	select {
 	case <-b.conn.Done():
@@ -158,7 +159,15 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.log.Info("stopping", "cause", context.Cause(ctx))
 		_ = pr.CloseWithError(ctx.Err())
 	}
-	return b.shutdown()
+	err := b.shutdown()
+	select {
+	case e := <-inErr:
+		if e != nil && !errors.Is(e, io.ErrClosedPipe) {
+			err = errors.Join(fmt.Errorf("read input: %w", e), err)
+		}
+	default: // still blocked reading in (ctx ended): nothing to report
+	}
+	return err
 }
 
 // shutdown cancels running prompts, waits for every handler, then closes the

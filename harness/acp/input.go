@@ -167,8 +167,9 @@ func (f *inputFilter) classify(ln inputLine) verdict {
 
 // filterInput copies the lines of in that the filter forwards to out (the
 // SDK's reader) and writes its answers to lw. It closes out when in ends,
-// which tells the SDK the peer went away.
-func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Logger) {
+// which tells the SDK the peer went away, and returns the error that ended
+// the input (nil at its end).
+func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Logger) error {
 	lr := newLineReader(in, MaxLine)
 	f := &inputFilter{max: MaxLine}
 	var err error
@@ -197,6 +198,7 @@ func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Log
 		err = nil
 	}
 	out.CloseWithError(err)
+	return err
 }
 
 // sdkMethodInitialize is the one method served before initialize.
