@@ -35,6 +35,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./harness/session:FuzzReadAndCheck \
 	./harness/session:FuzzFastDecode \
+	./harness/acp:FuzzLineFilter \
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -79,6 +80,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
+	loading  map[string]chan struct{} // ids being loaded; closed when done
 	closed   bool
 }
 
@@ -126,7 +128,7 @@ func New(cfg Config) (*Bridge, error) {
 	if len(cfg.Faults) > 0 {
 		cfg.Logger.Warn("faults injected: this agent is broken on purpose", "faults", cfg.Faults.String())
 	}
-	return &Bridge{cfg: cfg, tools: reg, log: cfg.Logger, sessions: map[string]*liveSession{}}, nil
+	return &Bridge{cfg: cfg, tools: reg, log: cfg.Logger, sessions: map[string]*liveSession{}, loading: map[string]chan struct{}{}}, nil
 }
 
 // Serve speaks ACP (JSON-RPC lines) reading requests from in and writing
@@ -147,7 +149,8 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.conn.SetLogger(b.log)
 	b.mu.Unlock()
 
-	go filterInput(in, pw, b.out, b.log)
+	inErr := make(chan error, 1)
+	go func() { inErr <- filterInput(in, pw, b.out, b.log) }()
 
 	select {
 	case <-b.conn.Done():
@@ -156,7 +159,15 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.log.Info("stopping", "cause", context.Cause(ctx))
 		_ = pr.CloseWithError(ctx.Err())
 	}
-	return b.shutdown()
+	err := b.shutdown()
+	select {
+	case e := <-inErr:
+		if e != nil && !errors.Is(e, io.ErrClosedPipe) {
+			err = errors.Join(fmt.Errorf("read input: %w", e), err)
+		}
+	default: // still blocked reading in (ctx ended): nothing to report
+	}
+	return err
 }
 
 // shutdown cancels running prompts, waits for every handler, then closes the
@@ -249,24 +260,44 @@ func (b *Bridge) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (s
 
 // --- sessions ---
 
-// NewSession creates a persisted session whose header records the cwd.
+// NewSession creates a persisted session whose header records the cwd,
+// which must be an absolute path.
 func (b *Bridge) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	if err := b.enter(); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	defer b.inflight.Done()
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	id := b.cfg.NewSessionID()
 	log, err := b.cfg.Sessions.Create(id, p.Cwd, b.cfg.LogOptions...)
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("create session: %v", err)})
 	}
-	b.add(id, log)
+	if _, err := b.register(b.newLive(id, log)); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	b.log.Info("session created", "session", id, "cwd", p.Cwd)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
-func (b *Bridge) add(id string, log *session.Log) *liveSession {
-	s := &liveSession{
+// checkCwd refuses a cwd that is not an absolute path (ACP requires one).
+func checkCwd(cwd string) error {
+	if filepath.IsAbs(cwd) {
+		return nil
+	}
+	return &sdk.RequestError{
+		Code:    -32602,
+		Message: fmt.Sprintf("Invalid params: cwd must be an absolute path, got %q", cwd),
+		Data:    map[string]any{"field": "cwd", "error": "not an absolute path", "cwd": cwd},
+	}
+}
+
+// newLive makes the live state of an open session log; it is not yet
+// registered.
+func (b *Bridge) newLive(id string, log *session.Log) *liveSession {
+	return &liveSession{
 		id:  id,
 		log: log,
 		agent: agent.New(log, agent.Config{
@@ -275,10 +306,28 @@ func (b *Bridge) add(id string, log *session.Log) *liveSession {
 		}),
 		turn: make(chan struct{}, 1),
 	}
+}
+
+// register makes s live (prompts reach it) and returns the live session of
+// its id: s, or the one another load registered first (s is then closed).
+// Once the bridge is shutting down nothing is registered: s is closed and
+// an error returned.
+func (b *Bridge) register(s *liveSession) (*liveSession, error) {
 	b.mu.Lock()
-	b.sessions[id] = s
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.Join(sdk.NewInternalError(map[string]any{"error": "agent is shutting down"}), s.log.Close())
+	}
+	if live, ok := b.sessions[s.id]; ok {
+		b.mu.Unlock()
+		if err := s.log.Close(); err != nil {
+			b.log.Warn("close a second open of a session", "session", s.id, "err", err)
+		}
+		return live, nil
+	}
+	b.sessions[s.id] = s
 	b.mu.Unlock()
-	return s
+	return s, nil
 }
 
 func (b *Bridge) session(id string) (*liveSession, bool) {
@@ -292,26 +341,61 @@ func (b *Bridge) session(id string) (*liveSession, bool) {
 // an unknown session id.
 const ErrCodeResourceNotFound = -32002
 
-func notFound(id string) error {
-	return &sdk.RequestError{Code: ErrCodeResourceNotFound, Message: fmt.Sprintf("session not found: %s", id), Data: map[string]any{"sessionId": id}}
+// MaxSessionIDLen is the longest session id the bridge looks up; a longer
+// one is not found (it could not name a file).
+const MaxSessionIDLen = 200
+
+func notFound(id string, reason error) error {
+	data := map[string]any{"sessionId": id}
+	if reason != nil {
+		data["error"] = reason.Error()
+	}
+	return &sdk.RequestError{Code: ErrCodeResourceNotFound, Message: fmt.Sprintf("session not found: %s", shortID(id)), Data: data}
+}
+
+// shortID is id for a message, cut when it is absurdly long.
+func shortID(id string) string {
+	if len(id) <= MaxSessionIDLen {
+		return id
+	}
+	return fmt.Sprintf("%s… (%d bytes)", id[:64], len(id))
+}
+
+// checkID refuses, as not found, an id that cannot name a session file.
+func (b *Bridge) checkID(id string) error {
+	if len(id) > MaxSessionIDLen {
+		return notFound(id, fmt.Errorf("session id of %d bytes is longer than %d", len(id), MaxSessionIDLen))
+	}
+	if _, err := b.cfg.Sessions.File(id); err != nil {
+		return notFound(id, err)
+	}
+	return nil
 }
 
 // LoadSession opens a stored session (or the one already open), replays
 // every stored event through the Mapper (replay flavour) and only then
-// answers. An unknown id answers -32002 "session not found: <id>"; a log
-// that cannot be read or breaks an invariant answers -32603 with the
-// reason, which names the file line.
+// answers. A session opened here becomes live (prompts reach it) only after
+// its replay succeeded. An unknown id answers -32002 "session not found:
+// <id>"; a log that cannot be read or breaks an invariant answers -32603
+// with the reason, which names the file line; a relative cwd answers -32602.
 func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	if err := b.enter(); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	defer b.inflight.Done()
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
 	id := string(p.SessionId)
-	s, ok := b.session(id)
-	if !ok {
-		if _, err := b.cfg.Sessions.File(id); err != nil {
-			// No file can have this name: there is no such session.
-			return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: ErrCodeResourceNotFound, Message: fmt.Sprintf("session not found: %s", id), Data: map[string]any{"sessionId": id, "error": err.Error()}}
+	release, err := b.loadTurn(ctx, id)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	defer release()
+	s, live := b.session(id)
+	if !live {
+		if err := b.checkID(id); err != nil {
+			return sdk.LoadSessionResponse{}, err
 		}
 		log, warnings, err := b.cfg.Sessions.Open(id, b.cfg.LogOptions...)
 		for _, w := range warnings {
@@ -319,14 +403,14 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}
 		if err != nil {
 			if errors.Is(err, session.ErrNotFound) {
-				return sdk.LoadSessionResponse{}, notFound(id)
+				return sdk.LoadSessionResponse{}, notFound(id, nil)
 			}
 			return sdk.LoadSessionResponse{}, &sdk.RequestError{
 				Code: -32603, Message: fmt.Sprintf("cannot load session %s: %v", id, err),
 				Data: map[string]any{"sessionId": id, "error": err.Error()},
 			}
 		}
-		s = b.add(id, log)
+		s = b.newLive(id, log)
 	}
 	if h := s.log.Header(); h.Cwd != "" && h.Cwd != p.Cwd {
 		b.log.Info("session loaded with another cwd", "session", id, "stored", h.Cwd, "requested", p.Cwd)
@@ -346,10 +430,50 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}()
 	default:
 		if err := b.replay(ctx, s); err != nil {
-			return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+			if !live {
+				if cerr := s.log.Close(); cerr != nil {
+					b.log.Warn("close session after a failed replay", "session", id, "err", cerr)
+				}
+			}
+			return sdk.LoadSessionResponse{}, &sdk.RequestError{
+				Code: -32603, Message: fmt.Sprintf("cannot load session %s: %v", id, err),
+				Data: map[string]any{"sessionId": id, "error": err.Error()},
+			}
+		}
+	}
+	if !live {
+		if _, err := b.register(s); err != nil {
+			return sdk.LoadSessionResponse{}, err
 		}
 	}
 	return sdk.LoadSessionResponse{}, nil
+}
+
+// loadTurn waits until no other load of id is running in this bridge and
+// marks one running: two loads of one session do not both open its log
+// (the second finds it live). release ends the mark.
+func (b *Bridge) loadTurn(ctx context.Context, id string) (release func(), err error) {
+	for {
+		b.mu.Lock()
+		busy, ok := b.loading[id]
+		if !ok {
+			done := make(chan struct{})
+			b.loading[id] = done
+			b.mu.Unlock()
+			return func() {
+				b.mu.Lock()
+				delete(b.loading, id)
+				b.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		b.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("load session %s: %w", id, ctx.Err())
+		}
+	}
 }
 
 // replay sends the updates of every stored event of s, in order.
@@ -397,7 +521,7 @@ func (b *Bridge) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	id := string(p.SessionId)
 	s, ok := b.session(id)
 	if !ok {
-		return sdk.PromptResponse{}, notFound(id)
+		return sdk.PromptResponse{}, notFound(id, nil)
 	}
 	if b.cfg.Faults.Has(FaultCrashOnPrompt) {
 		b.log.Error("fault crash-on-prompt: exiting with status 3")

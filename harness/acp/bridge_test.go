@@ -44,8 +44,24 @@ func withFaults(names string) rigOpt {
 
 func withMaxSteps(n int) rigOpt { return func(c *acp.Config) { c.MaxSteps = n } }
 
-// start serves a fresh bridge over dir (a new temp dir when empty).
+// start serves a fresh bridge over dir (a new temp dir when empty) and
+// initializes it.
 func start(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
+	t.Helper()
+	r := serve(t, dir, model, opts...)
+	if _, err := r.conn.Init(r.ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return r
+}
+
+// startUninitialized serves a fresh bridge and sends nothing.
+func startUninitialized(t *testing.T, model *fakeModel, opts ...rigOpt) *rig {
+	t.Helper()
+	return serve(t, "", model, opts...)
+}
+
+func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -68,9 +84,6 @@ func start(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 		r.close()
 		cancel()
 	})
-	if _, err := r.conn.Init(ctx); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
 	return r
 }
 

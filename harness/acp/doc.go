@@ -8,7 +8,8 @@
 //   - initialize: protocolVersion 1, agentCapabilities.loadSession true,
 //     agentInfo {name "todoharness", version}.
 //   - session/new: creates a persisted session (<id>.jsonl in the sessions
-//     directory; the header records the cwd).
+//     directory; the header records the cwd). A cwd that is not an absolute
+//     path answers -32602 naming the field (so does session/load's).
 //   - session/prompt: runs one turn of the agent loop and streams a
 //     session/update for every event the turn appends (the bridge subscribes
 //     to the session log), then answers the stop reason: end_turn,
@@ -19,10 +20,14 @@
 //   - session/cancel: cancels the running prompt's context.
 //   - session/load: opens the stored log and replays every event through the
 //     same Mapper as a live prompt (plus user_message_chunk for the user's
-//     messages), and answers only after the replay was written. An unknown
-//     id answers -32002 "session not found: <id>"; an unreadable log or one
-//     that breaks an invariant answers -32603 with the reason, which names
-//     the file line.
+//     messages), and answers only after the replay was written; the session
+//     becomes live (prompts reach it) only after its replay succeeded, so a
+//     failed load leaves nothing behind. An unknown id, or one that cannot
+//     name a file (longer than MaxSessionIDLen, or with other characters
+//     than letters, digits, '.', '_', '-'), answers -32002 "session not
+//     found: <id>"; an unreadable log, one that breaks an invariant or one
+//     whose replay fails answers -32603 with the reason, which names the
+//     file line.
 //
 // # Mapping (see Mapper.Map)
 //
@@ -37,9 +42,15 @@
 //
 // # Wire
 //
-// The SDK drops malformed input lines silently; the bridge filters its input
-// and answers a line that is not JSON with -32700 Parse error and JSON that
-// is not a JSON-RPC message with -32600 Invalid request, and keeps serving.
+// The SDK drops malformed input lines silently and stops reading for good at
+// a line longer than its 10 MiB buffer; the bridge filters its input (see
+// input.go) and answers a line that is not JSON with -32700 Parse error,
+// JSON that is not a JSON-RPC message with -32600 Invalid request, a line
+// longer than MaxLine (10 MiB, newline included) with -32600 naming the
+// limit and carrying the request's id when it can be recovered (the line is
+// read to its end without being kept), and any request before initialize
+// with -32600 "… before initialize"; a notification before initialize is
+// dropped. It keeps serving after each.
 // Diagnostics go to Config.Logger, never to the protocol stream.
 //
 // # Faults (tests only)

@@ -52,6 +52,11 @@ func (m *fakeModel) Stream(ctx context.Context, req llm.Request, onChunk func(ll
 	}
 	t := m.turns[n]
 	m.mu.Unlock()
+	return streamTurn(ctx, t, onChunk)
+}
+
+// streamTurn streams one scripted answer.
+func streamTurn(ctx context.Context, t fakeTurn, onChunk func(llm.Chunk) error) (llm.Response, error) {
 	if t.err != nil {
 		return llm.Response{}, t.err
 	}
