@@ -210,9 +210,30 @@ func (c *conn) dispatch(line []byte) {
 		m.ReplyTo = c.methods[idKey(env.ID)]
 		c.mu.Unlock()
 	}
-	m = c.log.add(m)
+	var echoOf chan reply
 	switch m.Kind {
 	case KindResponse:
+		if m.ReplyTo == "" {
+			m.Problem = fmt.Sprintf("a response to id %s, which the runner never issued", truncate(string(env.ID), 40))
+		}
+	case KindRequest:
+		// The runner's own request coming back (an agent that echoes its
+		// input): never served, and the call it came from fails plainly.
+		c.mu.Lock()
+		if sent, ok := c.methods[idKey(env.ID)]; ok && sent == env.Method {
+			m.Problem = "the runner's own request echoed back"
+			echoOf = c.pending[idKey(env.ID)]
+			delete(c.pending, idKey(env.ID))
+		}
+		c.mu.Unlock()
+	}
+	m = c.log.add(m)
+	switch {
+	case echoOf != nil:
+		echoOf <- reply{seq: m.Seq, err: fmt.Errorf("the agent sent the runner's own %s request (id %s) back instead of answering it: it echoes its input, it does not speak ACP", env.Method, truncate(string(env.ID), 40))}
+	case m.Problem != "":
+		// An echo of an already answered request, or a response to nothing.
+	case m.Kind == KindResponse:
 		c.mu.Lock()
 		ch := c.pending[idKey(env.ID)]
 		delete(c.pending, idKey(env.ID))
@@ -220,7 +241,7 @@ func (c *conn) dispatch(line []byte) {
 		if ch != nil {
 			ch <- reply{env: env, seq: m.Seq}
 		}
-	case KindRequest:
+	case m.Kind == KindRequest:
 		c.answer(env)
 	}
 }
@@ -244,7 +265,7 @@ func (c *conn) answer(env envelope) {
 
 // serve answers one client-side request: the result or a JSON-RPC error,
 // and a detail for the transcript. session/request_permission picks an
-// allow option (allow_once, else allow_always, else any allow_* kind) and
+// allow option (allow_once, else allow_always: kinds match exactly) and
 // answers cancelled when there is none, never a reject option; the fs
 // methods work inside the case's cwd only; anything else is method not
 // found.
@@ -261,13 +282,9 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: no permission options"}
 		}
 		choice, kind := "", ""
-		for _, want := range []func(string) bool{
-			func(k string) bool { return k == "allow_once" },
-			func(k string) bool { return k == "allow_always" },
-			func(k string) bool { return strings.HasPrefix(k, "allow") },
-		} {
+		for _, want := range []string{"allow_once", "allow_always"} {
 			for _, o := range p.Options {
-				if choice == "" && want(o.Kind) {
+				if choice == "" && o.Kind == want {
 					choice, kind = o.OptionID, o.Kind
 				}
 			}
@@ -310,11 +327,14 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		return map[string]any{"content": text}, p.Path, nil
 	case "fs/write_text_file":
 		var p struct {
-			Path    string `json:"path"`
-			Content string `json:"content"`
+			Path    string  `json:"path"`
+			Content *string `json:"content"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+		}
+		if p.Content == nil {
+			return nil, p.Path, &RPCError{Code: -32602, Message: `invalid params: no "content" (a string) to write`}
 		}
 		full, rerr := c.inside(p.Path)
 		if rerr != nil {
@@ -323,10 +343,10 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
-		if err := os.WriteFile(full, []byte(p.Content), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(*p.Content), 0o644); err != nil {
 			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
-		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(p.Content)), nil
+		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(*p.Content)), nil
 	default:
 		return nil, "", &RPCError{Code: -32601, Message: "Method not found: " + method}
 	}
@@ -370,10 +390,11 @@ func (c *conn) inside(p string) (string, *RPCError) {
 	return full, nil
 }
 
-// reply is a response and its wire position.
+// reply is a response and its wire position, or why there is none (err).
 type reply struct {
 	env envelope
 	seq int
+	err error
 }
 
 // writeMsg writes one JSON line to the agent and records it; it returns
@@ -427,6 +448,9 @@ func (c *conn) call(ctx context.Context, method string, params any) (callResult,
 		return out, err
 	}
 	got := func(r reply) (callResult, error) {
+		if r.err != nil {
+			return out, r.err
+		}
 		out.RespSeq = r.seq
 		if r.env.Error != nil {
 			return out, r.env.Error
