@@ -62,3 +62,86 @@ func TestRunEchoingAgent(t *testing.T) {
 		}
 	}
 }
+
+// hangCheck fails the test when f has not returned within d (the runner
+// hung); f keeps running in the background then.
+func hangCheck(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %s", what, d)
+	}
+}
+
+// An agent that stops reading its stdin while the runner writes a prompt
+// larger than the pipe: the case ends at its timeout, the agent killed.
+func TestRunAgentStopsReading(t *testing.T) {
+	t.Parallel()
+	c := &Case{ID: "big-prompt", Title: "a prompt larger than a pipe", Source: "(test)",
+		Checks: []string{"RUN-1"},
+		Steps:  []Step{{Op: OpInitialize}, {Op: OpNewSession}, {Op: OpPrompt, Text: strings.Repeat("x", 1<<20)}},
+		Script: []Turn{{Text: "OK"}}}
+	var rep *Report
+	start := time.Now()
+	hangCheck(t, 15*time.Second, "Run with a 2s case timeout", func() {
+		var err error
+		rep, err = Run(context.Background(), Config{Agent: fakeTarget(t, "stop-reading"), Cases: []*Case{c},
+			Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if rep == nil {
+		return
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("took %s with a 2s timeout", d)
+	}
+	cr := rep.Cases[0]
+	if cr.Completed || !strings.Contains(cr.Error, "deadline") {
+		t.Errorf("case error %q, want the deadline named", cr.Error)
+	}
+	if p := cr.ev.Procs[0]; !strings.Contains(p.Shutdown, "killed") {
+		t.Errorf("shutdown %q, want the kill named", p.Shutdown)
+	}
+}
+
+// A write blocked on a full pipe holds the write lock: a call behind it
+// still gives up when its context ends.
+func TestWriteBehindBlockedWrite(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("y", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe() // nobody reads inR
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(inR, outW)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &proc{ctx: ctx, stdin: inW, stdout: outR, exited: make(chan struct{}), stdinOpen: true}
+	c := newConn(p, newWireLog(time.Now()), 0, root)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		c.answer(envelope{JSONRPC: "2.0", ID: []byte("7"), Method: "fs/read_text_file",
+			Params: []byte(`{"sessionId":"s","path":"` + filepath.Join(root, "big.txt") + `"}`)})
+	}()
+	time.Sleep(100 * time.Millisecond) // the answer is now blocked in its write
+	callCtx, callCancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer callCancel()
+	hangCheck(t, 5*time.Second, "a call behind a blocked write", func() {
+		if _, err := c.call(callCtx, "session/prompt", map[string]any{}); err == nil {
+			t.Error("the call succeeded")
+		}
+	})
+	cancel() // the case ends: the blocked answer gives up too
+	hangCheck(t, 5*time.Second, "the blocked answer after the case ended", func() { <-answered })
+}

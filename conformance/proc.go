@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,10 @@ import (
 // proc is one agent process: its pipes (owned by the runner, so that reads
 // never race with Wait), its stderr tail and its exit.
 type proc struct {
+	// ctx is the case's: when it ends (timeout, run cancelled) the process
+	// group is killed whatever the runner is doing, and writes to the
+	// agent are abandoned.
+	ctx    context.Context
 	cmd    *exec.Cmd
 	stdin  *os.File // write end
 	stdout *os.File // read end
@@ -32,8 +37,9 @@ type proc struct {
 // stderrKeep bounds the stderr kept per process (the tail is kept).
 const stderrKeep = 256 << 10
 
-// startProc starts argv in cwd, in its own process group.
-func startProc(r resolved, cwd string) (*proc, error) {
+// startProc starts argv in cwd, in its own process group. When ctx ends
+// before the process has exited, its process group is killed.
+func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
@@ -54,7 +60,7 @@ func startProc(r resolved, cwd string) (*proc, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
 	p := &proc{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		ctx: ctx, cmd: cmd, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
 	}
 	if err := cmd.Start(); err != nil {
@@ -69,8 +75,14 @@ func startProc(r resolved, cwd string) (*proc, error) {
 		_ = errR.Close()
 		close(p.errDone)
 	}()
+	// The watchdog: the case's end kills the group, even while the runner
+	// is blocked elsewhere (a write the agent does not read).
+	stopWatch := context.AfterFunc(ctx, func() {
+		p.kill(fmt.Sprintf("killed (process group) when the case ended: %v", context.Cause(ctx)))
+	})
 	go func() {
 		p.waitErr = cmd.Wait()
+		stopWatch()
 		close(p.exited)
 	}()
 	return p, nil
@@ -142,6 +154,13 @@ func (p *proc) kill(why string) {
 	<-p.exited
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
+}
+
+// killedHow says how the runner ended the process, if it had to.
+func (p *proc) killedHow() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
 }
 
 // exitDescription says how the process ended, once it has.

@@ -166,8 +166,12 @@ type conn struct {
 	idx  int
 	root string // the case cwd: fs requests must stay inside it
 
-	writeMu sync.Mutex
-	mu      sync.Mutex
+	// writeSem is the write lock (one line at a time), taken with a
+	// context; writeErr, once set, fails every later write (a line was
+	// abandoned half written: the stream is broken).
+	writeSem chan struct{}
+	writeErr error
+	mu       sync.Mutex
 	nextID  int
 	pending map[string]chan reply
 	methods map[string]string // id -> method of our requests
@@ -180,7 +184,7 @@ func newConn(p *proc, log *wireLog, idx int, root string) *conn {
 	c := &conn{
 		p: p, log: log, idx: idx, root: root,
 		pending: map[string]chan reply{}, methods: map[string]string{},
-		done: make(chan struct{}),
+		done: make(chan struct{}), writeSem: make(chan struct{}, 1),
 	}
 	go c.read()
 	return c
@@ -260,7 +264,7 @@ func (c *conn) answer(env envelope) {
 	c.mu.Lock()
 	c.clientReqs = append(c.clientReqs, ClientRequest{Method: env.Method, Detail: detail, Answer: ans})
 	c.mu.Unlock()
-	_, _ = c.writeMsg(resp, "", env.Method)
+	_, _ = c.writeMsg(c.p.ctx, resp, "", env.Method)
 }
 
 // serve answers one client-side request: the result or a JSON-RPC error,
@@ -398,21 +402,39 @@ type reply struct {
 }
 
 // writeMsg writes one JSON line to the agent and records it; it returns
-// the message's wire position.
-func (c *conn) writeMsg(v any, method, replyTo string) (int, error) {
+// the message's wire position. It gives up when ctx ends, whether waiting
+// for an earlier write or blocked in its own (an agent that stops reading
+// its stdin fills the pipe).
+func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return -1, fmt.Errorf("conformance: encode: %w", err)
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return -1, fmt.Errorf("conformance: write to agent: an earlier write is still blocked: %w", ctx.Err())
+	}
+	defer func() { <-c.writeSem }()
+	if c.writeErr != nil {
+		return -1, c.writeErr
+	}
 	_, m := classify(b)
 	m.Proc, m.Dir, m.ReplyTo = c.idx, Sent, replyTo
 	if method != "" {
 		m.Method = method
 	}
 	m = c.log.add(m)
-	if _, err := c.p.stdin.Write(append(b, '\n')); err != nil {
+	// An ended context unblocks the write (a past deadline); the process
+	// watchdog kills the agent besides.
+	stop := context.AfterFunc(ctx, func() { _ = c.p.stdin.SetWriteDeadline(time.Now()) })
+	_, err = c.p.stdin.Write(append(b, '\n'))
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("abandoned (the agent did not read its stdin): %w", ctx.Err())
+		}
+		c.writeErr = fmt.Errorf("conformance: write to agent: an earlier write failed: %w", err)
 		return m.Seq, fmt.Errorf("conformance: write to agent: %w", err)
 	}
 	return m.Seq, nil
@@ -442,7 +464,7 @@ func (c *conn) call(ctx context.Context, method string, params any) (callResult,
 	c.mu.Unlock()
 	out := callResult{RespSeq: -1}
 	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
-	seq, err := c.writeMsg(req, method, "")
+	seq, err := c.writeMsg(ctx, req, method, "")
 	out.ReqSeq = seq
 	if err != nil {
 		return out, err
