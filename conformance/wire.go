@@ -172,10 +172,10 @@ type conn struct {
 	writeSem chan struct{}
 	writeErr error
 	mu       sync.Mutex
-	nextID  int
-	pending map[string]chan reply
-	methods map[string]string // id -> method of our requests
-	done    chan struct{}     // reader reached EOF
+	nextID   int
+	pending  map[string]chan reply
+	methods  map[string]string // id -> method of our requests
+	done     chan struct{}     // reader reached EOF
 
 	clientReqs []ClientRequest
 }
