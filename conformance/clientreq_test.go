@@ -71,7 +71,8 @@ func TestServeFS(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "secret-link")) // a file link out
 	os.Symlink(filepath.Join(outside, "nothing-yet"), filepath.Join(root, "dangling"))   // points out, nowhere yet
 	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
-	os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "sub-link")) // stays inside
+	os.Symlink("sub", filepath.Join(root, "sub-link"))                          // stays inside
+	os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "abs-sub-link")) // inside, but absolute: refused
 
 	read := func(path string, extra map[string]any) (string, *RPCError) {
 		p := map[string]any{"sessionId": "s", "path": path}
@@ -124,6 +125,7 @@ func TestServeFS(t *testing.T) {
 		filepath.Join(root, "escape", "deeper", "w.txt"),
 		filepath.Join(root, "dangling"),
 		filepath.Join(root, "secret-link"),
+		filepath.Join(root, "abs-sub-link", "w.txt"),
 	} {
 		if err := write(bad, "pwned"); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "working directory") {
 			t.Errorf("write %s: %v, want an invalid-params error naming the working directory", bad, err)

@@ -145,3 +145,45 @@ func TestWriteBehindBlockedWrite(t *testing.T) {
 	cancel() // the case ends: the blocked answer gives up too
 	hangCheck(t, 5*time.Second, "the blocked answer after the case ended", func() { <-answered })
 }
+
+// A hard link to a file outside the case folder is neither written nor
+// read, and the refusal says why.
+func TestServeHardLinkOut(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	c := &conn{root: root}
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link.txt")
+	if err := os.Link(secret, link); err != nil {
+		t.Skipf("cannot make a hard link here (%v): nothing to test", err)
+	}
+	_, _, rerr := serveJSON(t, c, "fs/write_text_file", map[string]any{"sessionId": "s", "path": link, "content": "pwned"})
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "link") {
+		t.Errorf("write through a hard link: %v, want an invalid-params error naming the link", rerr)
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "secret" {
+		t.Errorf("the file outside was written: %q", b)
+	}
+	out, _, rerr := serveJSON(t, c, "fs/read_text_file", map[string]any{"sessionId": "s", "path": link})
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "link") {
+		t.Errorf("read through a hard link: %v %v, want an invalid-params error naming the link", out, rerr)
+	}
+}
+
+// A FIFO in the case folder is refused, not read (the read would block).
+func TestServeReadFIFO(t *testing.T) {
+	root := t.TempDir()
+	fifo := filepath.Join(root, "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("no FIFO here (%v): nothing to test", err)
+	}
+	c := &conn{root: root}
+	hangCheck(t, 5*time.Second, "reading a FIFO", func() {
+		_, _, rerr := serveJSON(t, c, "fs/read_text_file", map[string]any{"sessionId": "s", "path": fifo})
+		if rerr == nil || !strings.Contains(rerr.Message, "regular file") {
+			t.Errorf("read of a FIFO: %v, want a refusal naming a regular file", rerr)
+		}
+	})
+}

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -307,13 +305,9 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
 		}
-		full, rerr := c.inside(p.Path)
+		data, rerr := c.readInside(p.Path)
 		if rerr != nil {
 			return nil, p.Path, rerr
-		}
-		data, err := os.ReadFile(full)
-		if err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
 		text := string(data)
 		if p.Line != nil || p.Limit != nil {
@@ -340,58 +334,13 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		if p.Content == nil {
 			return nil, p.Path, &RPCError{Code: -32602, Message: `invalid params: no "content" (a string) to write`}
 		}
-		full, rerr := c.inside(p.Path)
-		if rerr != nil {
+		if rerr := c.writeInside(p.Path, []byte(*p.Content)); rerr != nil {
 			return nil, p.Path, rerr
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
-		}
-		if err := os.WriteFile(full, []byte(*p.Content), 0o644); err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
 		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(*p.Content)), nil
 	default:
 		return nil, "", &RPCError{Code: -32601, Message: "Method not found: " + method}
 	}
-}
-
-// inside resolves an absolute path that must be inside the case cwd, also
-// once symlinks are followed: the deepest part of the path that exists
-// must resolve inside the cwd, and a dangling symlink on the way is
-// refused (a write would follow it wherever it points).
-func (c *conn) inside(p string) (string, *RPCError) {
-	if !filepath.IsAbs(p) {
-		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is not absolute", p)}
-	}
-	rel, err := filepath.Rel(c.root, filepath.Clean(p))
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is outside the session's working directory", p)}
-	}
-	full := filepath.Join(c.root, rel)
-	rootReal, err := filepath.EvalSymlinks(c.root)
-	if err != nil {
-		rootReal = c.root
-	}
-	leaves := &RPCError{Code: -32602, Message: fmt.Sprintf("path %q leaves the working directory through a symlink", p)}
-	for probe := full; ; {
-		real, err := filepath.EvalSymlinks(probe)
-		if err == nil {
-			if r, err := filepath.Rel(rootReal, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
-				return "", leaves
-			}
-			break
-		}
-		if fi, lerr := os.Lstat(probe); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return "", leaves // a symlink that points nowhere (yet)
-		}
-		parent := filepath.Dir(probe)
-		if parent == probe {
-			break
-		}
-		probe = parent
-	}
-	return full, nil
 }
 
 // reply is a response and its wire position, or why there is none (err).
