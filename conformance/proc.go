@@ -2,11 +2,13 @@ package conformance
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +31,19 @@ type proc struct {
 	waitErr error         // set before exited is closed
 	errDone chan struct{} // closed when stderr reached EOF
 
+	// marker is procMarkerEnv=token, in the agent's environment: it finds
+	// the processes of this agent that left its tree and its group.
+	marker string
+
 	mu        sync.Mutex
 	stdinOpen bool
-	killed    string // how the runner ended it, if it had to
+	killed    string   // how the runner ended it, if it had to
+	leftovers []string // descendants still running at the end, killed
 }
+
+// procMarkerEnv is set in every agent's environment to a token of its
+// own (see findDescendants).
+const procMarkerEnv = "TODOHARNESS_CONFORM_PROC"
 
 // stderrKeep bounds the stderr kept per process (the tail is kept).
 const stderrKeep = 256 << 10
@@ -54,13 +65,18 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("conformance: stderr pipe: %w", err)
 	}
+	// Orphans of the agent's children come back to the runner (Linux).
+	_ = becomeSubreaper()
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	marker := fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
 	cmd := exec.Command(commandPath(r.argv[0], r.env), r.argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = r.env
+	cmd.Env = append(r.env[:len(r.env):len(r.env)], marker)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
 	p := &proc{
-		ctx: ctx, cmd: cmd, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		ctx: ctx, cmd: cmd, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
 	}
 	if err := cmd.Start(); err != nil {
@@ -130,8 +146,8 @@ func (p *proc) shutdown(grace time.Duration) string {
 			<-p.exited
 		}
 	}
-	// Reap anything the agent left running in its group.
-	signalGroup(p.cmd.Process.Pid, sigKill)
+	// End anything the agent left running, in its group or not.
+	p.endDescendants()
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
 	p.mu.Lock()
@@ -150,10 +166,32 @@ func (p *proc) kill(why string) {
 	}
 	p.mu.Unlock()
 	p.closeStdin()
-	signalGroup(p.cmd.Process.Pid, sigKill)
+	p.endDescendants()
 	<-p.exited
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
+}
+
+// endDescendants kills the agent's process group and every descendant
+// that left it (Linux), noting those that were still running.
+func (p *proc) endDescendants() {
+	left := findDescendants(p.cmd.Process.Pid, p.marker)
+	signalGroup(p.cmd.Process.Pid, sigKill)
+	killed := killDescendants(left, time.Second)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range killed {
+		if !slices.Contains(p.leftovers, k) {
+			p.leftovers = append(p.leftovers, k)
+		}
+	}
+}
+
+// killedDescendants lists the descendants the runner had to kill.
+func (p *proc) killedDescendants() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.leftovers)
 }
 
 // killedHow says how the runner ended the process, if it had to.

@@ -414,6 +414,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 		}
 		curProc.Stderr = p.stderr.String()
 		curProc.ClientRequests = cur.requests()
+		curProc.Killed = p.killedDescendants()
 		cur = nil
 	}
 	abort := func(why string) *CaseResult {
