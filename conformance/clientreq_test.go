@@ -34,7 +34,7 @@ func TestServePermission(t *testing.T) {
 	}{
 		{"allow_once first", []any{opt("no", "reject_once"), opt("always", "allow_always"), opt("once", "allow_once")}, "once"},
 		{"allow_always when there is no allow_once", []any{opt("no", "reject_once"), opt("never", "reject_always"), opt("always", "allow_always")}, "always"},
-		{"another allow kind", []any{opt("no", "reject_once"), opt("yes", "allow_for_session")}, "yes"},
+		{"another allow-like kind is not allow", []any{opt("no", "reject_once"), opt("yes", "allow_for_session")}, "cancelled"},
 		{"never a reject option", []any{opt("no", "reject_once"), opt("never", "reject_always")}, "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +71,8 @@ func TestServeFS(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "secret-link")) // a file link out
 	os.Symlink(filepath.Join(outside, "nothing-yet"), filepath.Join(root, "dangling"))   // points out, nowhere yet
 	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
-	os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "sub-link")) // stays inside
+	os.Symlink("sub", filepath.Join(root, "sub-link"))                          // stays inside
+	os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "abs-sub-link")) // inside, but absolute: refused
 
 	read := func(path string, extra map[string]any) (string, *RPCError) {
 		p := map[string]any{"sessionId": "s", "path": path}
@@ -124,6 +125,7 @@ func TestServeFS(t *testing.T) {
 		filepath.Join(root, "escape", "deeper", "w.txt"),
 		filepath.Join(root, "dangling"),
 		filepath.Join(root, "secret-link"),
+		filepath.Join(root, "abs-sub-link", "w.txt"),
 	} {
 		if err := write(bad, "pwned"); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "working directory") {
 			t.Errorf("write %s: %v, want an invalid-params error naming the working directory", bad, err)

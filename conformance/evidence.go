@@ -104,6 +104,9 @@ type ProcResult struct {
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
 	Stderr         string          `json:"stderr,omitempty"`
 	ClientRequests []ClientRequest `json:"clientRequests,omitempty"`
+	// Killed lists the descendants of the agent still running when it
+	// ended (in its process group or out of it), which the runner killed.
+	Killed []string `json:"killed,omitempty"`
 }
 
 // PlanEntry is one entry of an observed plan update.

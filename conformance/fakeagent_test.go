@@ -120,6 +120,11 @@ func fakeAgent(mode string) int {
 		case "session/new":
 			f.sid = "fake-session"
 			reply(map[string]any{"sessionId": f.sid})
+			if f.has("stop-reading") {
+				// Never reads its stdin again (bounded, should the runner hang).
+				time.Sleep(30 * time.Second)
+				return 0
+			}
 		case "session/load":
 			var p struct {
 				SessionID string `json:"sessionId"`

@@ -1,11 +1,14 @@
 package conformance
 
 import (
+	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +17,10 @@ import (
 // proc is one agent process: its pipes (owned by the runner, so that reads
 // never race with Wait), its stderr tail and its exit.
 type proc struct {
+	// ctx is the case's: when it ends (timeout, run cancelled) the process
+	// group is killed whatever the runner is doing, and writes to the
+	// agent are abandoned.
+	ctx    context.Context
 	cmd    *exec.Cmd
 	stdin  *os.File // write end
 	stdout *os.File // read end
@@ -24,16 +31,26 @@ type proc struct {
 	waitErr error         // set before exited is closed
 	errDone chan struct{} // closed when stderr reached EOF
 
+	// marker is procMarkerEnv=token, in the agent's environment: it finds
+	// the processes of this agent that left its tree and its group.
+	marker string
+
 	mu        sync.Mutex
 	stdinOpen bool
-	killed    string // how the runner ended it, if it had to
+	killed    string   // how the runner ended it, if it had to
+	leftovers []string // descendants still running at the end, killed
 }
+
+// procMarkerEnv is set in every agent's environment to a token of its
+// own (see findDescendants).
+const procMarkerEnv = "TODOHARNESS_CONFORM_PROC"
 
 // stderrKeep bounds the stderr kept per process (the tail is kept).
 const stderrKeep = 256 << 10
 
-// startProc starts argv in cwd, in its own process group.
-func startProc(r resolved, cwd string) (*proc, error) {
+// startProc starts argv in cwd, in its own process group. When ctx ends
+// before the process has exited, its process group is killed.
+func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
@@ -48,13 +65,18 @@ func startProc(r resolved, cwd string) (*proc, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("conformance: stderr pipe: %w", err)
 	}
+	// Orphans of the agent's children come back to the runner (Linux).
+	_ = becomeSubreaper()
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	marker := fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
 	cmd := exec.Command(commandPath(r.argv[0], r.env), r.argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = r.env
+	cmd.Env = append(r.env[:len(r.env):len(r.env)], marker)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
 	p := &proc{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		ctx: ctx, cmd: cmd, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
 	}
 	if err := cmd.Start(); err != nil {
@@ -69,8 +91,14 @@ func startProc(r resolved, cwd string) (*proc, error) {
 		_ = errR.Close()
 		close(p.errDone)
 	}()
+	// The watchdog: the case's end kills the group, even while the runner
+	// is blocked elsewhere (a write the agent does not read).
+	stopWatch := context.AfterFunc(ctx, func() {
+		p.kill(fmt.Sprintf("killed (process group) when the case ended: %v", context.Cause(ctx)))
+	})
 	go func() {
 		p.waitErr = cmd.Wait()
+		stopWatch()
 		close(p.exited)
 	}()
 	return p, nil
@@ -118,8 +146,8 @@ func (p *proc) shutdown(grace time.Duration) string {
 			<-p.exited
 		}
 	}
-	// Reap anything the agent left running in its group.
-	signalGroup(p.cmd.Process.Pid, sigKill)
+	// End anything the agent left running, in its group or not.
+	p.endDescendants()
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
 	p.mu.Lock()
@@ -138,10 +166,39 @@ func (p *proc) kill(why string) {
 	}
 	p.mu.Unlock()
 	p.closeStdin()
-	signalGroup(p.cmd.Process.Pid, sigKill)
+	p.endDescendants()
 	<-p.exited
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
+}
+
+// endDescendants kills the agent's process group and every descendant
+// that left it (Linux), noting those that were still running.
+func (p *proc) endDescendants() {
+	left := findDescendants(p.cmd.Process.Pid, p.marker)
+	signalGroup(p.cmd.Process.Pid, sigKill)
+	killed := killDescendants(left, time.Second)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range killed {
+		if !slices.Contains(p.leftovers, k) {
+			p.leftovers = append(p.leftovers, k)
+		}
+	}
+}
+
+// killedDescendants lists the descendants the runner had to kill.
+func (p *proc) killedDescendants() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.leftovers)
+}
+
+// killedHow says how the runner ended the process, if it had to.
+func (p *proc) killedHow() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
 }
 
 // exitDescription says how the process ended, once it has.

@@ -386,6 +386,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 			}
 			fmt.Fprintf(&b, "  client request %s%s -> %s\n", q.Method, detail, q.Answer)
 		}
+		for _, k := range p.Killed {
+			fmt.Fprintf(&b, "  left running, killed by the runner: %s\n", k)
+		}
 	}
 	b.WriteString("\n== steps\n")
 	for _, s := range ev.Steps {

@@ -377,7 +377,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 		loadCap   bool
 	)
 	startAgent := func() error {
-		p, err := startProc(target, cwd)
+		p, err := startProc(ctx, target, cwd)
 		if err != nil {
 			return err
 		}
@@ -407,11 +407,12 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 		}
 		waitFor(cur.done, time.Second)
 		curProc.Exit = p.exitDescription()
-		if p.killed != "" && curProc.Shutdown == "" {
-			curProc.Shutdown = p.killed
+		if how := p.killedHow(); how != "" && curProc.Shutdown == "" {
+			curProc.Shutdown = how
 		}
 		curProc.Stderr = p.stderr.String()
 		curProc.ClientRequests = cur.requests()
+		curProc.Killed = p.killedDescendants()
 		cur = nil
 	}
 	abort := func(why string) *CaseResult {

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,12 +164,16 @@ type conn struct {
 	idx  int
 	root string // the case cwd: fs requests must stay inside it
 
-	writeMu sync.Mutex
-	mu      sync.Mutex
-	nextID  int
-	pending map[string]chan reply
-	methods map[string]string // id -> method of our requests
-	done    chan struct{}     // reader reached EOF
+	// writeSem is the write lock (one line at a time), taken with a
+	// context; writeErr, once set, fails every later write (a line was
+	// abandoned half written: the stream is broken).
+	writeSem chan struct{}
+	writeErr error
+	mu       sync.Mutex
+	nextID   int
+	pending  map[string]chan reply
+	methods  map[string]string // id -> method of our requests
+	done     chan struct{}     // reader reached EOF
 
 	clientReqs []ClientRequest
 }
@@ -180,7 +182,7 @@ func newConn(p *proc, log *wireLog, idx int, root string) *conn {
 	c := &conn{
 		p: p, log: log, idx: idx, root: root,
 		pending: map[string]chan reply{}, methods: map[string]string{},
-		done: make(chan struct{}),
+		done: make(chan struct{}), writeSem: make(chan struct{}, 1),
 	}
 	go c.read()
 	return c
@@ -210,9 +212,30 @@ func (c *conn) dispatch(line []byte) {
 		m.ReplyTo = c.methods[idKey(env.ID)]
 		c.mu.Unlock()
 	}
-	m = c.log.add(m)
+	var echoOf chan reply
 	switch m.Kind {
 	case KindResponse:
+		if m.ReplyTo == "" {
+			m.Problem = fmt.Sprintf("a response to id %s, which the runner never issued", truncate(string(env.ID), 40))
+		}
+	case KindRequest:
+		// The runner's own request coming back (an agent that echoes its
+		// input): never served, and the call it came from fails plainly.
+		c.mu.Lock()
+		if sent, ok := c.methods[idKey(env.ID)]; ok && sent == env.Method {
+			m.Problem = "the runner's own request echoed back"
+			echoOf = c.pending[idKey(env.ID)]
+			delete(c.pending, idKey(env.ID))
+		}
+		c.mu.Unlock()
+	}
+	m = c.log.add(m)
+	switch {
+	case echoOf != nil:
+		echoOf <- reply{seq: m.Seq, err: fmt.Errorf("the agent sent the runner's own %s request (id %s) back instead of answering it: it echoes its input, it does not speak ACP", env.Method, truncate(string(env.ID), 40))}
+	case m.Problem != "":
+		// An echo of an already answered request, or a response to nothing.
+	case m.Kind == KindResponse:
 		c.mu.Lock()
 		ch := c.pending[idKey(env.ID)]
 		delete(c.pending, idKey(env.ID))
@@ -220,7 +243,7 @@ func (c *conn) dispatch(line []byte) {
 		if ch != nil {
 			ch <- reply{env: env, seq: m.Seq}
 		}
-	case KindRequest:
+	case m.Kind == KindRequest:
 		c.answer(env)
 	}
 }
@@ -239,12 +262,12 @@ func (c *conn) answer(env envelope) {
 	c.mu.Lock()
 	c.clientReqs = append(c.clientReqs, ClientRequest{Method: env.Method, Detail: detail, Answer: ans})
 	c.mu.Unlock()
-	_, _ = c.writeMsg(resp, "", env.Method)
+	_, _ = c.writeMsg(c.p.ctx, resp, "", env.Method)
 }
 
 // serve answers one client-side request: the result or a JSON-RPC error,
 // and a detail for the transcript. session/request_permission picks an
-// allow option (allow_once, else allow_always, else any allow_* kind) and
+// allow option (allow_once, else allow_always: kinds match exactly) and
 // answers cancelled when there is none, never a reject option; the fs
 // methods work inside the case's cwd only; anything else is method not
 // found.
@@ -261,13 +284,9 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: no permission options"}
 		}
 		choice, kind := "", ""
-		for _, want := range []func(string) bool{
-			func(k string) bool { return k == "allow_once" },
-			func(k string) bool { return k == "allow_always" },
-			func(k string) bool { return strings.HasPrefix(k, "allow") },
-		} {
+		for _, want := range []string{"allow_once", "allow_always"} {
 			for _, o := range p.Options {
-				if choice == "" && want(o.Kind) {
+				if choice == "" && o.Kind == want {
 					choice, kind = o.OptionID, o.Kind
 				}
 			}
@@ -286,13 +305,9 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
 		}
-		full, rerr := c.inside(p.Path)
+		data, rerr := c.readInside(p.Path)
 		if rerr != nil {
 			return nil, p.Path, rerr
-		}
-		data, err := os.ReadFile(full)
-		if err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
 		}
 		text := string(data)
 		if p.Line != nil || p.Limit != nil {
@@ -310,88 +325,65 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 		return map[string]any{"content": text}, p.Path, nil
 	case "fs/write_text_file":
 		var p struct {
-			Path    string `json:"path"`
-			Content string `json:"content"`
+			Path    string  `json:"path"`
+			Content *string `json:"content"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
 		}
-		full, rerr := c.inside(p.Path)
-		if rerr != nil {
+		if p.Content == nil {
+			return nil, p.Path, &RPCError{Code: -32602, Message: `invalid params: no "content" (a string) to write`}
+		}
+		if rerr := c.writeInside(p.Path, []byte(*p.Content)); rerr != nil {
 			return nil, p.Path, rerr
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
-		}
-		if err := os.WriteFile(full, []byte(p.Content), 0o644); err != nil {
-			return nil, p.Path, &RPCError{Code: -32603, Message: err.Error()}
-		}
-		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(p.Content)), nil
+		return map[string]any{}, fmt.Sprintf("%s (%d bytes)", p.Path, len(*p.Content)), nil
 	default:
 		return nil, "", &RPCError{Code: -32601, Message: "Method not found: " + method}
 	}
 }
 
-// inside resolves an absolute path that must be inside the case cwd, also
-// once symlinks are followed: the deepest part of the path that exists
-// must resolve inside the cwd, and a dangling symlink on the way is
-// refused (a write would follow it wherever it points).
-func (c *conn) inside(p string) (string, *RPCError) {
-	if !filepath.IsAbs(p) {
-		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is not absolute", p)}
-	}
-	rel, err := filepath.Rel(c.root, filepath.Clean(p))
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", &RPCError{Code: -32602, Message: fmt.Sprintf("path %q is outside the session's working directory", p)}
-	}
-	full := filepath.Join(c.root, rel)
-	rootReal, err := filepath.EvalSymlinks(c.root)
-	if err != nil {
-		rootReal = c.root
-	}
-	leaves := &RPCError{Code: -32602, Message: fmt.Sprintf("path %q leaves the working directory through a symlink", p)}
-	for probe := full; ; {
-		real, err := filepath.EvalSymlinks(probe)
-		if err == nil {
-			if r, err := filepath.Rel(rootReal, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
-				return "", leaves
-			}
-			break
-		}
-		if fi, lerr := os.Lstat(probe); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return "", leaves // a symlink that points nowhere (yet)
-		}
-		parent := filepath.Dir(probe)
-		if parent == probe {
-			break
-		}
-		probe = parent
-	}
-	return full, nil
-}
-
-// reply is a response and its wire position.
+// reply is a response and its wire position, or why there is none (err).
 type reply struct {
 	env envelope
 	seq int
+	err error
 }
 
 // writeMsg writes one JSON line to the agent and records it; it returns
-// the message's wire position.
-func (c *conn) writeMsg(v any, method, replyTo string) (int, error) {
+// the message's wire position. It gives up when ctx ends, whether waiting
+// for an earlier write or blocked in its own (an agent that stops reading
+// its stdin fills the pipe).
+func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return -1, fmt.Errorf("conformance: encode: %w", err)
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return -1, fmt.Errorf("conformance: write to agent: an earlier write is still blocked: %w", ctx.Err())
+	}
+	defer func() { <-c.writeSem }()
+	if c.writeErr != nil {
+		return -1, c.writeErr
+	}
 	_, m := classify(b)
 	m.Proc, m.Dir, m.ReplyTo = c.idx, Sent, replyTo
 	if method != "" {
 		m.Method = method
 	}
 	m = c.log.add(m)
-	if _, err := c.p.stdin.Write(append(b, '\n')); err != nil {
+	// An ended context unblocks the write (a past deadline); the process
+	// watchdog kills the agent besides.
+	stop := context.AfterFunc(ctx, func() { _ = c.p.stdin.SetWriteDeadline(time.Now()) })
+	_, err = c.p.stdin.Write(append(b, '\n'))
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("abandoned (the agent did not read its stdin): %w", ctx.Err())
+		}
+		c.writeErr = fmt.Errorf("conformance: write to agent: an earlier write failed: %w", err)
 		return m.Seq, fmt.Errorf("conformance: write to agent: %w", err)
 	}
 	return m.Seq, nil
@@ -421,12 +413,15 @@ func (c *conn) call(ctx context.Context, method string, params any) (callResult,
 	c.mu.Unlock()
 	out := callResult{RespSeq: -1}
 	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
-	seq, err := c.writeMsg(req, method, "")
+	seq, err := c.writeMsg(ctx, req, method, "")
 	out.ReqSeq = seq
 	if err != nil {
 		return out, err
 	}
 	got := func(r reply) (callResult, error) {
+		if r.err != nil {
+			return out, r.err
+		}
 		out.RespSeq = r.seq
 		if r.env.Error != nil {
 			return out, r.env.Error

@@ -1,0 +1,56 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// An agent that leaves a child running in a session of its own (setsid:
+// out of the agent's process group) gets that child killed when the case
+// ends, and the transcript names it.
+func TestRunKillsEscapedDescendants(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+	// The agent starts `sleep 300` in a new session, records its pid, then
+	// answers nothing (killed at the case timeout).
+	script := "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 600"
+	rep, err := Run(context.Background(), Config{Agent: shellTarget(script), Cases: oneCase(t, "plan-basic"),
+		Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the agent did not start its child: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := func() bool {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// A zombie is dead but not reaped: the runner must reap what it adopted.
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		return len(f) > 0 && f[0] != "X"
+	}
+	if alive() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("pid %d (setsid sleep 300) still exists after the run (zombie or running)", pid)
+	}
+	var killed []string
+	for _, p := range rep.Cases[0].ev.Procs {
+		killed = append(killed, p.Killed...)
+	}
+	if !strings.Contains(strings.Join(killed, "\n"), "pid "+strconv.Itoa(pid)+" ") {
+		t.Errorf("the killed descendants %q do not name pid %d", killed, pid)
+	}
+}
