@@ -46,6 +46,9 @@ type Evidence struct {
 	// script, a failed expect, a malformed request).
 	ModelErrors []string
 
+	// Policy is the configured in_progress policy (Config.Policy).
+	Policy string
+
 	wire      *wireLog
 	validator *SchemaValidator
 	// verdicts memoizes judge results (the progress line judges a case as

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // The picker takes allow_once or allow_always, exactly: a kind that only
@@ -83,7 +85,7 @@ func TestRunAgentStopsReading(t *testing.T) {
 	c := &Case{ID: "big-prompt", Title: "a prompt larger than a pipe", Source: "(test)",
 		Checks: []string{"RUN-1"},
 		Steps:  []Step{{Op: OpInitialize}, {Op: OpNewSession}, {Op: OpPrompt, Text: strings.Repeat("x", 1<<20)}},
-		Script: []Turn{{Text: "OK"}}}
+		Script: []mockmodel.Turn{{Text: "OK"}}}
 	var rep *Report
 	start := time.Now()
 	hangCheck(t, 15*time.Second, "Run with a 2s case timeout", func() {

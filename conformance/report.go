@@ -22,6 +22,11 @@ type Report struct {
 	Dialect       string   `json:"dialect"`
 	DialectSource string   `json:"dialectSource"`
 	ToolsOffered  []string `json:"toolsOffered,omitempty"`
+	// Policy is the in_progress policy TW-VALID-TWOACTIVE was judged
+	// under (single or parallel); PolicySource says why (configured, or
+	// read from the agent's tool description under --policy auto).
+	Policy       string `json:"policy"`
+	PolicySource string `json:"policySource"`
 	// Wires are the model APIs the agent used (mockmodel.Wire*), in order
 	// of first use.
 	Wires    []string      `json:"wires,omitempty"`
@@ -239,6 +244,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		counts[c.Outcome]++
 	}
 	fmt.Fprintf(w, "\nagent: %s\ndialect: %s (%s)\n", r.Agent, r.Dialect, r.DialectSource)
+	if r.Policy != "" {
+		fmt.Fprintf(w, "policy: %s (%s)\n", r.Policy, r.PolicySource)
+	}
 	if len(r.Wires) > 0 {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}

@@ -65,6 +65,10 @@ type Config struct {
 	// Validator checks messages against the ACP schema (nil: compile one;
 	// pass one to share it between runs).
 	Validator *SchemaValidator
+	// Policy is how many tasks may be in_progress at once: PolicySingle
+	// (the default), PolicyParallel, or PolicyAuto (read from the agent's
+	// tool description). It decides how TW-VALID-TWOACTIVE is judged.
+	Policy string
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -103,6 +107,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := validateExpected(cfg.Expected, cfg.Checks); err != nil {
 		return nil, err
 	}
+	policy, err := ParsePolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Policy = policy
 	validator := cfg.Validator
 	if validator == nil {
 		var err error
@@ -197,6 +206,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Cases = results
 	rep.Duration = time.Since(start)
 	rep.Wires = modelWires(results)
+	rep.Policy, rep.PolicySource = runPolicy(results)
 	rep.judge(cfg.Checks, dialect, validator)
 	rep.applyExpected(cfg.Expected)
 	if cfg.Out != "" {
@@ -306,7 +316,7 @@ func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, 
 // error: whatever went wrong is in the result.
 func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool) *CaseResult {
 	start := time.Now()
-	ev := &Evidence{Case: c, Dialect: d, Writes: c.Writes()}
+	ev := &Evidence{Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes()}
 	res := &CaseResult{ID: c.ID, Title: c.Title, ev: ev}
 	defer func() {
 		res.Duration = time.Since(start)

@@ -48,6 +48,12 @@ type Turn struct {
 	Fault Fault `json:"fault,omitempty"`
 	// Line is the line of the turn in Path (0 for Go values).
 	Line int `json:"line,omitempty"`
+	// ReasoningDeltas and TextDeltas, if set, are the streamed pieces of
+	// Reasoning and Text, in order, instead of the word split: a recorded
+	// answer replayed chunk for chunk. They must join to Reasoning and
+	// Text. (Go values only: scripts in YAML do not take them.)
+	ReasoningDeltas []string `json:"reasoningDeltas,omitempty"`
+	TextDeltas      []string `json:"textDeltas,omitempty"`
 
 	// lines maps a field path ("toolCalls[0].arguments") to its YAML line.
 	lines map[string]int
@@ -69,6 +75,10 @@ type ToolCall struct {
 	// requires the agent to refuse this (todo_write) call. The mock ignores
 	// it and sends the call like any other.
 	Reject bool `json:"reject,omitempty"`
+	// ArgumentDeltas, if set, are the streamed pieces of the arguments JSON,
+	// in order, instead of the ChunkSize split; they must join to the
+	// arguments sent (empty pieces are dropped). Go values only.
+	ArgumentDeltas []string `json:"argumentDeltas,omitempty"`
 }
 
 // Expect is a check on the request a turn answers. Zero fields check nothing.
@@ -311,16 +321,28 @@ func (s *Script) compile() (*compiled, error) {
 		next := 1
 		if t.Reasoning != "" {
 			p.reasoningIdx = 0
-			for _, w := range splitWords(t.Reasoning) {
+			pieces, err := givenPieces(t.ReasoningDeltas, t.Reasoning, splitWords)
+			if err != nil {
+				return nil, fail("reasoningDeltas", err)
+			}
+			for _, w := range pieces {
 				p.deltas = append(p.deltas, delta{kind: deltaReasoning, text: w})
 			}
+		} else if len(t.ReasoningDeltas) > 0 {
+			return nil, fail("reasoningDeltas", errors.New("set without reasoning"))
 		}
 		if t.Text != "" {
 			p.textIdx = next
 			next++
-			for _, w := range splitWords(t.Text) {
+			pieces, err := givenPieces(t.TextDeltas, t.Text, splitWords)
+			if err != nil {
+				return nil, fail("textDeltas", err)
+			}
+			for _, w := range pieces {
 				p.deltas = append(p.deltas, delta{kind: deltaText, text: w})
 			}
+		} else if len(t.TextDeltas) > 0 {
+			return nil, fail("textDeltas", errors.New("set without text"))
 		}
 		for ci, tc := range t.ToolCalls {
 			callN++
@@ -345,7 +367,11 @@ func (s *Script) compile() (*compiled, error) {
 			next++
 			p.calls = append(p.calls, pc)
 			p.deltas = append(p.deltas, delta{kind: deltaCallStart, call: ci})
-			for _, piece := range splitBytes(args, size) {
+			pieces, err := givenPieces(tc.ArgumentDeltas, args, func(s string) []string { return splitBytes(s, size) })
+			if err != nil {
+				return nil, fail(field+".argumentDeltas", err)
+			}
+			for _, piece := range pieces {
 				p.deltas = append(p.deltas, delta{kind: deltaCallArgs, call: ci, text: piece})
 			}
 		}
@@ -370,6 +396,24 @@ func (s *Script) compile() (*compiled, error) {
 		c.side.turn, c.side.total = -1, len(c.plans)
 	}
 	return c, nil
+}
+
+// givenPieces returns the pieces to stream whole: given (without empty
+// pieces) when set, which must join to whole; split(whole) otherwise.
+func givenPieces(given []string, whole string, split func(string) []string) ([]string, error) {
+	if len(given) == 0 {
+		return split(whole), nil
+	}
+	out := make([]string, 0, len(given))
+	for _, g := range given {
+		if g != "" {
+			out = append(out, g)
+		}
+	}
+	if joined := strings.Join(out, ""); joined != whole {
+		return nil, fmt.Errorf("the deltas join to %q, not to %q", truncate(joined, 60), truncate(whole, 60))
+	}
+	return out, nil
 }
 
 // argumentsJSON renders a tool call's arguments as compact JSON.

@@ -13,5 +13,6 @@ func subcommands() []*cobra.Command {
 		newPeersCmd(),
 		newRecordCmd(),
 		newCassetteCmd(),
+		newSnapshotCmd(),
 	}
 }

@@ -41,6 +41,7 @@ type conformOptions struct {
 	preset     string
 	explain    bool
 	presets    bool
+	policy     string
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -107,6 +108,7 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
+	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
 	return cmd
 }
 
@@ -129,6 +131,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.explain {
 		return explainTarget(out, o, preset)
 	}
+	if _, err := conformance.ParsePolicy(o.policy); err != nil {
+		return err
+	}
 	cases, err := loadConformCases(o)
 	if err != nil {
 		return err
@@ -143,7 +148,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	cfg := conformance.Config{
 		Agent: target, Cases: cases, Dialect: o.dialect,
 		Timeout: o.timeout, Grace: o.grace, Parallel: o.parallel,
-		Out: o.out, KeepDirs: o.keep, Model: o.modelName,
+		Out: o.out, KeepDirs: o.keep, Model: o.modelName, Policy: o.policy,
 	}
 	if !o.quiet {
 		cfg.Progress = errw

@@ -69,6 +69,37 @@ type logStep struct {
 	message    *session.AssistantMessage
 }
 
+// LogStep is one model step of a session log, for tools that replay a
+// log's model answers another way (snapshot run serves them from the mock
+// model): its chunks (packed chunk rows arrive expanded by the session
+// reader) and its assistant/message.
+type LogStep struct {
+	Turn, Step int
+	// Index is the index in the log's events of the step/start event.
+	Index int
+	// Duration runs from the step's start to its last chunk (zero in logs
+	// without times).
+	Duration time.Duration
+	Chunks   []llm.Chunk
+	// Message is the step's assistant/message (nil when the log has none).
+	Message *session.AssistantMessage
+}
+
+// LogSteps returns the model steps of a log that have assistant/chunk
+// events, in order, and a warning for each step left out (no chunks: a
+// failed model call).
+func LogSteps(events []session.Event) ([]LogStep, []string, error) {
+	steps, warnings, err := logSteps(events)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]LogStep, len(steps))
+	for i, s := range steps {
+		out[i] = LogStep{Turn: s.turn, Step: s.step, Index: s.index, Duration: s.duration(), Chunks: s.chunks, Message: s.message}
+	}
+	return out, warnings, nil
+}
+
 // FromLog rebuilds the model's HTTP exchanges from a session log and writes
 // them as a cassette. For each step with assistant/chunk events, the request
 // is the model history derived from the surface events before the step

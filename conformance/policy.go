@@ -1,0 +1,182 @@
+package conformance
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Policies: how many tasks may be in_progress at once. The contract's rule
+// is single (at most one); the original implementation's current default
+// composition sets allowParallelInProgress, and its tool description then
+// tells the model to mark several tasks in progress when work runs in
+// parallel. Under PolicyParallel, TW-VALID-TWOACTIVE is judged the other
+// way: the two-active call must be accepted and shown in the plan.
+const (
+	PolicySingle   = "single"
+	PolicyParallel = "parallel"
+	// PolicyAuto reads the policy from the description of the todo tool
+	// the agent offers the model (see DetectPolicy).
+	PolicyAuto = "auto"
+)
+
+// ParsePolicy checks a --policy value; "" is PolicySingle.
+func ParsePolicy(s string) (string, error) {
+	switch s {
+	case "":
+		return PolicySingle, nil
+	case PolicySingle, PolicyParallel, PolicyAuto:
+		return s, nil
+	}
+	return "", fmt.Errorf("conformance: unknown policy %q (want %s, %s or %s)", s, PolicySingle, PolicyParallel, PolicyAuto)
+}
+
+var (
+	// reParallel: the description allows several tasks in progress (the
+	// patterns are tried in order; the first that matches is quoted).
+	reParallel = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(several|multiple|more than one|many)\b[^.;]{0,60}in[ _-]?progress`),
+		regexp.MustCompile(`(?i)in[ _-]?progress[^.;]{0,60}\b(in parallel|at once|at the same time|concurrently)\b`),
+	}
+	// reSingle: the description allows only one.
+	reSingle = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(at most|only|exactly|just|no more than) one\b[^.;]{0,40}in[ _-]?progress`),
+		regexp.MustCompile(`(?i)in[ _-]?progress[^.;]{0,40}\bat a time\b`),
+	}
+)
+
+// firstMatch is the text the first matching pattern finds in s ("" if none).
+func firstMatch(res []*regexp.Regexp, s string) string {
+	for _, re := range res {
+		if m := re.FindString(s); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// DetectPolicy reads the in_progress policy from a todo tool's description:
+// parallel when it says several tasks may be in progress (in parallel, at
+// once) and nothing limits them to one, single otherwise. why quotes what
+// decided it.
+func DetectPolicy(description string) (policy, why string) {
+	par := firstMatch(reParallel, description)
+	one := firstMatch(reSingle, description)
+	switch {
+	case par != "" && one == "":
+		return PolicyParallel, fmt.Sprintf("the tool description says %q", par)
+	case par != "" && one != "":
+		return PolicySingle, fmt.Sprintf("the tool description says both %q and %q: the contract's rule (single) applies", par, one)
+	case one != "":
+		return PolicySingle, fmt.Sprintf("the tool description says %q", one)
+	case description == "":
+		return PolicySingle, "the tool has no description: the contract's rule (single) applies"
+	default:
+		return PolicySingle, "the tool description says nothing about parallel work: the contract's rule (single) applies"
+	}
+}
+
+// policy is the policy the case is judged under, and where it comes from:
+// the configured one, or under PolicyAuto the one the tool description of
+// the agent's todo tool states (the first model request of the case that
+// offers it).
+func (ev *Evidence) policy() (policy, source string) {
+	switch ev.Policy {
+	case "", PolicySingle:
+		return PolicySingle, "--policy single, the default"
+	case PolicyParallel:
+		return PolicyParallel, "--policy parallel"
+	}
+	for _, e := range ev.Journal {
+		for _, t := range e.Tools {
+			if t.Name == ev.Dialect.Tool {
+				p, why := DetectPolicy(t.Description)
+				return p, "--policy auto: " + why
+			}
+		}
+	}
+	return PolicySingle, "--policy auto: the agent offered no " + ev.Dialect.Tool + " tool to read a policy from"
+}
+
+// twoActive reports whether a scripted write's only fault is having more
+// than one task in_progress: the write the policy decides.
+func twoActive(w Write) bool {
+	if !w.Shaped {
+		return false
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, t := range w.Todos {
+		switch t.Status {
+		case "in_progress":
+			n++
+		case "pending", "completed":
+		default:
+			return false
+		}
+		if strings.TrimSpace(t.Content) == "" || seen[t.Content] {
+			return false
+		}
+		seen[t.Content] = true
+	}
+	return n > 1
+}
+
+// evalTwoActive judges TW-VALID-TWOACTIVE under the case's policy: single
+// as the other TW-VALID checks (rejected, the model sees an error, no
+// plan); parallel the other way (accepted, and a plan shows the list).
+// Either way the reason names the policy.
+func evalTwoActive(ev *Evidence) verdict {
+	pol, src := ev.policy()
+	why := "policy " + pol + " (" + src + ")"
+	if pol != PolicyParallel {
+		v := evalRejected(ev)
+		if v.Reason != "" {
+			v.Reason += "; "
+		}
+		v.Reason += why
+		return v
+	}
+	m := ev.match()
+	n := 0
+	for i, w := range m.writes {
+		if !twoActive(w.Write) {
+			continue
+		}
+		n++
+		switch {
+		case !w.Result.Found:
+			return failf("%s: the model never saw a result for the two-active call %s (no later model request carries it)", why, w.CallID)
+		case w.Result.IsError:
+			return failf("%s: the two-active call %s was rejected: %q", why, w.CallID, truncate(w.Result.Text, 120))
+		case m.planOf[i] < 0:
+			return failf("%s: the two-active call %s was accepted but no plan shows its list %s%s", why, w.CallID, todosString(w.Todos), shownAfter(m, i))
+		}
+	}
+	if n == 0 {
+		return skipf("%s: the case has no call with two tasks in_progress", why)
+	}
+	return verdict{Outcome: Pass, Reason: why + ": judged the other way: two tasks in_progress were accepted and shown in the plan"}
+}
+
+// twoActiveCheck makes a TW-VALID check policy-aware.
+func twoActiveCheck(c Check) Check {
+	c.eval = evalTwoActive
+	return c
+}
+
+// runPolicy is the policy of the run for the report: the one the first
+// case with a model request was judged under, and why.
+func runPolicy(results []*CaseResult) (string, string) {
+	for _, r := range results {
+		if r != nil && r.ev != nil && len(r.ev.Journal) > 0 {
+			return r.ev.policy()
+		}
+	}
+	for _, r := range results {
+		if r != nil && r.ev != nil {
+			return r.ev.policy()
+		}
+	}
+	return PolicySingle, "--policy single, the default"
+}

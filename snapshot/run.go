@@ -1,0 +1,319 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/harness/scenario"
+	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// Files of a scenario folder, in the original's layout.
+const (
+	SessionFile = "session.jsonl"
+	// ExpectedFile is the expected stdout's name at the original's HEAD,
+	// GoldenFile its name at the RFC commit; --update writes the one the
+	// folder has (ExpectedFile when it has neither).
+	ExpectedFile = "stdout.expected.jsonl"
+	GoldenFile   = "stdout.golden.jsonl"
+)
+
+// Status is the verdict of one scenario.
+type Status string
+
+// Statuses.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	// Error: the scenario could not run (bad folder, unreadable log, the
+	// agent would not start); Reason says why.
+	Error Status = "error"
+	// Updated: --update wrote the expected file.
+	Updated Status = "updated"
+)
+
+// Scenario is a loaded scenario folder.
+type Scenario struct {
+	Name string
+	Dir  string
+	// Steps are input.json's ACP steps.
+	Steps []scenario.Step
+	// Logs are session.jsonl, then session.1.jsonl, session.2.jsonl, …
+	Logs []string
+	// Expected is the expected stdout file ("" when the folder has none).
+	Expected string
+}
+
+var reChildLog = regexp.MustCompile(`^session\.([0-9]+)\.jsonl$`)
+
+// Load reads a scenario folder.
+func Load(dir string) (*Scenario, error) {
+	sc, err := scenario.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, Steps: sc.Steps}
+	parent := filepath.Join(dir, SessionFile)
+	if _, err := os.Stat(parent); err != nil {
+		return nil, fmt.Errorf("scenario %s: no %s to rebuild the model's answers from: %w", dir, SessionFile, err)
+	}
+	s.Logs = append(s.Logs, parent)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", dir, err)
+	}
+	type child struct {
+		n    int
+		path string
+	}
+	var children []child
+	for _, e := range entries {
+		if m := reChildLog.FindStringSubmatch(e.Name()); m != nil && !e.IsDir() {
+			n, _ := strconv.Atoi(m[1])
+			children = append(children, child{n, filepath.Join(dir, e.Name())})
+		}
+	}
+	sort.Slice(children, func(i, j int) bool { return children[i].n < children[j].n })
+	for _, c := range children {
+		s.Logs = append(s.Logs, c.path)
+	}
+	for _, name := range []string{ExpectedFile, GoldenFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			s.Expected = filepath.Join(dir, name)
+			break
+		}
+	}
+	return s, nil
+}
+
+// Options configure Run.
+type Options struct {
+	// Agent is the agent under test.
+	Agent conformance.Target
+	// Timeout bounds one scenario, agent start-up included (default 60s);
+	// Grace is the shutdown grace (default conformance.DefaultGrace).
+	Timeout, Grace time.Duration
+	// Model is offered to templates as {{.Model}} (default "mock").
+	Model string
+	// Update writes the normalised stdout as the expected file instead of
+	// comparing.
+	Update bool
+	// TempDir is where working directories are made (default: the
+	// system's); KeepDirs keeps them.
+	TempDir  string
+	KeepDirs bool
+}
+
+// Result is one scenario's verdict.
+type Result struct {
+	Name   string `json:"name"`
+	Dir    string `json:"dir"`
+	Status Status `json:"status"`
+	// Reason says why the scenario failed or could not run.
+	Reason string `json:"reason,omitempty"`
+	// Diff is the unified diff from the expected stdout to the agent's
+	// (both normalised, keys sorted), on a failure.
+	Diff string `json:"diff,omitempty"`
+	// Expected names the expected file compared with (or written).
+	Expected string `json:"expected,omitempty"`
+	// Stdout is the agent's normalised stdout, in wire key order.
+	Stdout string `json:"-"`
+	// Notes are what is worth a look beside the verdict: warnings of the
+	// rebuild, model requests the logs had no answer for, steps answered
+	// with an error, how the agent ended and its stderr tail on a failure.
+	Notes    []string      `json:"notes,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Run runs one scenario folder against the agent. It never returns an
+// error: whatever went wrong is the result's Reason.
+func Run(ctx context.Context, dir string, opts Options) *Result {
+	start := time.Now()
+	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	defer func() { res.Duration = time.Since(start) }()
+	fail := func(st Status, format string, a ...any) *Result {
+		res.Status, res.Reason = st, fmt.Sprintf(format, a...)
+		return res
+	}
+	sc, err := Load(dir)
+	if err != nil {
+		return fail(Error, "%v", err)
+	}
+	res.Name = sc.Name
+	if sc.Expected == "" && !opts.Update {
+		return fail(Error, "no %s or %s to compare with (--update writes %s)", ExpectedFile, GoldenFile, ExpectedFile)
+	}
+	res.Expected = sc.Expected
+	if res.Expected == "" {
+		res.Expected = filepath.Join(dir, ExpectedFile)
+	}
+	var logs []Log
+	for _, p := range sc.Logs {
+		ld, err := session.LoadFileContext(ctx, p)
+		if err != nil {
+			return fail(Error, "read %s: %v", p, err)
+		}
+		for _, w := range ld.Warnings {
+			res.Notes = append(res.Notes, filepath.Base(p)+": "+w)
+		}
+		logs = append(logs, Log{Name: filepath.Base(p), Log: ld})
+	}
+	script, warnings, err := ScriptFromLogs(sc.Name, logs)
+	if err != nil {
+		return fail(Error, "rebuild the model's answers: %v", err)
+	}
+	res.Notes = append(res.Notes, warnings...)
+
+	stdout, notes, err := drive(ctx, sc, script, opts)
+	res.Notes = append(res.Notes, notes...)
+	if err != nil {
+		return fail(Error, "%v", err)
+	}
+	res.Stdout = string(stdout)
+	if opts.Update {
+		if err := os.WriteFile(res.Expected, stdout, 0o644); err != nil {
+			return fail(Error, "write %s: %v", res.Expected, err)
+		}
+		res.Status = Updated
+		return res
+	}
+	want, err := os.ReadFile(sc.Expected)
+	if err != nil {
+		return fail(Error, "read %s: %v", sc.Expected, err)
+	}
+	a, err := Canonical(want, sc.Expected)
+	if err != nil {
+		return fail(Error, "%v", err)
+	}
+	b, err := Canonical(stdout, "the agent's stdout")
+	if err != nil {
+		return fail(Error, "%v", err)
+	}
+	if strings.Join(a, "\n") == strings.Join(b, "\n") {
+		res.Status = Pass
+		return res
+	}
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: withNewlines(a), B: withNewlines(b),
+		FromFile: filepath.Base(sc.Expected) + " (expected)", ToFile: "stdout (the agent's, normalised)", Context: 2,
+	})
+	if err != nil {
+		return fail(Error, "diff: %v", err)
+	}
+	res.Diff = diff
+	return fail(Fail, "the agent's normalised stdout differs from %s (%d lines expected, %d written)", filepath.Base(sc.Expected), len(a), len(b))
+}
+
+func withNewlines(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l + "\n"
+	}
+	return out
+}
+
+// drive serves script from the mock model, runs the agent in a fresh cwd
+// through the scenario's steps and returns its normalised stdout. An error
+// means the agent could not be run at all; an agent that answers a step
+// with an error, or dies, yields its stdout (and notes) as it is.
+func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Options) ([]byte, []string, error) {
+	timeout, grace, model := opts.Timeout, opts.Grace, opts.Model
+	if timeout <= 0 {
+		timeout = conformance.DefaultTimeout
+	}
+	if grace <= 0 {
+		grace = conformance.DefaultGrace
+	}
+	if model == "" {
+		model = "mock"
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cwd, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("make working directory: %w", err)
+	}
+	home, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-home-")
+	if err != nil {
+		_ = os.RemoveAll(cwd)
+		return nil, nil, fmt.Errorf("make home directory: %w", err)
+	}
+	if !opts.KeepDirs {
+		defer os.RemoveAll(cwd)
+		defer os.RemoveAll(home)
+	}
+	srv := mockmodel.NewServer(script)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	vars := conformance.Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(),
+		Cwd: cwd, Home: home, Case: sc.Name, Model: model}
+	agent, err := opts.Agent.Launch(ctx, vars)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the agent: %w", err)
+	}
+	var (
+		notes      []string
+		sessionIDs []string
+		sessionID  string
+		stopped    bool
+	)
+	for i, st := range sc.Steps {
+		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
+		if err != nil {
+			var rpc *conformance.RPCError
+			if errors.As(err, &rpc) {
+				notes = append(notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
+			stopped = true
+			break
+		}
+		if st.Op == scenario.OpNewSession {
+			var ns struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
+				sessionID = ns.SessionID
+				sessionIDs = append(sessionIDs, ns.SessionID)
+			}
+		}
+	}
+	how, stderr := agent.Stop(grace)
+	if stopped || !strings.HasPrefix(how, "exited after stdin closed") {
+		notes = append(notes, "the agent "+how)
+		if tail := strings.TrimSpace(stderr); tail != "" {
+			notes = append(notes, "stderr (tail): "+truncate(tail[max(0, len(tail)-600):], 600))
+		}
+	}
+	for _, e := range srv.Journal().Errors() {
+		notes = append(notes, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
+	}
+	if n := srv.Remaining(); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of the %d rebuilt model answers were never asked for", n, len(script.Turns)))
+	}
+	var aliases []string
+	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
+		aliases = append(aliases, real)
+	}
+	norm := Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
+	out, err := norm.Normalize(agent.Stdout())
+	if err != nil {
+		return nil, notes, fmt.Errorf("normalise the agent's stdout: %w", err)
+	}
+	return out, notes, nil
+}
