@@ -16,7 +16,9 @@ func parallelReference() conformance.Target {
 	dir := GinkgoT().TempDir()
 	comp := filepath.Join(dir, "composition.yaml")
 	Expect(os.WriteFile(comp, []byte("plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"), 0o644)).To(Succeed())
-	return conformance.Target{Name: "reference (parallel)", Command: referenceArgs("--composition", comp)}
+	t := reference()
+	t.Name, t.Command = "reference (parallel)", referenceArgs("--composition", comp)
+	return t
 }
 
 // twoActiveOnly runs the one case that feeds TW-VALID-TWOACTIVE.
