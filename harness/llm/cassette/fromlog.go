@@ -65,8 +65,13 @@ type logStep struct {
 	index      int   // index of the step/start event
 	time       int64 // of the step/start event (Unix ms)
 	last       int64 // of the last chunk
-	chunks     []llm.Chunk
-	message    *session.AssistantMessage
+	// In logs without times (the original's committed-fixture format) the
+	// only timing is the packed rows' per-chunk dt, which the reader turns
+	// into times counted from 0 in each row: relative sums the increases,
+	// prev is the last chunk's time.
+	relative, prev int64
+	chunks         []llm.Chunk
+	message        *session.AssistantMessage
 }
 
 // LogStep is one model step of a session log, for tools that replay a
@@ -175,7 +180,7 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 		req := llm.Request{
 			Model:    opts.Model,
 			System:   opts.System,
-			Messages: session.DeriveMessages(opts.Log.Events[:s.index]),
+			Messages: session.DeriveMessages(flatSurface(opts.Log.Events[:s.index])),
 			Tools:    opts.Tools,
 		}
 		var got []llm.Chunk
@@ -201,8 +206,12 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 	return &FromLogResult{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
 }
 
-// duration is the time from the step's start to its last chunk.
+// duration is the time from the step's start to its last chunk; in logs
+// without times, the sum of the packed rows' dt (zero when there are none).
 func (s *logStep) duration() time.Duration {
+	if s.time == 0 && s.relative > 0 {
+		return time.Duration(s.relative) * time.Millisecond
+	}
 	if s.last <= s.time {
 		return 0
 	}
@@ -235,10 +244,32 @@ func logSteps(events []session.Event) ([]*logStep, []string, error) {
 			}
 			s.chunks = append(s.chunks, d.Chunk)
 			s.last = e.Time
+			if s.time == 0 {
+				// A time below the previous one starts a new row.
+				if e.Time >= s.prev {
+					s.relative += e.Time - s.prev
+				} else {
+					s.relative += e.Time
+				}
+				s.prev = e.Time
+			}
 		case session.TypeAssistantMessage:
 			var d session.AssistantMessage
 			if err := e.Decode(&d); err != nil {
 				return nil, nil, err
+			}
+			if len(d.Content) == 0 {
+				// The original's committed-fixture format nests the
+				// message: {"turn", "step", "message": {"role",
+				// "content", ...}, "usage"}.
+				var nested struct {
+					Message struct {
+						Content []llm.Part `json:"content"`
+					} `json:"message"`
+				}
+				if err := json.Unmarshal(e.Data, &nested); err == nil {
+					d.Content = nested.Message.Content
+				}
 			}
 			if s, ok := open[[2]int{d.Turn, d.Step}]; ok {
 				s.message = &d
@@ -254,6 +285,73 @@ func logSteps(events []session.Event) ([]*logStep, []string, error) {
 		kept = append(kept, s)
 	}
 	return kept, warnings, nil
+}
+
+// flatSurface rewrites the surface events the original's committed-fixture
+// format nests ({"message": {"content": ...}} in assistant/message and
+// tool/result, the result parts as tool-result parts) in today's flat shape,
+// so that session.DeriveMessages derives the history the model saw. Events
+// already flat are kept as they are.
+func flatSurface(events []session.Event) []session.Event {
+	type toolResultPart struct {
+		Type       string     `json:"type"`
+		ToolCallID string     `json:"toolCallId"`
+		Content    []llm.Part `json:"content"`
+		IsError    bool       `json:"isError"`
+	}
+	var nested struct {
+		Turn    int `json:"turn"`
+		Step    int `json:"step"`
+		Message *struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+		Usage *llm.Usage `json:"usage,omitempty"`
+	}
+	out := make([]session.Event, 0, len(events))
+	for _, e := range events {
+		if e.Type != session.TypeAssistantMessage && e.Type != session.TypeToolResult {
+			out = append(out, e)
+			continue
+		}
+		nested.Message, nested.Usage = nil, nil
+		if json.Unmarshal(e.Data, &nested) != nil || nested.Message == nil {
+			out = append(out, e)
+			continue
+		}
+		if e.Type == session.TypeAssistantMessage {
+			var content []llm.Part
+			if json.Unmarshal(nested.Message.Content, &content) != nil {
+				out = append(out, e)
+				continue
+			}
+			d, err := json.Marshal(session.AssistantMessage{Turn: nested.Turn, Step: nested.Step, Content: content, Usage: nested.Usage})
+			if err != nil {
+				out = append(out, e)
+				continue
+			}
+			e.Data = d
+			out = append(out, e)
+			continue
+		}
+		var parts []toolResultPart
+		if json.Unmarshal(nested.Message.Content, &parts) != nil {
+			out = append(out, e)
+			continue
+		}
+		for _, p := range parts {
+			if p.Type != "tool-result" {
+				continue
+			}
+			d, err := json.Marshal(session.ToolResult{Turn: nested.Turn, Step: nested.Step, CallID: p.ToolCallID, Content: p.Content, IsError: p.IsError})
+			if err != nil {
+				continue
+			}
+			f := e
+			f.Data = d
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // sameContent compares assembled content ignoring empty parts' order-free
