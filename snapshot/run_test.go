@@ -1,4 +1,4 @@
-package snapshot
+package snapshot_test
 
 import (
 	"context"
@@ -6,46 +6,28 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	. "github.com/todoharness/todoharness/snapshot"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+func TestMain(m *testing.M) {
+	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main})
+}
 
-// referenceAgent builds cmd/todoharness once (into a folder that outlives
-// the run, so go build relinks only on change) and returns the reference
-// agent as a target, with extra agent flags.
+// referenceAgent is the reference agent (this test binary running
+// todoharness, see selfexec) as a target, with extra agent flags.
 func referenceAgent(t *testing.T, extra ...string) conformance.Target {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("todoharness-snapshot-bin-%d", os.Getuid()))
-		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(dir, "todoharness")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/todoharness")
-		cmd.Dir = testutil.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	argv := append([]string{binPath, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Home}}/sessions"}, extra...)
-	return conformance.Target{Name: "reference", Command: argv}
+	argv := append([]string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Home}}/sessions"}, extra...)
+	return conformance.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
 }
 
 // parallelAgent is the reference agent with allowParallelInProgress set.
@@ -59,15 +41,6 @@ func parallelAgent(t *testing.T) conformance.Target {
 
 func fixture(name string) string {
 	return filepath.Join(testutil.RepoRoot(), "fixtures", "interop", "deepseek-harness", name)
-}
-
-// needsFixtureFormat skips (saying why) while the session reader cannot
-// read the original's committed-fixture format.
-func needsFixtureFormat(t *testing.T, dir string) {
-	t.Helper()
-	if _, err := session.LoadFile(filepath.Join(dir, SessionFile)); err != nil && strings.Contains(err.Error(), `missing field "seq"`) {
-		t.Skipf("the session reader does not take the committed-fixture format yet (issue 14.1, helper sessionlog): %v", err)
-	}
 }
 
 func run(t *testing.T, dir string, agent conformance.Target, update bool) *Result {
@@ -236,7 +209,6 @@ func kinds(dropped []map[string]any) map[string][]map[string]any {
 // shows none. The text the model answered is the same either way.
 func TestHeadTodoWriteDiffersOnlyAsDocumented(t *testing.T) {
 	dir := fixture("head-todo-write")
-	needsFixtureFormat(t, dir)
 	t.Run("parallel", func(t *testing.T) {
 		k := kinds(assertHEADView(t, run(t, dir, parallelAgent(t), false)))
 		if len(k["plan"]) != 1 {
@@ -268,7 +240,6 @@ func TestHeadTodoWriteDiffersOnlyAsDocumented(t *testing.T) {
 // hook blocked it, and the model's recorded answer is served anyway.
 func TestHeadPackedChunksDiffersOnlyAsDocumented(t *testing.T) {
 	dir := fixture("head-packed-chunks")
-	needsFixtureFormat(t, dir)
 	k := kinds(assertHEADView(t, run(t, dir, referenceAgent(t), false)))
 	if c := k["tool_call"]; len(c) != 1 || c[0]["title"] != "bash" {
 		t.Errorf("tool_call %v, want the one bash call", c)
