@@ -30,13 +30,14 @@ func referenceAgent(t *testing.T, extra ...string) conformance.Target {
 	return conformance.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
 }
 
-// parallelAgent is the reference agent with allowParallelInProgress set.
+// parallelAgent is the reference agent with allowParallelInProgress set,
+// its composition written into the working directory as --file does and
+// named by a templated argument.
 func parallelAgent(t *testing.T) conformance.Target {
-	comp := filepath.Join(t.TempDir(), "composition.yaml")
-	if err := os.WriteFile(comp, []byte("plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return referenceAgent(t, "--composition", comp)
+	a := referenceAgent(t, "--composition", "{{.Cwd}}/parallel.yaml")
+	a.Files = []conformance.File{{Dest: "parallel.yaml", Src: "test",
+		Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
+	return a
 }
 
 func fixture(name string) string {

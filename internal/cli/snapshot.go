@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -85,7 +86,14 @@ func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit strin
 		return err
 	}
 	rep := &snapshot.Report{Agent: target.String()}
-	for _, dir := range dirs {
+	for i, dir := range dirs {
+		if err := cmd.Context().Err(); err != nil {
+			for _, d := range dirs[i:] {
+				rep.Results = append(rep.Results, &snapshot.Result{Name: filepath.Base(filepath.Clean(d)), Dir: d,
+					Status: snapshot.Error, Reason: "not run: the run was interrupted (" + err.Error() + ")"})
+			}
+			break
+		}
 		res := snapshot.Run(cmd.Context(), dir, snapshot.Options{
 			Agent: target, Timeout: o.timeout, Grace: o.grace, Model: o.modelName,
 			Update: update, KeepDirs: o.keep,

@@ -68,3 +68,18 @@ func TestCassetteFromLogOfTheInteropLogs(t *testing.T) {
 		})
 	}
 }
+
+// An interrupted run (SIGINT/SIGTERM end the command's context) starts no
+// further scenario and says so for each.
+func TestSnapshotRunStopsWhenInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stdout, _, err := runCLI(ctx, "snapshot", "run", "a", "b", "--agent", "no-such-agent-anywhere")
+	var code exitCode
+	if !errors.As(err, &code) || code != 1 {
+		t.Fatalf("exit %v, want 1", err)
+	}
+	if strings.Count(stdout, "not run: the run was interrupted") != 2 {
+		t.Fatalf("stdout %q, want both scenarios not run", stdout)
+	}
+}
