@@ -60,8 +60,35 @@ type Scenario struct {
 
 var reChildLog = regexp.MustCompile(`^session\.([0-9]+)\.jsonl$`)
 
+// Folders expands the arguments of `snapshot run`: a scenario folder (one
+// holding input.json) stands for itself, a folder of scenario folders for
+// each of them in name order; anything else is kept, for Run to say why it
+// is not a scenario.
+func Folders(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if _, err := os.Stat(filepath.Join(a, scenario.InputFile)); err == nil {
+			out = append(out, a)
+			continue
+		}
+		if names, err := scenario.List(a); err == nil {
+			for _, n := range names {
+				out = append(out, filepath.Join(a, n))
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // Load reads a scenario folder.
 func Load(dir string) (*Scenario, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("scenario %s: not a folder (a scenario is a folder holding %s)", dir, scenario.InputFile)
+	}
 	sc, err := scenario.Load(dir)
 	if err != nil {
 		return nil, err

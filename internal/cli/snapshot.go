@@ -25,7 +25,8 @@ func newSnapshotCmd() *cobra.Command {
 		Use:   "run DIR... [--preset NAME] [--agent 'CMD ARGS'] [flags]",
 		Short: "Replay snapshot scenarios (input.json, session.jsonl, stdout.expected.jsonl) against an agent and diff its stdout",
 		Long: `Run scenario folders in the original implementation's snapshot layout against
-an ACP agent. For each folder: rebuild the model's answers from session.jsonl
+an ACP agent (a DIR that is not a scenario but holds scenario folders stands
+for each of them). For each folder: rebuild the model's answers from session.jsonl
 (and the subagents' session.N.jsonl beside it), serve them from the mock
 model, start the agent in a fresh working directory, drive input.json's
 steps, normalise the agent's stdout as the original's snapshot kit does
@@ -86,6 +87,7 @@ func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit strin
 		return err
 	}
 	rep := &snapshot.Report{Agent: target.String()}
+	dirs = snapshot.Folders(dirs)
 	for i, dir := range dirs {
 		if err := cmd.Context().Err(); err != nil {
 			for _, d := range dirs[i:] {
