@@ -100,10 +100,15 @@
 //	    text: DONE
 //
 // Turn fields: text, reasoning, toolCalls (name, arguments as an object, or
-// rawArguments as a verbatim string for malformed-JSON tests; optional id),
-// finish (stop | tool-calls | length | content-filter), usage (inputTokens,
-// outputTokens, cacheReadTokens, reasoningTokens), chunkSize, expect, and
-// fault:
+// rawArguments as a verbatim string for malformed-JSON tests; optional id;
+// reject, an annotation for the conformance runner that the mock ignores;
+// argumentDeltas), finish (stop | tool-calls | length | content-filter),
+// usage (inputTokens, outputTokens, cacheReadTokens, reasoningTokens),
+// chunkSize, expect, reasoningDeltas and textDeltas (the exact streamed
+// pieces), and fault. The YAML fields are the JSON names of Turn and
+// ToolCall: a field added to those types is read from scripts (and from
+// conformance cases, which DecodeTurns reads too) with no loader change.
+// Faults:
 //
 //   - close-mid-stream: write half of the answer, then drop the connection
 //     (in-process: emit the same chunks, then return an error);

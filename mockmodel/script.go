@@ -51,7 +51,7 @@ type Turn struct {
 	// ReasoningDeltas and TextDeltas, if set, are the streamed pieces of
 	// Reasoning and Text, in order, instead of the word split: a recorded
 	// answer replayed chunk for chunk. They must join to Reasoning and
-	// Text. (Go values only: scripts in YAML do not take them.)
+	// Text.
 	ReasoningDeltas []string `json:"reasoningDeltas,omitempty"`
 	TextDeltas      []string `json:"textDeltas,omitempty"`
 
@@ -77,7 +77,7 @@ type ToolCall struct {
 	Reject bool `json:"reject,omitempty"`
 	// ArgumentDeltas, if set, are the streamed pieces of the arguments JSON,
 	// in order, instead of the ChunkSize split; they must join to the
-	// arguments sent (empty pieces are dropped). Go values only.
+	// arguments sent (empty pieces are dropped).
 	ArgumentDeltas []string `json:"argumentDeltas,omitempty"`
 }
 

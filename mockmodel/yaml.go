@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -117,8 +118,72 @@ func (l *yamlLoader) turns(list *yaml.Node) ([]Turn, error) {
 	return out, nil
 }
 
-func turnFields() []string {
-	return []string{"text", "reasoning", "toolCalls", "finish", "usage", "expect", "chunkSize", "fault"}
+// turnFields are the YAML fields of a turn: the JSON names of Turn's
+// fields, in order (Line is where the turn is, not a field).
+func turnFields() []string { return jsonFields(reflect.TypeFor[Turn](), "line") }
+
+// callFields are the YAML fields of a tool call.
+func callFields() []string { return jsonFields(reflect.TypeFor[ToolCall]()) }
+
+// jsonFields lists the JSON names of typ's exported fields, in order, but
+// skip.
+func jsonFields(typ reflect.Type, skip ...string) []string {
+	var out []string
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || name == "-" || slices.Contains(skip, name) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// generic reads a field that needs no special reading (a new field of
+// Turn or ToolCall is read here without a line of loader code): n as JSON,
+// decoded into the field of *dst whose JSON name is key. Errors name the
+// field's line.
+func (l *yamlLoader) generic(n *yaml.Node, turn int, path string, dst any, key string) error {
+	v := reflect.ValueOf(dst).Elem()
+	var field reflect.Value
+	for i := 0; i < v.NumField(); i++ {
+		if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); name == key {
+			field = v.Field(i)
+		}
+	}
+	if !field.IsValid() {
+		return l.errf(n, turn, path, "unknown field")
+	}
+	var buf bytes.Buffer
+	if err := l.nodeJSON(n, turn, path, &buf); err != nil {
+		return err
+	}
+	ptr := reflect.New(field.Type())
+	dec := json.NewDecoder(&buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ptr.Interface()); err != nil {
+		return l.errf(n, turn, path, "must be %s, got %s", goKind(field.Type()), describe(n))
+	}
+	field.Set(ptr.Elem())
+	return nil
+}
+
+// goKind names a Go type for messages: "a list of strings".
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Slice:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(goKind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Pointer:
+		return goKind(t.Elem())
+	}
+	return "a " + t.String()
 }
 
 func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
@@ -190,7 +255,7 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 				path := fmt.Sprintf("toolCalls[%d]", i)
 				t.lines[path] = cn.Line
 				var tc ToolCall
-				err := l.eachField(cn, num, path, []string{"id", "name", "arguments", "rawArguments", "reject"}, func(k string, f *yaml.Node) error {
+				err := l.eachField(cn, num, path, callFields(), func(k string, f *yaml.Node) error {
 					fp := path + "." + k
 					t.lines[fp] = f.Line
 					switch k {
@@ -211,6 +276,8 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 							return err
 						}
 						tc.Arguments = json.RawMessage(buf.Bytes())
+					default:
+						return l.generic(f, num, fp, &tc, k)
 					}
 					return nil
 				})
@@ -222,6 +289,8 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 				}
 				t.ToolCalls = append(t.ToolCalls, tc)
 			}
+		default:
+			return l.generic(v, num, key, &t, key)
 		}
 		return nil
 	})

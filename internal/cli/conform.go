@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,16 +24,13 @@ type conformOptions struct {
 	noBuiltin  bool
 	only       []string
 	dialect    string
-	timeout    time.Duration
-	grace      time.Duration
-	parallel   int
+	run        runFlags
 	jsonOut    string
 	junitOut   string
 	out        string
 	expected   string
 	list       bool
 	keep       bool
-	quiet      bool
 	modelName  string
 	cleanEnv   bool
 	agentLabel string
@@ -92,16 +88,13 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
-	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "per-case timeout, agent start-up included")
-	f.DurationVar(&o.grace, "grace", conformance.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
-	f.IntVar(&o.parallel, "parallel", 0, "cases run at once (default: number of CPUs)")
+	o.run.register(f, "")
 	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
 	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases, and exit")
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
 	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
@@ -124,9 +117,6 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 			return err
 		}
 		preset = &p
-		if p.Timeout > 0 && !cmd.Flags().Changed("timeout") {
-			o.timeout = p.Timeout
-		}
 	}
 	if o.explain {
 		return explainTarget(out, o, preset)
@@ -145,21 +135,15 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := conformance.Config{
-		Agent: target, Cases: cases, Dialect: o.dialect,
-		Timeout: o.timeout, Grace: o.grace, Parallel: o.parallel,
-		Out: o.out, KeepDirs: o.keep, Model: o.modelName, Policy: o.policy,
-	}
-	if !o.quiet {
-		cfg.Progress = errw
-	}
+	cfg := o.run.config(target, cases, preset, errw)
+	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy = o.dialect, o.out, o.keep, o.modelName, o.policy
 	if o.expected != "" {
 		if cfg.Expected, err = conformance.ReadExpectedFailures(o.expected); err != nil {
 			return err
 		}
 	}
-	if !o.quiet {
-		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), o.timeout)
+	if !o.run.quiet {
+		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -299,7 +283,7 @@ func explainTarget(w io.Writer, o *conformOptions, preset *conformance.Preset) e
 	if err := p.WriteExplain(w, conformance.ExplainVars(o.modelName)); err != nil {
 		return fmt.Errorf("conform: %w", err)
 	}
-	fmt.Fprintf(w, "  per-case timeout: %s\n", o.timeout)
+	fmt.Fprintf(w, "  per-case timeout: %s\n", o.run.caseTimeout(preset))
 	if o.cleanEnv {
 		fmt.Fprintln(w, "  --clean-env: only PATH, HOME, TMPDIR of this process's environment are passed on")
 	}

@@ -24,10 +24,8 @@ type peersOptions struct {
 	only        []string
 	npm         string
 	skipInstall bool
-	timeout     time.Duration
+	run         runFlags
 	installTime time.Duration
-	parallel    int
-	quiet       bool
 }
 
 // newPeersCmd is `todoharness peers` (what `make peers` runs): install the
@@ -61,10 +59,8 @@ one could not be installed or started.`,
 	f.StringArrayVar(&o.only, "preset", nil, "run only this preset (repeatable; default: every preset with npm packages)")
 	f.StringVar(&o.npm, "npm", "npm", "the npm command")
 	f.BoolVar(&o.skipInstall, "skip-install", false, "use what is already installed under --cache")
-	f.DurationVar(&o.timeout, "timeout", 0, "per-case timeout (default: the preset's)")
 	f.DurationVar(&o.installTime, "install-timeout", 10*time.Minute, "bound on one agent's npm install")
-	f.IntVar(&o.parallel, "parallel", 0, "cases run at once per agent (default: number of CPUs)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
+	o.run.register(f, " per agent")
 	return cmd
 }
 
@@ -113,7 +109,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 		return err
 	}
 	logf := func(format string, a ...any) {
-		if !o.quiet {
+		if !o.run.quiet {
 			fmt.Fprintf(errw, "peers: "+format+"\n", a...)
 		}
 	}
@@ -162,17 +158,10 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 	target := p.Target()
 	target.Name = fmt.Sprintf("%s %s (%s)", p.Name, row.Version, p.Package)
 	target.Env = append([]string{"PATH=" + path}, target.Env...)
-	timeout := o.timeout
-	if timeout == 0 {
-		timeout = p.Timeout
-	}
-	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: timeout, Parallel: o.parallel,
-		Out: filepath.Join(dir, "transcripts"), Validator: v}
+	cfg := o.run.config(target, cases, &p, prefixWriter{w: errw, prefix: "peers: " + p.Name + ": "})
+	cfg.Out, cfg.Validator = filepath.Join(dir, "transcripts"), v
 	_ = os.RemoveAll(cfg.Out)
-	if !o.quiet {
-		cfg.Progress = prefixWriter{w: errw, prefix: "peers: " + p.Name + ": "}
-	}
-	logf("%s %s: running the catalogue (%d cases, timeout %s per case)", p.Name, row.Version, len(cases), timeout)
+	logf("%s %s: running the catalogue (%d cases, timeout %s per case)", p.Name, row.Version, len(cases), cfg.Timeout)
 	rep, err := conformance.Run(ctx, cfg)
 	if err != nil {
 		row.Verdict = "could not run: " + err.Error()

@@ -43,7 +43,7 @@ esac
 	cache := t.TempDir()
 	var out, errw bytes.Buffer
 	err := runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"codex", "gemini", "claude"},
-		timeout: 3 * time.Second, installTime: time.Minute, parallel: 4})
+		run: runFlags{timeout: 3 * time.Second, parallel: 4}, installTime: time.Minute})
 	var ec exitCode
 	if !errors.As(err, &ec) || ec != 1 {
 		t.Errorf("exit %v, want 1 (an agent could not be run)", err)

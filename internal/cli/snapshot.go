@@ -61,8 +61,7 @@ Exit status: 0 when every scenario passes (or was updated), 1 otherwise.`,
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
 	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
-	f.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "per-scenario timeout, agent start-up included")
-	f.DurationVar(&o.grace, "grace", conformance.DefaultGrace, "how long the agent gets to exit after its stdin closes, and after SIGTERM")
+	o.run.registerTimeouts(f, "scenario")
 	f.BoolVar(&o.keep, "keep", false, "keep the scenarios' working directories")
 	f.BoolVar(&update, "update", false, "write the agent's normalised stdout as the expected file instead of comparing")
 	f.StringVar(&junit, "junit", "", "write the verdicts as JUnit XML to FILE")
@@ -78,9 +77,6 @@ func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit strin
 			return err
 		}
 		preset = &p
-		if p.Timeout > 0 && !cmd.Flags().Changed("timeout") {
-			o.timeout = p.Timeout
-		}
 	}
 	target, err := conformTarget(o, preset)
 	if err != nil {
@@ -97,7 +93,7 @@ func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit strin
 			break
 		}
 		res := snapshot.Run(cmd.Context(), dir, snapshot.Options{
-			Agent: target, Timeout: o.timeout, Grace: o.grace, Model: o.modelName,
+			Agent: target, Timeout: o.run.caseTimeout(preset), Grace: o.run.grace, Model: o.modelName,
 			Update: update, KeepDirs: o.keep,
 		})
 		rep.Results = append(rep.Results, res)

@@ -123,6 +123,7 @@ func breakageTarget(b breakage.Breakage) conformance.Target {
 		}
 		cmd, ok := commands[b.Name]
 		Expect(ok).To(BeTrue(), "no command for breakage %s", b.Name)
+		// The banner agent execs the reference agent: it needs its environment.
 		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}
 	}
 	Fail("breakage " + b.Label() + ": no agent of this suite carries layer " + string(b.Layer))

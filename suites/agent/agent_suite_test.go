@@ -1,4 +1,4 @@
-package agent_test
+package agent
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 
 func TestAgent(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "agent loop", Label("tier:unit"))
+	RunSpecs(t, "Agent tier", Label("tier:agent"))
 }

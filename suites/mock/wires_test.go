@@ -1,4 +1,4 @@
-package mockmodel_test
+package mock
 
 import (
 	"bufio"

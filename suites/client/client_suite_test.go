@@ -1,4 +1,4 @@
-package mockmodel_test
+package client
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestMockmodel(t *testing.T) {
+func TestClient(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "mockmodel", Label("tier:unit"))
+	RunSpecs(t, "Client tier", Label("tier:client"))
 }

@@ -1,4 +1,4 @@
-package mockmodel_test
+package mock
 
 import (
 	"encoding/json"
@@ -102,12 +102,21 @@ var _ = Describe("Script loading", func() {
 			var se *mockmodel.ScriptError
 			Expect(errors.As(err, &se)).To(BeTrue())
 		},
+		Entry("a field read through its Go type, of the wrong type",
+			"- text: ab\n  textDeltas: [a, [b]]\n",
+			`:2: turn 1: textDeltas: must be a list of strings, got a list`),
+		Entry("a field read through its Go type, failing the script's checks",
+			"- text: ab\n  textDeltas: [a, c]\n",
+			`:2: turn 1: textDeltas: the deltas join to "ac", not to "ab"`),
+		Entry("an unknown tool call field",
+			"- toolCalls:\n    - {name: a, args: {}}\n",
+			`:2: turn 1: toolCalls[0].args: unknown field (known: id, name, arguments, rawArguments, reject, argumentDeltas)`),
 		Entry("reject not a boolean",
 			"- toolCalls:\n    - {name: a, reject: maybe}\n",
 			`:2: turn 1: toolCalls[0].reject: must be true or false, got string "maybe"`),
 		Entry("unknown turn field",
 			"turns:\n  - text: a\n  - txt: b\n",
-			":3: turn 2: txt: unknown field (known: text, reasoning, toolCalls, finish, usage, expect, chunkSize, fault)"),
+			":3: turn 2: txt: unknown field (known: text, reasoning, toolCalls, finish, usage, expect, chunkSize, fault, reasoningDeltas, textDeltas)"),
 		Entry("arguments not a mapping",
 			"- text: a\n- text: b\n- toolCalls:\n    - name: todo_write\n      arguments: [1, 2]\n",
 			":5: turn 3: toolCalls[0].arguments: must be a mapping (the JSON object of arguments), got a list"),
@@ -178,6 +187,13 @@ var _ = Describe("Script loading", func() {
 `), "shared.yaml")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Turns[1].ToolCalls[0].Arguments).To(BeEquivalentTo(`{"todos":[{"content":"a","status":"pending"}]}`))
+	})
+
+	It("reads every field of the turn type, the ones without special reading through their Go type", func() {
+		s, err := mockmodel.ParseScript([]byte("- text: DONE\n  textDeltas: [D, ONE]\n  toolCalls:\n    - {name: t, rawArguments: '{}', argumentDeltas: ['{', '}']}\n"), "deltas.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Turns[0].TextDeltas).To(Equal([]string{"D", "ONE"}))
+		Expect(s.Turns[0].ToolCalls[0].ArgumentDeltas).To(Equal([]string{"{", "}"}))
 	})
 
 	It("reads a reject annotation and ignores it when answering", func() {

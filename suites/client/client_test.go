@@ -1,4 +1,4 @@
-package openaichat_test
+package client
 
 import (
 	"context"

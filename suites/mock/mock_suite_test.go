@@ -1,4 +1,4 @@
-package openaichat_test
+package mock
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestOpenAIChat(t *testing.T) {
+func TestMock(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "openaichat", Label("tier:unit"))
+	RunSpecs(t, "Mock tier", Label("tier:mock"))
 }

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/todoharness/todoharness/conformance"
+)
+
+// runFlags are the options of a run that conform, peers and snapshot share:
+// one definition of the flags, one rule for the per-case timeout, one way
+// to build the run's Config.
+type runFlags struct {
+	// timeout is the per-case timeout; 0 means the preset's, else
+	// conformance.DefaultTimeout.
+	timeout  time.Duration
+	grace    time.Duration
+	parallel int
+	quiet    bool
+}
+
+// register defines --timeout, --grace, --parallel and -q on f; what names
+// what one run covers in the help ("" for conform, " per agent" for peers).
+func (r *runFlags) register(f *pflag.FlagSet, what string) {
+	r.registerTimeouts(f, "case")
+	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+" (default: number of CPUs)")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
+}
+
+// registerTimeouts defines --timeout and --grace only (snapshot runs one
+// scenario at a time); unit names what the timeout bounds.
+func (r *runFlags) registerTimeouts(f *pflag.FlagSet, unit string) {
+	f.DurationVar(&r.timeout, "timeout", 0, "per-"+unit+" timeout, agent start-up included (default: the preset's, else "+conformance.DefaultTimeout.String()+")")
+	f.DurationVar(&r.grace, "grace", conformance.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
+}
+
+// caseTimeout is --timeout when given, else the preset's (p may be nil),
+// else conformance.DefaultTimeout.
+func (r runFlags) caseTimeout(p *conformance.Preset) time.Duration {
+	switch {
+	case r.timeout > 0:
+		return r.timeout
+	case p != nil && p.Timeout > 0:
+		return p.Timeout
+	}
+	return conformance.DefaultTimeout
+}
+
+// config is the run of cases against target with these options; progress
+// lines go to progress unless -q.
+func (r runFlags) config(target conformance.Target, cases []*conformance.Case, p *conformance.Preset, progress io.Writer) conformance.Config {
+	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel}
+	if !r.quiet {
+		cfg.Progress = progress
+	}
+	return cfg
+}
