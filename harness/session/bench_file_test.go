@@ -217,4 +217,3 @@ func BenchmarkOpenReplay(b *testing.B) {
 		})
 	}
 }
-
