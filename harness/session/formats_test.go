@@ -167,3 +167,39 @@ func TestHeaderExtraFieldsRoundTrip(t *testing.T) {
 		t.Fatalf("header written back as\n%s\nwant\n%s", b, line)
 	}
 }
+
+// The model history of a committed-fixture log: the original's message
+// shapes ({message: {content}} and tool-result parts) project like ours.
+func TestCommittedFixtureHistory(t *testing.T) {
+	ld, err := session.LoadFile(fixture("head-todo-write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := session.DeriveMessages(ld.Events)
+	var got []string
+	for _, m := range msgs {
+		s := m.Role
+		for _, p := range m.Content {
+			s += " " + p.Type
+			if p.Type == llm.PartToolCall {
+				s += ":" + p.Name
+			}
+		}
+		if m.ToolCallID != "" {
+			s += " for " + m.ToolCallID
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"user text", "user text",
+		"assistant reasoning tool-call:todo_write",
+		"tool text for call_00_UHvM5RrwIkjNJ9xh3S735164",
+		"assistant reasoning text",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if msgs[3].Content[0].Text != "Updated todo list: 1 pending, 2 in progress, 0 completed." || msgs[4].Content[1].Text != "DONE" {
+		t.Fatalf("contents: %+v / %+v", msgs[3].Content, msgs[4].Content)
+	}
+}
