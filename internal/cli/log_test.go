@@ -41,21 +41,29 @@ func TestLogCheckOfDevZeroStopsAtTheLineLimit(t *testing.T) {
 	}
 }
 
-// `log check` of a FIFO whose writer is silent stops when the command's
-// context ends (what SIGINT/SIGTERM do in main).
-func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
+// silentFIFO returns a FIFO whose writer (kept open until the test ends)
+// wrote content and then nothing more.
+func silentFIFO(t *testing.T, content string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("no FIFOs here: %v", err)
 	}
-	w, err := os.OpenFile(path, os.O_RDWR, 0)
+	w, err := os.OpenFile(path, os.O_RDWR, 0) // does not wait for a reader
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	if _, err := w.WriteString(`{"type":"session","version":0,"id":"s","createdAt":0}` + "\n"); err != nil {
+	t.Cleanup(func() { w.Close() })
+	if _, err := w.WriteString(content); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// `log check` of a FIFO whose writer is silent stops when the command's
+// context ends (what SIGINT/SIGTERM do in main).
+func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
+	path := silentFIFO(t, `{"type":"session","version":0,"id":"s","createdAt":0}`+"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan string, 1)
 	go func() {
@@ -227,18 +235,7 @@ func TestLogCheckSignalChild(t *testing.T) {
 func TestLogCheckStopsOnSIGINTAndSIGTERM(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "fifo")
-			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Skipf("no FIFOs here: %v", err)
-			}
-			w, err := os.OpenFile(path, os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			if _, err := w.WriteString(`{"type":"session","version":0,"id":"s","createdAt":0}` + "\n" + `{"type":"turn/st`); err != nil {
-				t.Fatal(err)
-			}
+			path := silentFIFO(t, `{"type":"session","version":0,"id":"s","createdAt":0}`+"\n"+`{"type":"turn/st`)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestLogCheckSignalChild$")
 			cmd.Env = append(os.Environ(), "TODOHARNESS_LOGCHECK_CHILD=log\ncheck\n"+path)
 			var stderr bytes.Buffer
