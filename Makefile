@@ -28,10 +28,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Fuzzing, bounded: each target runs for FUZZTIME. Inputs the fuzzer finds
-# interesting land in Go's cache; failing ones in the package's
-# testdata/fuzz/<Target>/ (commit those: they run in every go test).
+# interesting land in Go's cache ($(go env GOCACHE)/fuzz), failing ones in
+# the package's testdata/fuzz/<Target>/; commit both kinds there (they run
+# as seeds in every go test).
 # One target per line, package:FuzzName.
 FUZZTIME ?= 30s
+# Minimising a new input from a large seed can otherwise take a minute of
+# the budget with no executions counted.
+FUZZMINIMIZETIME ?= 2s
 FUZZ_TARGETS := \
 	./harness/session:FuzzReadAndCheck \
 	./harness/session:FuzzFastDecode \
@@ -41,7 +45,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
 # Rewrite golden files; read every diff before you commit it.

@@ -170,50 +170,6 @@ func BenchmarkAppend(b *testing.B) {
 	})
 }
 
-// BenchmarkLoad opens persisted logs of 10k, 100k and 1M events the way the
-// agent does (Dir.Open: read and parse every line, check the invariants,
-// reopen for append). The files are generated once, before the timers.
-func BenchmarkLoad(b *testing.B) {
-	dir := session.Dir{Path: b.TempDir()}
-	for _, n := range sizes {
-		id := fileID(n)
-		path, err := dir.File(id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := session.CreateFile(path, session.Header{Type: "session", ID: id, CreatedAt: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, e := range genEvents(n) {
-			if err := s.Write(e); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := s.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, n := range sizes {
-		b.Run(sizeName(n), func(b *testing.B) {
-			p := startPerEvent(b, n)
-			for b.Loop() {
-				l, warnings, err := dir.Open(fileID(n))
-				if err != nil || len(warnings) > 0 {
-					b.Fatal(err, warnings)
-				}
-				if l.Len() != n {
-					b.Fatalf("loaded %d events, want %d", l.Len(), n)
-				}
-				if err := l.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			p.stop()
-		})
-	}
-}
-
 // BenchmarkCurrentTodos looks up the current plan: Log.CurrentTodos is
 // constant time whatever the log's length; the event-slice projection
 // session.CurrentTodos scans back from the end (worst case: no todo/write).

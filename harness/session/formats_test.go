@@ -131,8 +131,8 @@ func TestFormatErrorsNameTheLine(t *testing.T) {
 			`x.jsonl:2: text-chunks row: field "data.dt" has 3 entries for 1 chunks`},
 		"seq missing after an event that had one": {hdr + turnStart + `{"type":"turn/end","data":{"turn":1}}` + "\n",
 			`x.jsonl:3: event: missing field "seq" (the log's first event, line 2, has one)`},
-		"seq in a log without seq": {hdr + `{"type":"turn/start","data":{"turn":1}}` + "\n" + `{"type":"turn/end","seq":1,"data":{"turn":1}}` + "\n",
-			`x.jsonl:3: event: field "seq" in a log whose first event (line 2) has none`},
+		"seq in a log without seq": {hdr + `{"type":"turn/start","data":{"turn":1}}` + "\n" + `{"type":"turn/end","seq":5,"data":{"turn":1}}` + "\n",
+			`x.jsonl:3: event: field "seq" 5 in a log whose first event (line 2) has none (only seq 1, continuing its numbering, may start seq envelopes)`},
 		"packed row without seq0 in a runtime log": {hdr + turnStart + `{"type":"reasoning-chunks","data":{"turn":1,"step":1,"index":0,"texts":["a"]}}` + "\n",
 			`x.jsonl:3: reasoning-chunks row: missing field "seq0"`},
 		"packed tool call without args": {hdr + `{"type":"tool-call-chunks","data":{"turn":1,"step":1,"index":0,"texts":["a"]}}` + "\n",
@@ -165,5 +165,90 @@ func TestHeaderExtraFieldsRoundTrip(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if string(b) != line+"\n" {
 		t.Fatalf("header written back as\n%s\nwant\n%s", b, line)
+	}
+}
+
+// The model history of a committed-fixture log: the original's message
+// shapes ({message: {content}} and tool-result parts) project like ours.
+func TestCommittedFixtureHistory(t *testing.T) {
+	ld, err := session.LoadFile(fixture("head-todo-write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := session.DeriveMessages(ld.Events)
+	var got []string
+	for _, m := range msgs {
+		s := m.Role
+		for _, p := range m.Content {
+			s += " " + p.Type
+			if p.Type == llm.PartToolCall {
+				s += ":" + p.Name
+			}
+		}
+		if m.ToolCallID != "" {
+			s += " for " + m.ToolCallID
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"user text", "user text",
+		"assistant reasoning tool-call:todo_write",
+		"tool text for call_00_UHvM5RrwIkjNJ9xh3S735164",
+		"assistant reasoning text",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if msgs[3].Content[0].Text != "Updated todo list: 1 pending, 2 in progress, 0 completed." || msgs[4].Content[1].Text != "DONE" {
+		t.Fatalf("contents: %+v / %+v", msgs[3].Content, msgs[4].Content)
+	}
+}
+
+// An agent continuing a session the original wrote appends in the runtime
+// format; the log still reads, checks and replays as one.
+func TestAppendingToACommittedFixtureLog(t *testing.T) {
+	b, err := os.ReadFile(fixture("head-todo-write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := session.Dir{Path: t.TempDir()}
+	path, _ := dir.File("h")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, warnings, err := dir.Open("h", session.WithClock(fixedClock))
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("open: %v %q", err, warnings)
+	}
+	for _, a := range midTurn(2) {
+		if _, err := l.Append(a.typ, a.data, a.opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(after), string(b)) {
+		t.Fatal("appending rewrote the original's lines")
+	}
+	ld, err := session.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ld.Events) != 115+len(midTurn(2)) || ld.Events[115].Seq != 115 {
+		t.Fatalf("%d events, the first appended has seq %d", len(ld.Events), ld.Events[115].Seq)
+	}
+	if err := session.CheckEvents(ld.Events); err != nil {
+		t.Fatal(err)
+	}
+	// The turn left open is closed on the next reopen, and that reads too.
+	l, warnings, err = dir.Open("h")
+	if err != nil || len(warnings) != 1 {
+		t.Fatalf("reopen: %v %q", err, warnings)
+	}
+	l.Close()
+	if _, err := session.LoadFile(path); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package session_test
+package session
 
 import (
 	"bytes"
@@ -11,8 +11,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/todoharness/todoharness/harness/session"
 )
 
 // FuzzReadAndCheck drives the session log reader, the invariants, the
@@ -22,10 +20,14 @@ import (
 // restores and projects; and whatever loads, written back by the writer and
 // read again, gives the same events (so nothing read is lost or changed).
 func FuzzReadAndCheck(f *testing.F) {
+	const hdr = `{"type":"session","version":0,"id":"s","createdAt":0}` + "\n"
+	const turnStart = `{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}` + "\n"
 	for _, name := range []string{"head-todo-write", "head-packed-chunks"} {
-		if b, err := os.ReadFile(fixture(name)); err == nil {
-			f.Add(b)
+		b, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "interop", "deepseek-harness", name, "session.jsonl"))
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	f.Add([]byte(hdr + turnStart + `{"type":"todo/write","seq":1,"time":2,"data":{"todos":[{"content":"a","status":"in_progress"}]}}` + "\n" + `{"type":"turn/end","seq":2,"time":0,"data":{"turn":1}}`))
 	f.Add([]byte(hdr + `{"type":"text-chunks","seq0":0,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}` + "\n"))
@@ -34,9 +36,9 @@ func FuzzReadAndCheck(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tm := time.AfterFunc(30*time.Second, func() { panic(fmt.Sprintf("slow input %q", data)) })
 		defer tm.Stop()
-		ld, err := session.ReadContext(context.Background(), bytes.NewReader(data), "f.jsonl")
+		ld, err := ReadContext(context.Background(), bytes.NewReader(data), "f.jsonl")
 		if err != nil {
-			var le *session.LineError
+			var le *LineError
 			if !errors.As(err, &le) || le.Line < 1 || le.ID == "" {
 				t.Fatalf("read error without a line and rule: %v", err)
 			}
@@ -46,9 +48,9 @@ func FuzzReadAndCheck(f *testing.F) {
 			if ld.Lines[i] < 2 {
 				t.Fatalf("event %d on line %d", i, ld.Lines[i])
 			}
-			if e.Type == session.TypeTodoWrite {
-				for _, p := range []session.Policy{session.PolicySingle, session.PolicyParallel} {
-					for _, fd := range session.CheckTodoWrite(e.Data, p) {
+			if e.Type == TypeTodoWrite {
+				for _, p := range []Policy{PolicySingle, PolicyParallel} {
+					for _, fd := range CheckTodoWrite(e.Data, p) {
 						if fd.ID == "" || fd.Msg == "" {
 							t.Fatalf("finding without ID or message: %+v", fd)
 						}
@@ -56,8 +58,8 @@ func FuzzReadAndCheck(f *testing.F) {
 				}
 			}
 		}
-		if session.CheckEvents(ld.Events) == nil {
-			l, err := session.Restore(ld.Header, ld.Events)
+		if CheckEvents(ld.Events) == nil {
+			l, err := Restore(ld.Header, ld.Events)
 			if err != nil {
 				t.Fatalf("CheckEvents passed, Restore failed: %v", err)
 			}
@@ -65,21 +67,16 @@ func FuzzReadAndCheck(f *testing.F) {
 			_, _ = l.CurrentTodos()
 		}
 
-		// Written back in the runtime format and read again: the same log.
-		path := filepath.Join(t.TempDir(), "w.jsonl")
-		s, err := session.CreateFile(path, ld.Header)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ld.Events {
-			if err := s.Write(e); err != nil {
-				t.Fatal(err)
+		// Written back in the runtime format (the FileStore's encoding) and
+		// read again: the same log.
+		var buf bytes.Buffer
+		for i, v := range append([]any{ld.Header}, eventsAsAny(ld.Events)...) {
+			if err := encodeJSON(&buf, v); err != nil {
+				t.Fatalf("encode line %d: %v", i+1, err)
 			}
+			buf.WriteByte('\n')
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		back, err := session.LoadFile(path)
+		back, err := Read(&buf, "back.jsonl")
 		if err != nil {
 			t.Fatalf("the writer's output does not read back: %v", err)
 		}
@@ -95,6 +92,14 @@ func FuzzReadAndCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+func eventsAsAny(evs []Event) []any {
+	out := make([]any, len(evs))
+	for i, e := range evs {
+		out[i] = e
+	}
+	return out
 }
 
 func sameJSON(t *testing.T, a, b any) bool {

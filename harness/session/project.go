@@ -31,15 +31,43 @@ func surfaceMessage(e Event) (llm.Message, bool) {
 		}
 		return llm.Message{Role: llm.RoleUser, Content: d.Content}, true
 	case TypeAssistantMessage:
-		var d AssistantMessage
+		var d struct {
+			AssistantMessage
+			Message *struct {
+				Content []llm.Part `json:"content"`
+			} `json:"message"`
+		}
 		if json.Unmarshal(e.Data, &d) != nil {
 			return llm.Message{}, false
 		}
+		if d.Content == nil && d.Message != nil {
+			// The original's current shape: {turn, step, message: {role, content}}.
+			d.Content = d.Message.Content
+		}
 		return llm.Message{Role: llm.RoleAssistant, Content: d.Content}, true
 	case TypeToolResult:
-		var d ToolResult
+		var d struct {
+			ToolResult
+			Message *struct {
+				Content []struct {
+					Type       string     `json:"type"`
+					ToolCallID string     `json:"toolCallId"`
+					Content    []llm.Part `json:"content"`
+					IsError    bool       `json:"isError"`
+				} `json:"content"`
+			} `json:"message"`
+		}
 		if json.Unmarshal(e.Data, &d) != nil {
 			return llm.Message{}, false
+		}
+		if d.CallID == "" && d.Message != nil {
+			// The original's current shape: {turn, step, message: {content:
+			// [{type: "tool-result", toolCallId, content, isError}]}}.
+			for _, p := range d.Message.Content {
+				if p.Type == "tool-result" {
+					return llm.Message{Role: llm.RoleTool, Content: p.Content, ToolCallID: p.ToolCallID, IsError: p.IsError}, true
+				}
+			}
 		}
 		return llm.Message{Role: llm.RoleTool, Content: d.Content, ToolCallID: d.CallID, IsError: d.IsError}, true
 	}

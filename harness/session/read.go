@@ -69,13 +69,21 @@ type Reader struct {
 	format     string
 	formatLine int
 	nextSeq    int
+	switched   bool    // a committed-fixture log went on with seq envelopes
 	queue      []Event // the rest of an expanded packed row
 	queueLine  int
 }
 
 // Format returns the log's format (FormatRuntime or FormatFixture), decided
-// by its first event ("" before it).
-func (r *Reader) Format() string { return r.format }
+// by its first event ("" before it). A committed-fixture log that this
+// package appended to (its later events carry seq, continuing the
+// synthesised numbering) reports FormatFixture.
+func (r *Reader) Format() string {
+	if r.switched {
+		return FormatFixture
+	}
+	return r.format
+}
 
 // NewReader returns a Reader of r; name is the file name used in errors.
 func NewReader(r io.Reader, name string, opts ReadOptions) *Reader {
@@ -226,8 +234,13 @@ func (r *Reader) parse(body []byte) ([]Event, error) {
 	switch {
 	case r.format == FormatRuntime && !hasSeq:
 		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: missing field \"seq\" (the log's first event, line %d, has one)", r.formatLine)}
+	case r.format == FormatFixture && hasSeq && e.Seq == r.nextSeq && !r.switched:
+		// Events appended to a committed-fixture log by this package's
+		// writer: they carry seq, continuing the synthesised numbering. From
+		// here on every event must have one.
+		r.format, r.formatLine, r.switched = FormatRuntime, r.lineNo, true
 	case r.format == FormatFixture && hasSeq:
-		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: field \"seq\" in a log whose first event (line %d) has none", r.formatLine)}
+		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: field \"seq\" %d in a log whose first event (line %d) has none (only seq %d, continuing its numbering, may start seq envelopes)", e.Seq, r.formatLine, r.nextSeq)}
 	case r.format == FormatFixture:
 		e.Seq = r.nextSeq
 	}

@@ -180,51 +180,32 @@ func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Po
 		}
 		return false
 	}
-	h, err := rd.Header(ctx)
+	sum, err := session.Check(ctx, rd, p, session.CheckHooks{
+		Unknown: func(typ string, line int) {
+			fmt.Fprintf(errw, "warning: %s:%d: unknown event type %q (kept, not checked; reported once per type)\n", path, line, typ)
+		},
+		Finding: func(e session.Event, line int, fd session.Finding) {
+			fmt.Fprintf(errw, "FAIL %s:%d: todo/write seq %d: %s\n", path, line, e.Seq, fd)
+		},
+	})
 	if err != nil {
+		var ie *session.InvariantError
+		if errors.As(err, &ie) {
+			flushWarnings()
+			fmt.Fprintf(errw, "FAIL %s: %v [%s]\n", path, err, ie.ID)
+			return false
+		}
 		return fail(err)
 	}
-	var c session.Checker
-	unknown := map[string]bool{}
-	n, findings := 0, 0
-	for {
-		e, err := rd.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail(err)
-		}
-		n++
-		if !session.IsKnownType(e.Type) && !unknown[e.Type] {
-			unknown[e.Type] = true
-			fmt.Fprintf(errw, "warning: %s:%d: unknown event type %q (kept, not checked; reported once per type)\n", path, rd.Line(), e.Type)
-		}
-		if err := c.Check(e); err != nil {
-			var ie *session.InvariantError
-			if errors.As(err, &ie) {
-				ie.Line = rd.Line()
-				flushWarnings()
-				fmt.Fprintf(errw, "FAIL %s: %v [%s]\n", path, err, ie.ID)
-				return false
-			}
-			return fail(err)
-		}
-		if e.Type == session.TypeTodoWrite {
-			for _, fd := range session.CheckTodoWrite(e.Data, p) {
-				findings++
-				fmt.Fprintf(errw, "FAIL %s:%d: todo/write seq %d: %s\n", path, rd.Line(), e.Seq, fd)
-			}
-		}
-	}
 	flushWarnings()
-	if t, s := c.State(); t != 0 {
-		fmt.Fprintf(errw, "warning: %s: log ends inside turn %d (step %d): the turn never ended\n", path, t, s)
+	if sum.OpenTurn != 0 {
+		fmt.Fprintf(errw, "warning: %s: log ends inside turn %d (step %d): the turn never ended\n", path, sum.OpenTurn, sum.OpenStep)
 	}
-	if findings > 0 {
-		fmt.Fprintf(errw, "FAIL %s: %d todo_write contract finding(s) under the %s policy\n", path, findings, p)
+	if sum.Findings > 0 {
+		fmt.Fprintf(errw, "FAIL %s: %d todo_write contract finding(s) under the %s policy\n", path, sum.Findings, p)
 		return false
 	}
+	h, n := sum.Header, sum.Events
 	extra := ""
 	if rd.Format() == session.FormatFixture {
 		extra = " (" + session.FormatFixture + " format)"

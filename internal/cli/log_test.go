@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,21 +41,29 @@ func TestLogCheckOfDevZeroStopsAtTheLineLimit(t *testing.T) {
 	}
 }
 
-// `log check` of a FIFO whose writer is silent stops when the command's
-// context ends (what SIGINT/SIGTERM do in main).
-func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
+// silentFIFO returns a FIFO whose writer (kept open until the test ends)
+// wrote content and then nothing more.
+func silentFIFO(t *testing.T, content string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("no FIFOs here: %v", err)
 	}
-	w, err := os.OpenFile(path, os.O_RDWR, 0)
+	w, err := os.OpenFile(path, os.O_RDWR, 0) // does not wait for a reader
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	if _, err := w.WriteString(`{"type":"session","version":0,"id":"s","createdAt":0}` + "\n"); err != nil {
+	t.Cleanup(func() { w.Close() })
+	if _, err := w.WriteString(content); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// `log check` of a FIFO whose writer is silent stops when the command's
+// context ends (what SIGINT/SIGTERM do in main).
+func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
+	path := silentFIFO(t, `{"type":"session","version":0,"id":"s","createdAt":0}`+"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan string, 1)
 	go func() {
@@ -208,5 +217,48 @@ func TestLogCheckListNamesEveryInvariant(t *testing.T) {
 		if !strings.Contains(stdout, "\n"+id+" ") && !strings.HasPrefix(stdout, id+" ") {
 			t.Fatalf("--list lacks %s:\n%s", id, stdout)
 		}
+	}
+}
+
+// TestLogCheckSignalChild is the process TestLogCheckStopsOnSIGINTAndSIGTERM
+// signals: the test binary running Main, as the todoharness binary does.
+func TestLogCheckSignalChild(t *testing.T) {
+	args := os.Getenv("TODOHARNESS_LOGCHECK_CHILD")
+	if args == "" {
+		t.Skip("helper process of TestLogCheckStopsOnSIGINTAndSIGTERM, not a test on its own")
+	}
+	os.Exit(Main(strings.Split(args, "\n")))
+}
+
+// `log check` of a FIFO whose writer never ends its line stops when the
+// process gets SIGINT or SIGTERM.
+func TestLogCheckStopsOnSIGINTAndSIGTERM(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			path := silentFIFO(t, `{"type":"session","version":0,"id":"s","createdAt":0}`+"\n"+`{"type":"turn/st`)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLogCheckSignalChild$")
+			cmd.Env = append(os.Environ(), "TODOHARNESS_LOGCHECK_CHILD=log\ncheck\n"+path)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			time.Sleep(300 * time.Millisecond)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "context canceled") {
+					t.Fatalf("after %v: %v, stderr %q; want exit 1 naming the cancelled context", sig, err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("log check still running 10s after %v", sig)
+			}
+		})
 	}
 }
