@@ -415,7 +415,11 @@ func writeTranscript(d string, cr *CaseResult) error {
 		if m.Dir == Received {
 			arrow = "<"
 		}
-		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line)
+		capped := ""
+		if m.Capped {
+			capped = fmt.Sprintf(" […] CAPPED: %s", m.Problem)
+		}
+		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s%s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line, capped)
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
 	for _, e := range ev.allRequests() {
