@@ -40,6 +40,12 @@ FUZZ_TARGETS := \
 	./harness/session:FuzzReadAndCheck \
 	./harness/session:FuzzFastDecode \
 	./harness/acp:FuzzLineFilter \
+	./mockmodel:FuzzDecodeOpenAIChat \
+	./mockmodel:FuzzDecodeOpenAIResponses \
+	./mockmodel:FuzzDecodeAnthropic \
+	./mockmodel:FuzzDecodeGemini \
+	./conformance:FuzzLoadCase \
+	./harness/llm/cassette:FuzzCassette \
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -81,12 +81,19 @@
 // never the runner.
 //
 // The runner is the ACP client: it answers session/request_permission with
-// an allow option (allow_once, else allow_always, else another allow_*
-// kind; cancelled when there is none, never a reject option),
-// fs/read_text_file and fs/write_text_file for absolute paths inside the
-// case's directory only (symlinks followed; else -32602), and anything else
-// with method-not-found (-32601), and records each request with what was
-// asked (ProcResult.ClientRequests, the transcript). It keeps the raw wire (both directions, both
+// an allow option (allow_once, else allow_always, exactly; cancelled when
+// there is none, never a reject option), fs/read_text_file and
+// fs/write_text_file for absolute paths inside the case's directory only,
+// opened beneath it with os.Root (no symlink out, no check-then-use window)
+// and only for regular files with one link (else -32602), and anything
+// else with method-not-found (-32601), and records each request with what
+// was asked (ProcResult.ClientRequests, the transcript). Its own requests
+// echoed back are never answered: the call fails saying so. Every write to
+// the agent gives up when the case's context ends, and the case's end kills
+// the process group whatever the runner is doing; on Linux the runner is a
+// child subreaper and kills every descendant of a case when it ends
+// (ProcResult.Killed). The wire is bounded (maxWireLine, maxWireMsgs,
+// maxWireBytes: a capped line is marked, a flood stops the case). It keeps the raw wire (both directions, both
 // processes of a load case): checks read raw JSON, because SDK decoders
 // misfile update kinds they do not know, and ACP-SCHEMA-1 validates every
 // message the agent sends against the ACP JSON schema, by method (an

@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +191,104 @@ func TestServeReadFIFO(t *testing.T) {
 			t.Errorf("read of a FIFO: %v, want a refusal naming a regular file", rerr)
 		}
 	})
+}
+
+func TestReadLine(t *testing.T) {
+	in := "abc\n" + strings.Repeat("x", 40) + "\n" + "crlf\r\n" + strings.Repeat("y", 11) + "\n" + strings.Repeat("z", 10) + "\n" + "tail"
+	r := bufio.NewReaderSize(strings.NewReader(in), 16)
+	type got struct {
+		line string
+		size int
+	}
+	var out []got
+	for {
+		line, size, err := readLine(r, 10)
+		out = append(out, got{string(line), size})
+		if err != nil {
+			break
+		}
+	}
+	want := []got{{"abc", 3}, {strings.Repeat("x", 11), 40}, {"crlf", 4}, {strings.Repeat("y", 11), 11}, {strings.Repeat("z", 10), 10}, {"tail", 4}}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("got %+v\nwant %+v", out, want)
+	}
+}
+
+// A line over the cap is kept as a marked prefix; the next line is read.
+func TestWireLineOverCap(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{ctx: context.Background(), stdout: outR, exited: make(chan struct{})}
+	log := newWireLog(time.Now())
+	c := newConn(p, log, 0, t.TempDir())
+	go func() {
+		big := bytes.Repeat([]byte("a"), maxWireLine+100)
+		outW.Write(append(big, '\n'))
+		outW.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n"))
+		outW.Close()
+	}()
+	<-c.done
+	msgs := log.snapshot()
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	m := msgs[0]
+	if !m.Capped || m.Size != maxWireLine+100 || len(m.Line) != wireLinePrefix || m.Kind != KindInvalid || !strings.Contains(m.Problem, "cap") {
+		t.Errorf("capped %v size %d line %d bytes kind %s problem %q", m.Capped, m.Size, len(m.Line), m.Kind, m.Problem)
+	}
+	if msgs[1].Kind != KindNotification {
+		t.Errorf("the line after: %+v", msgs[1])
+	}
+}
+
+// An agent flooding the wire is stopped at the case's wire cap: the case
+// does not complete and says why; the log keeps no more than the cap.
+func TestRunWireFlood(t *testing.T) {
+	t.Parallel()
+	script, err := filepath.Abs("testdata/flood/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Config{Agent: Target{Command: []string{"sh", script, "notify"}},
+		Cases: oneCase(t, "plan-basic"), Dialect: DialectTodoWrite, Timeout: 30 * time.Second, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.Cases[0]
+	t.Logf("case took %s, run %s, %d messages kept", cr.Duration, rep.Duration, len(cr.ev.Wire))
+	if n := len(cr.ev.Wire); n > maxWireMsgs {
+		t.Errorf("the wire log kept %d messages, cap %d", n, maxWireMsgs)
+	}
+	if cr.Completed || !strings.Contains(cr.Error, "cap") {
+		t.Errorf("case error %q, want the wire cap named", cr.Error)
+	}
+	if c, _ := rep.Check("RUN-1"); c.Outcome != Fail || !strings.Contains(c.Reason, "cap") {
+		t.Errorf("RUN-1: %s %q, want a failure naming the cap", c.Outcome, c.Reason)
+	}
+}
+
+// A capped wire line, a capped model body and text, and the descendants
+// the runner killed are marked in the transcript.
+func TestTranscriptMarksCapsAndKills(t *testing.T) {
+	c := &Case{ID: "c", Title: "t", Source: "(test)"}
+	ev := &Evidence{Case: c,
+		Procs: []ProcResult{{Argv: []string{"agent"}, Killed: []string{"pid 42 (sleep)"}}},
+		Wire:  []WireMsg{{Dir: Received, Line: "aaaa", Kind: KindInvalid, Capped: true, Size: 1 << 30, Problem: "a line of 1073741824 bytes, over the runner's cap"}},
+		Journal: []mockmodel.JournalEntry{{Wire: mockmodel.WireOpenAIChat, RawCapped: true, RawBytes: 20 << 20, RawSHA256: "abc",
+			Capped: []string{"messages[0].content[0].text: 20971520 bytes, sha256 def, first 1048576 kept"}}}}
+	d := t.TempDir()
+	if err := writeTranscript(d, &CaseResult{ID: "c", Title: "t", ev: ev}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(d, "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"killed by the runner: pid 42 (sleep)", "CAPPED: a line of 1073741824 bytes", "BODY CAPPED: 20971520 bytes, sha256 abc", "CAPPED: messages[0].content[0].text: 20971520 bytes"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the transcript does not say %q:\n%s", want, b)
+		}
+	}
 }

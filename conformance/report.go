@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // Report is the verdict of a run.
@@ -415,7 +417,11 @@ func writeTranscript(d string, cr *CaseResult) error {
 		if m.Dir == Received {
 			arrow = "<"
 		}
-		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line)
+		capped := ""
+		if m.Capped {
+			capped = fmt.Sprintf(" […] CAPPED: %s", m.Problem)
+		}
+		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s%s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line, capped)
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
 	for _, e := range ev.allRequests() {
@@ -427,6 +433,12 @@ func writeTranscript(d string, cr *CaseResult) error {
 			fmt.Fprintf(&b, " REFUSED: %s", e.Error)
 		}
 		b.WriteString("\n")
+		if e.RawCapped {
+			fmt.Fprintf(&b, "  BODY CAPPED: %d bytes, sha256 %s: only its first %d bytes were kept\n", e.RawBytes, e.RawSHA256, mockmodel.JournalBodyPrefix)
+		}
+		for _, c := range e.Capped {
+			fmt.Fprintf(&b, "  CAPPED: %s\n", c)
+		}
 		var tools []string
 		for _, t := range e.Tools {
 			tools = append(tools, t.Name)

@@ -49,25 +49,63 @@ type WireMsg struct {
 	ReplyTo string `json:"replyTo,omitempty"`
 	// Problem says why an invalid line is not a JSON-RPC 2.0 message.
 	Problem string `json:"problem,omitempty"`
+	// Capped: the line was longer than maxWireLine and was not parsed;
+	// Line holds its first wireLinePrefix bytes, Size its length.
+	Capped bool `json:"capped,omitempty"`
+	Size   int  `json:"size,omitempty"`
 }
 
-// wireLog is a case's ACP wire, shared by its processes.
+// Memory bounds of a case's wire.
+const (
+	// maxWireLine is the longest line parsed; a longer one is kept as its
+	// first wireLinePrefix bytes, marked Capped (an invalid message).
+	maxWireLine    = 16 << 20
+	wireLinePrefix = 4 << 10
+	// maxWireMsgs and maxWireBytes bound a case's wire log (both
+	// directions); an agent that sends past either is killed and the case
+	// does not complete.
+	maxWireMsgs  = 20_000
+	maxWireBytes = 64 << 20
+)
+
+// wireLog is a case's ACP wire, shared by its processes, bounded by
+// maxWireMsgs and maxWireBytes.
 type wireLog struct {
-	mu    sync.Mutex
-	start time.Time
-	msgs  []WireMsg
+	mu      sync.Mutex
+	start   time.Time
+	msgs    []WireMsg
+	bytes   int
+	dropped int // messages past the cap, not kept
 }
 
 func newWireLog(start time.Time) *wireLog { return &wireLog{start: start} }
 
-func (w *wireLog) add(m WireMsg) WireMsg {
+// add records m and returns it with its position; past the cap it keeps
+// nothing and returns Seq -1 and full.
+func (w *wireLog) add(m WireMsg) (_ WireMsg, full bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m.Seq = len(w.msgs)
 	m.Time = time.Now()
 	m.At = m.Time.Sub(w.start)
+	if w.dropped > 0 || len(w.msgs) >= maxWireMsgs || w.bytes+len(m.Line) > maxWireBytes {
+		w.dropped++
+		m.Seq = -1
+		return m, true
+	}
+	m.Seq = len(w.msgs)
+	w.bytes += len(m.Line)
 	w.msgs = append(w.msgs, m)
-	return m
+	return m, false
+}
+
+// capNote says how the cap was hit ("" when it was not).
+func (w *wireLog) capNote() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the wire log reached the runner's cap of %d messages or %d bytes per case after %d messages (%d bytes)", maxWireMsgs, maxWireBytes, len(w.msgs), w.bytes)
 }
 
 func (w *wireLog) snapshot() []WireMsg {
@@ -167,13 +205,14 @@ type conn struct {
 	// writeSem is the write lock (one line at a time), taken with a
 	// context; writeErr, once set, fails every later write (a line was
 	// abandoned half written: the stream is broken).
-	writeSem chan struct{}
-	writeErr error
-	mu       sync.Mutex
-	nextID   int
-	pending  map[string]chan reply
-	methods  map[string]string // id -> method of our requests
-	done     chan struct{}     // reader reached EOF
+	writeSem     chan struct{}
+	writeErr     error
+	overflowOnce sync.Once
+	mu           sync.Mutex
+	nextID       int
+	pending      map[string]chan reply
+	methods      map[string]string // id -> method of our requests
+	done         chan struct{}     // reader reached EOF
 
 	clientReqs []ClientRequest
 }
@@ -193,15 +232,62 @@ func (c *conn) read() {
 	defer close(c.done)
 	r := bufio.NewReaderSize(c.p.stdout, 64<<10)
 	for {
-		line, err := r.ReadBytes('\n')
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, size, err := readLine(r, maxWireLine)
+		switch {
+		case size > maxWireLine:
+			c.record(WireMsg{Line: string(line[:wireLinePrefix]), Kind: KindInvalid, Capped: true, Size: size,
+				Problem: fmt.Sprintf("a line of %d bytes, over the runner's cap of %d bytes: not parsed (its first %d bytes kept)", size, maxWireLine, wireLinePrefix)})
+		case len(bytes.TrimSpace(line)) > 0:
 			c.dispatch(line)
 		}
 		if err != nil {
 			return // EOF, or the runner closed the pipe after the process exited
 		}
 	}
+}
+
+// readLine reads one line without its line end. A line longer than max is
+// read to its end, but only its first max+1 bytes are returned; size is
+// the length of the whole line.
+func readLine(r *bufio.Reader, max int) (line []byte, size int, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		size += len(chunk)
+		if room := max + 1 - len(line); room > 0 {
+			line = append(line, chunk[:min(room, len(chunk))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			size--
+			if size <= max {
+				line = line[:size]
+			}
+			if n := len(line); n > 0 && size <= max && line[n-1] == '\r' {
+				line, size = line[:n-1], size-1
+			}
+		}
+		return line, size, err
+	}
+}
+
+// record adds a received message to the wire log; the first one past the
+// cap kills the agent (the case does not complete, and says why).
+func (c *conn) record(m WireMsg) WireMsg {
+	m.Proc, m.Dir = c.idx, Received
+	m, full := c.log.add(m)
+	if full {
+		c.overflow()
+	}
+	return m
+}
+
+// overflow kills the agent once the wire log is full.
+func (c *conn) overflow() {
+	c.overflowOnce.Do(func() {
+		go c.p.kill("killed (process group): " + c.log.capNote())
+	})
 }
 
 func (c *conn) dispatch(line []byte) {
@@ -229,7 +315,7 @@ func (c *conn) dispatch(line []byte) {
 		}
 		c.mu.Unlock()
 	}
-	m = c.log.add(m)
+	m = c.record(m)
 	switch {
 	case echoOf != nil:
 		echoOf <- reply{seq: m.Seq, err: fmt.Errorf("the agent sent the runner's own %s request (id %s) back instead of answering it: it echoes its input, it does not speak ACP", env.Method, truncate(string(env.ID), 40))}
@@ -373,7 +459,10 @@ func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int
 	if method != "" {
 		m.Method = method
 	}
-	m = c.log.add(m)
+	m, full := c.log.add(m)
+	if full {
+		c.overflow()
+	}
 	// An ended context unblocks the write (a past deadline); the process
 	// watchdog kills the agent besides.
 	stop := context.AfterFunc(ctx, func() { _ = c.p.stdin.SetWriteDeadline(time.Now()) })
@@ -447,7 +536,11 @@ func (c *conn) call(ctx context.Context, method string, params any) (callResult,
 	default:
 	}
 	if c.p.hasExited() {
-		return out, fmt.Errorf("no answer to %s: %w (%s)", method, ErrAgentExited, c.p.exitDescription())
+		how := c.p.exitDescription()
+		if k := c.p.killedHow(); k != "" {
+			how += "; " + k
+		}
+		return out, fmt.Errorf("no answer to %s: %w (%s)", method, ErrAgentExited, how)
 	}
 	return out, fmt.Errorf("no answer to %s: the agent closed its stdout", method)
 }

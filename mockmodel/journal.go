@@ -1,9 +1,12 @@
 package mockmodel
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +41,19 @@ type JournalEntry struct {
 	Tools []llm.ToolSpec `json:"tools,omitempty"`
 	// Raw is the request body as received; a body that is not JSON is kept
 	// as a JSON string. For the in-process model it is the llm.Request as
-	// JSON.
+	// JSON. A body over MaxJournalBody bytes is not kept whole: RawCapped
+	// is set and Raw holds its first JournalBodyPrefix bytes as a JSON
+	// string.
 	Raw json.RawMessage `json:"raw,omitempty"`
+	// RawBytes is the size of the body as received, RawSHA256 its SHA-256
+	// (hex): they identify a capped body.
+	RawBytes  int    `json:"rawBytes,omitempty"`
+	RawSHA256 string `json:"rawSha256,omitempty"`
+	RawCapped bool   `json:"rawCapped,omitempty"`
+	// Capped lists the message texts and arguments cut to MaxJournalText
+	// bytes ("messages[2].content[0].text: 20000000 bytes, sha256 …"): a
+	// check reading them sees only their beginning.
+	Capped []string `json:"capped,omitempty"`
 	// TurnIndex is the 0-based script turn that answered, or -1 if none
 	// (malformed request, past the end of the script, unknown path, a side
 	// request).
@@ -76,10 +90,32 @@ const (
 	ToolErrorsPrefix = "prefix"
 )
 
-// Journal records requests. It is safe for concurrent use.
+// Memory bounds of the journal: a long-running `mock serve` fed big
+// bodies must not keep them all.
+const (
+	// MaxJournalBody is the largest request body kept whole in Raw;
+	// JournalBodyPrefix is how much of a larger one is kept.
+	MaxJournalBody    = 1 << 20
+	JournalBodyPrefix = 64 << 10
+	// MaxJournalText is the largest message text (or tool-call arguments)
+	// kept whole; a longer one keeps its first MaxJournalText bytes.
+	MaxJournalText = 1 << 20
+	// JournalRingEntries and JournalRingBytes bound the journal: it is a
+	// ring that drops its oldest entries beyond either (the newest entry
+	// is always kept). Entry sizes are estimated from Raw, the texts and
+	// the tool schemas.
+	JournalRingEntries = 4096
+	JournalRingBytes   = 256 << 20
+)
+
+// Journal records requests, the newest JournalRingEntries (and
+// JournalRingBytes) of them. It is safe for concurrent use.
 type Journal struct {
 	mu      sync.Mutex
 	entries []JournalEntry
+	sizes   []int
+	bytes   int
+	total   int // entries ever added: the next Index
 	tee     io.Writer
 	teeErr  error
 }
@@ -108,9 +144,22 @@ func (j *Journal) TeeErr() error {
 func (j *Journal) add(e JournalEntry) JournalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e.Index = len(j.entries)
-	e = copyEntry(e)
+	e.Index = j.total
+	j.total++
+	e = capTexts(copyEntry(e))
+	size := entrySize(e)
 	j.entries = append(j.entries, e)
+	j.sizes = append(j.sizes, size)
+	j.bytes += size
+	drop := 0
+	for len(j.entries)-drop > 1 && (len(j.entries)-drop > JournalRingEntries || j.bytes > JournalRingBytes) {
+		j.bytes -= j.sizes[drop]
+		drop++
+	}
+	if drop > 0 {
+		j.entries = append(j.entries[:0:0], j.entries[drop:]...)
+		j.sizes = append(j.sizes[:0:0], j.sizes[drop:]...)
+	}
 	if j.tee != nil && j.teeErr == nil {
 		if err := writeLine(j.tee, e); err != nil {
 			j.teeErr = fmt.Errorf("mockmodel: journal tee: %w", err)
@@ -130,11 +179,19 @@ func (j *Journal) Entries() []JournalEntry {
 	return out
 }
 
-// Len returns the number of recorded entries.
+// Len returns the number of requests recorded, those the ring dropped
+// included (the Index of the next one).
 func (j *Journal) Len() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return len(j.entries)
+	return j.total
+}
+
+// Dropped returns how many of the oldest entries the ring dropped.
+func (j *Journal) Dropped() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.total - len(j.entries)
 }
 
 // Last returns the last entry, if any.
@@ -198,14 +255,71 @@ func copyEntry(e JournalEntry) JournalEntry {
 	return e
 }
 
-// rawJSON keeps body as JSON: itself if valid, else as a JSON string.
-func rawJSON(body []byte) json.RawMessage {
+// keptBody is a request body as journaled (see JournalEntry.Raw).
+type keptBody struct {
+	raw    json.RawMessage
+	size   int
+	sum    string
+	capped bool
+}
+
+// rawJSON keeps body as JSON: itself if valid, else as a JSON string; a
+// body over MaxJournalBody keeps its first JournalBodyPrefix bytes as a
+// JSON string, its size and its hash.
+func rawJSON(body []byte) keptBody {
 	if len(body) == 0 {
-		return nil
+		return keptBody{}
 	}
-	if json.Valid(body) {
-		return append(json.RawMessage(nil), body...)
+	sum := sha256.Sum256(body)
+	k := keptBody{size: len(body), sum: hex.EncodeToString(sum[:])}
+	switch {
+	case len(body) > MaxJournalBody:
+		k.capped = true
+		k.raw, _ = json.Marshal(string(body[:JournalBodyPrefix]))
+	case json.Valid(body):
+		k.raw = append(json.RawMessage(nil), body...)
+	default:
+		k.raw, _ = json.Marshal(string(body))
 	}
-	b, _ := json.Marshal(string(body))
-	return b
+	return k
+}
+
+// capTexts cuts the message texts and arguments of e over MaxJournalText
+// bytes, listing each in e.Capped. It changes e's messages in place: pass
+// it a copy.
+func capTexts(e JournalEntry) JournalEntry {
+	cut := func(where string, s *string) {
+		if len(*s) <= MaxJournalText {
+			return
+		}
+		sum := sha256.Sum256([]byte(*s))
+		e.Capped = append(e.Capped, fmt.Sprintf("%s: %d bytes, sha256 %s, first %d kept", where, len(*s), hex.EncodeToString(sum[:]), MaxJournalText))
+		*s = strings.ToValidUTF8((*s)[:MaxJournalText], "")
+	}
+	for i, m := range e.Messages {
+		for k := range m.Content {
+			where := fmt.Sprintf("messages[%d].content[%d]", i, k)
+			cut(where+".text", &m.Content[k].Text)
+			cut(where+".arguments", &m.Content[k].Arguments)
+		}
+	}
+	cut("system", &e.System)
+	return e
+}
+
+// entrySize estimates the memory an entry holds.
+func entrySize(e JournalEntry) int {
+	n := 256 + len(e.Raw) + len(e.System) + len(e.Error)
+	for _, m := range e.Messages {
+		for _, p := range m.Content {
+			n += 64 + len(p.Text) + len(p.Arguments) + len(p.ID) + len(p.Name)
+		}
+	}
+	for _, t := range e.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	for _, c := range e.Capped {
+		n += len(c)
+	}
+	return n
 }

@@ -46,7 +46,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Ch
 	}
 	pl, _, rerr := m.p.take(request{
 		wire: WireInProcess, errFrom: ToolErrorsFlag, stream: true, model: req.Model, system: req.System,
-		messages: req.Messages, tools: req.Tools, raw: raw,
+		messages: req.Messages, tools: req.Tools, raw: rawJSON(raw),
 	}, nil)
 	if rerr != nil {
 		return llm.Response{}, rerr

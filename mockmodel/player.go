@@ -1,7 +1,6 @@
 package mockmodel
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -61,7 +60,7 @@ type request struct {
 	system   string
 	messages []llm.Message
 	tools    []llm.ToolSpec
-	raw      json.RawMessage
+	raw      keptBody
 }
 
 // player walks a script, one turn per request, and journals every request.
@@ -94,7 +93,8 @@ func (p *player) remaining() int {
 func (p *player) entry(req request) JournalEntry {
 	return JournalEntry{
 		Time: p.clock(), Path: req.path, Wire: req.wire, Stream: req.stream, Model: req.model, System: req.system,
-		Messages: req.messages, ToolErrors: req.errFrom, Tools: req.tools, Raw: req.raw, TurnIndex: -1, Status: http.StatusOK,
+		Messages: req.messages, ToolErrors: req.errFrom, Tools: req.tools, Raw: req.raw.raw, RawBytes: req.raw.size, RawSHA256: req.raw.sum, RawCapped: req.raw.capped,
+		TurnIndex: -1, Status: http.StatusOK,
 	}
 }
 

@@ -1,6 +1,7 @@
 package mockmodel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -270,16 +271,21 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) 
 	c.answer(w, r, pl, req, je.Index+1)
 }
 
-// readBody reads a request body, bounded by maxBody.
+// readBody reads a request body, bounded by maxBody, into a buffer sized
+// by the Content-Length when there is one (no regrowth garbage: a big
+// body costs its size once).
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1)); err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
 	}
-	if len(body) > maxBody {
+	if buf.Len() > maxBody {
 		return nil, fmt.Errorf("body larger than %d bytes", maxBody)
 	}
-	return body, nil
+	return buf.Bytes(), nil
 }
 
 // writeJSON writes v as a JSON response with status.
