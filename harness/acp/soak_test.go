@@ -29,7 +29,7 @@ type soak struct {
 	seen    map[string][]string // per session: every update the client received live, in order
 	killP   float64             // probability of a kill during a prompt
 
-	prompts, kills, restarts, checked int
+	prompts, kills, midTurn, restarts, checked int
 }
 
 const promptsPerSession = 20
@@ -121,7 +121,9 @@ func (s *soak) prompt() {
 	}
 	a.kill(tb)
 	if !answered {
-		<-done
+		if <-done != nil {
+			s.midTurn++ // killed before the prompt's answer
+		}
 	}
 	s.kills++
 	s.seen[id] = append(s.seen[id], updateKeys(a.conn.Wire.Lines()[start:], id, false)...)
@@ -171,7 +173,10 @@ func TestKillSoakShort(t *testing.T) {
 	if s.kills == 0 {
 		t.Fatal("the soak killed nothing (seed too lucky): it proved nothing")
 	}
-	t.Logf("%d prompts, %d kills, %d restarts, %d received updates found in replays", s.prompts, s.kills, s.restarts, s.checked)
+	if s.midTurn == 0 {
+		t.Fatal("no kill landed inside a turn: the soak proved nothing about open turns")
+	}
+	t.Logf("%d prompts, %d kills (%d before the prompt's answer), %d restarts, %d received updates found in replays", s.prompts, s.kills, s.midTurn, s.restarts, s.checked)
 }
 
 // BenchmarkSoakKill is the soak of issue 13: b.N prompts (run it with
@@ -191,7 +196,8 @@ func BenchmarkSoakKill(b *testing.B) {
 	s.finish()
 	b.StopTimer()
 	b.ReportMetric(float64(s.kills), "kills")
+	b.ReportMetric(float64(s.midTurn), "mid-turn-kills")
 	b.ReportMetric(float64(s.restarts), "restarts")
 	b.ReportMetric(float64(s.checked), "updates-checked")
-	b.Logf("seed %d: %d prompts, %d kills, %d restarts, %d received updates found in replays", seed, s.prompts, s.kills, s.restarts, s.checked)
+	b.Logf("seed %d: %d prompts, %d kills (%d before the prompt's answer), %d restarts, %d received updates found in replays", seed, s.prompts, s.kills, s.midTurn, s.restarts, s.checked)
 }
