@@ -405,6 +405,9 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 			if errors.Is(err, session.ErrNotFound) {
 				return sdk.LoadSessionResponse{}, notFound(id, nil)
 			}
+			if le := (*session.LockedError)(nil); errors.As(err, &le) {
+				return sdk.LoadSessionResponse{}, lockedError(id, le)
+			}
 			return sdk.LoadSessionResponse{}, &sdk.RequestError{
 				Code: -32603, Message: fmt.Sprintf("cannot load session %s: %v", id, err),
 				Data: map[string]any{"sessionId": id, "error": err.Error()},
@@ -447,6 +450,25 @@ func (b *Bridge) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}
 	}
 	return sdk.LoadSessionResponse{}, nil
+}
+
+// lockedError answers a load of a session another process holds: -32603
+// (ACP has no code for a busy resource) with a message naming the holder.
+func lockedError(id string, le *session.LockedError) error {
+	who := "a process that did not record itself"
+	data := map[string]any{"sessionId": id, "error": le.Error(), "path": le.Path}
+	if h := le.Holder; h != nil {
+		who = fmt.Sprintf("pid %d", h.PID)
+		if h.Command != "" {
+			who += fmt.Sprintf(" (%s)", h.Command)
+		}
+		data["holder"] = h
+	}
+	return &sdk.RequestError{
+		Code:    -32603,
+		Message: fmt.Sprintf("session %s is in use by another process: %s holds its log; stop it or continue the session there", id, who),
+		Data:    data,
+	}
 }
 
 // loadTurn waits until no other load of id is running in this bridge and

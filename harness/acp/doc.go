@@ -27,7 +27,13 @@
 //     than letters, digits, '.', '_', '-'), answers -32002 "session not
 //     found: <id>"; an unreadable log, one that breaks an invariant or one
 //     whose replay fails answers -32603 with the reason, which names the
-//     file line.
+//     file line; a session whose log another process holds (the log's
+//     flock) answers -32603 "session <id> is in use by another process: pid
+//     N (command) holds its log", with the holder in data. Every event a
+//     client is shown was persisted first: the session log writes (and, for
+//     tool calls, results and todo/write, fsyncs) an event before it tells
+//     the bridge's subscription, so a killed agent's session reloads with
+//     everything the client saw, its open turn closed as interrupted.
 //
 // # Mapping (see Mapper.Map)
 //

@@ -1,12 +1,20 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acptest"
 	"github.com/todoharness/todoharness/harness/session"
 )
@@ -18,7 +26,6 @@ import (
 // log was buffered until turn/end, the file held only the header, and the
 // load replayed nothing.)
 func TestKilledTurnReloadsEverythingTheClientSaw(t *testing.T) {
-	pendingDurableAppend(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -65,4 +72,62 @@ func TestKilledTurnReloadsEverythingTheClientSaw(t *testing.T) {
 		t.Errorf("the killed turn is closed as %q", lastEnd)
 	}
 	t.Logf("killed turn closed as %q; %d updates seen, %d replayed", lastEnd, len(seen), len(replayed))
+}
+
+// A second agent process loading a session the first one holds is refused
+// with an error naming the holder, and writes nothing; once the first one
+// stopped, the second loads the session. (Before: both processes appended
+// to the log, the second over the first's events.)
+func TestSecondProcessLoadingAHeldSessionIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := startAgent(t, dir, modeTodoThenText)
+	if _, err := a.conn.Init(ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	id, err := a.conn.NewSessionIn(ctx, cwd)
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	if _, err := a.conn.PromptText(ctx, id, "first"); err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := startAgent(t, dir, modeTodoThenText)
+	if _, err := b.conn.Init(ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	err = b.conn.Load(ctx, id, cwd)
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("second process: session/load of a held session = %v, want a JSON-RPC error", err)
+	}
+	holder := fmt.Sprintf("pid %d", a.cmd.Process.Pid)
+	if !strings.Contains(re.Message, "in use by another process") || !strings.Contains(re.Message, holder) {
+		t.Errorf("error %d %q does not name the holder (%s)", re.Code, re.Message, holder)
+	}
+	if _, err := b.conn.PromptText(ctx, id, "second"); !errors.As(err, &re) || re.Code != acp.ErrCodeResourceNotFound {
+		t.Errorf("second process: prompt on the refused session = %v, want -32002", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the refused process changed the log")
+	}
+
+	a.stop(t)
+	if err := b.conn.Load(ctx, id, cwd); err != nil {
+		t.Fatalf("second process: session/load once the holder stopped: %v", err)
+	}
+	if _, err := b.conn.PromptText(ctx, id, "second"); err != nil {
+		t.Fatalf("second process: prompt: %v", err)
+	}
+	b.stop(t)
+	if lastEnd, open := checkLogFile(t, path); open || lastEnd != session.TurnCompleted {
+		t.Errorf("log after both: last turn %q, open %v", lastEnd, open)
+	}
 }

@@ -268,10 +268,3 @@ func checkLogFile(tb testing.TB, path string) (lastEnd string, open bool) {
 	t, _ := c.State()
 	return lastEnd, t != 0
 }
-
-// pendingDurableAppend skips a spec that needs the session log's durable
-// append (issue 13.1, harness/session) until it is on this branch.
-func pendingDurableAppend(tb testing.TB) {
-	tb.Helper()
-	tb.Skip("needs the session log to persist an event before its subscribers hear of it (issue 13.1, harness/session): not yet merged")
-}
