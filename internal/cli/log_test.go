@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,27 @@ func TestLogCheckOfDevZeroStopsAtTheLineLimit(t *testing.T) {
 	if !strings.Contains(stderr, "FAIL /dev/zero:1: line too long") || !strings.Contains(stderr, "limit of 67108864 bytes") {
 		t.Fatalf("stderr %q, want a line-too-long failure naming /dev/zero:1 and the limit", stderr)
 	}
+}
+
+// waitOpen waits until process pid has path open (Linux /proc).
+func waitOpen(t *testing.T, pid int, path string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		entries, err := os.ReadDir(fds)
+		if err != nil {
+			t.Skipf("cannot see the child's open files: %v", err)
+		}
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == path {
+				return
+			}
+		}
+	}
+	t.Fatalf("the child never opened %s", path)
 }
 
 // silentFIFO returns a FIFO whose writer (kept open until the test ends)
@@ -245,7 +267,9 @@ func TestLogCheckStopsOnSIGINTAndSIGTERM(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			time.Sleep(300 * time.Millisecond)
+			// Signal once the child reads the FIFO (Main has installed its
+			// signal handling before that).
+			waitOpen(t, cmd.Process.Pid, path)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
