@@ -35,6 +35,12 @@ type proc struct {
 	// the processes of this agent that left its tree and its group.
 	marker string
 
+	// endMu serialises endDescendants: the watchdog (case end) and the
+	// runner's own shutdown may both end the process at once, and whoever
+	// comes second must find the first one's list of killed descendants
+	// complete, not half-written.
+	endMu sync.Mutex
+
 	mu        sync.Mutex
 	stdinOpen bool
 	killed    string   // how the runner ended it, if it had to
@@ -175,6 +181,8 @@ func (p *proc) kill(why string) {
 // endDescendants kills the agent's process group and every descendant
 // that left it (Linux), noting those that were still running.
 func (p *proc) endDescendants() {
+	p.endMu.Lock()
+	defer p.endMu.Unlock()
 	left := findDescendants(p.cmd.Process.Pid, p.marker)
 	signalGroup(p.cmd.Process.Pid, sigKill)
 	killed := killDescendants(left, time.Second)
