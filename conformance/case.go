@@ -71,16 +71,17 @@ type Todo struct {
 type Write struct {
 	// Turn is the 0-based script turn that makes the call; Prompt the
 	// 0-based prompt step it belongs to.
-	Turn, Prompt int
+	Turn   int `json:"turn"`
+	Prompt int `json:"prompt"`
 	// CallID is the id the mock model gives the call.
-	CallID string
+	CallID string `json:"callId"`
 	// Todos is the list (trimmed content) when the arguments have the
 	// canonical shape; Shaped reports whether they do.
-	Todos  []Todo
-	Shaped bool
+	Todos  []Todo `json:"todos"`
+	Shaped bool   `json:"shaped"`
 	// Args is the canonical arguments object as scripted.
-	Args   any
-	Reject bool
+	Args   any  `json:"args,omitempty"`
+	Reject bool `json:"reject,omitempty"`
 }
 
 // LoadCase parses one case file; name is used in errors and as the default

@@ -1,15 +1,25 @@
 // Package conformance is the black-box conformance runner for the todo_write
 // contract: it starts any ACP agent as a subprocess, points it at the
 // scripted mock model (package mockmodel), drives it over ACP, and judges a
-// catalogue of checks clause by clause. It is shaped like testing/fstest's
-// TestFS: one call, Run, does the whole job; the `todoharness conform`
-// command and the tier:conformance ginkgo suite are thin shells over it.
+// catalogue of checks clause by clause. One call, Run, does the whole job;
+// the `todoharness conform` command and the tier:conformance ginkgo suite
+// are thin shells over it.
 //
 //	rep, err := conformance.Run(ctx, conformance.Config{
 //		Agent: conformance.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
 //		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
 //	})
 //	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteJUnit / WriteTranscripts
+//
+// Run is three parts. The drive starts the agent and runs each case's steps
+// (caseRun: set up, run, one explicit teardown) and collects its Evidence:
+// the ACP wire both ways with the time of every line, the steps, the model
+// journal, the processes. Evidence is plain data and serialises to JSON
+// (evidence.json per case under Config.Out; ReadEvidenceDir reads them
+// back). Judge, in the spirit of testing/fstest.TestFS, is a pure function
+// from the evidence, the catalogue and the baseline to the Report: it
+// starts nothing, so a saved run is judged again with the current catalogue
+// (`todoharness conform --judge DIR`).
 //
 // # Checks
 //

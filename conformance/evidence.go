@@ -13,65 +13,72 @@ import (
 )
 
 // Evidence is everything observed while running one case: the two wires
-// (ACP both ways, the model journal), the steps and the processes.
+// (ACP both ways, the model journal), the steps and the processes. It is
+// the whole input of the judge (Judge): it serialises to JSON
+// (evidence.json beside a case's transcript, see WriteEvidence) and a saved
+// one is judged again with `todoharness conform --judge DIR`, without
+// starting anything.
 type Evidence struct {
-	Case    *Case
-	Dialect Dialect
-	Script  *mockmodel.Script
-	Cwd     string
-	// Home is the case's throw-away home folder (see Target.Home).
-	Home string
+	// Format is EvidenceFormat when written by this version.
+	Format int `json:"format"`
+	// Run says what run the case was part of; Index is the case's
+	// position in it (the probe first).
+	Run   RunInfo `json:"run"`
+	Index int     `json:"index"`
 
-	Wire []WireMsg
+	Case    *Case             `json:"case"`
+	Dialect Dialect           `json:"dialect"`
+	Script  *mockmodel.Script `json:"script,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	// Home is the case's throw-away home folder (see Target.Home).
+	Home string `json:"home,omitempty"`
+	// Started is when the case started; Duration its wall time.
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+
+	Wire []WireMsg `json:"wire"`
 	// Journal is what the agent sent the model for the script, in the
 	// mock's canonical form (whatever wire API it came on): the checks
 	// read only its canonical fields (Messages, Tools, System, TurnIndex,
 	// Time), never Raw or Path. Entries keep their Index in the mock's
 	// journal; side requests are left out.
-	Journal []mockmodel.JournalEntry
+	Journal []mockmodel.JournalEntry `json:"journal"`
 	// SideRequests are the requests that offered no tools (titles, topic
 	// checks), answered with SideText outside the script.
-	SideRequests []mockmodel.JournalEntry
-	Steps        []StepResult
-	Procs        []ProcResult
-	Writes       []Write
+	SideRequests []mockmodel.JournalEntry `json:"sideRequests,omitempty"`
+	Steps        []StepResult             `json:"steps"`
+	Procs        []ProcResult             `json:"procs"`
+	Writes       []Write                  `json:"writes"`
 
 	// Aborted says why the case did not run to completion ("" when it did).
-	Aborted string
+	Aborted string `json:"aborted,omitempty"`
 	// LoadSkipped says why a loadSession step was skipped (the steps after
 	// it are skipped too); PromptsRun counts the prompt steps sent.
-	LoadSkipped string
-	PromptsRun  int
+	LoadSkipped string `json:"loadSkipped,omitempty"`
+	PromptsRun  int    `json:"promptsRun"`
 	// ModelErrors are the mock model's refusals (past the end of the
 	// script, a failed expect, a malformed request).
-	ModelErrors []string
+	ModelErrors []string `json:"modelErrors,omitempty"`
 
 	// Policy is the configured in_progress policy (Config.Policy).
-	Policy string
+	Policy string `json:"policy,omitempty"`
 
-	wire      *wireLog
+	// validator is set by the judge on its own copy of the evidence.
 	validator *SchemaValidator
-	// verdicts memoizes judge results (the progress line judges a case as
-	// soon as it ends; the report judges it again).
-	verdicts map[string]verdict
 }
 
-// judge evaluates check c on this case once.
-func (ev *Evidence) judge(c Check) verdict {
-	if v, ok := ev.verdicts[c.ID]; ok {
-		return v
-	}
-	var v verdict
-	if ev.Aborted != "" && !c.Always {
-		v = skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
-	} else {
-		v = c.eval(ev)
-	}
-	if ev.verdicts == nil {
-		ev.verdicts = map[string]verdict{}
-	}
-	ev.verdicts[c.ID] = v
-	return v
+// RunInfo is what a case's evidence records of the run it was part of:
+// enough to judge a folder of saved evidence as one run.
+type RunInfo struct {
+	Agent string `json:"agent"`
+	// DialectSource says how the dialect was chosen (detected, forced,
+	// default); ToolsOffered lists the tools offered in the probe case.
+	DialectSource string   `json:"dialectSource"`
+	ToolsOffered  []string `json:"toolsOffered,omitempty"`
+	// Started is when the run started.
+	Started  time.Time     `json:"started"`
+	Parallel int           `json:"parallel"`
+	Timeout  time.Duration `json:"timeout"`
 }
 
 // StepResult is one step as run.

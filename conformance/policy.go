@@ -167,16 +167,14 @@ func twoActiveCheck(c Check) Check {
 
 // runPolicy is the policy of the run for the report: the one the first
 // case with a model request was judged under, and why.
-func runPolicy(results []*CaseResult) (string, string) {
-	for _, r := range results {
-		if r != nil && r.ev != nil && len(r.ev.Journal) > 0 {
-			return r.ev.policy()
+func runPolicy(evs []*Evidence) (string, string) {
+	for _, ev := range evs {
+		if len(ev.Journal) > 0 {
+			return ev.policy()
 		}
 	}
-	for _, r := range results {
-		if r != nil && r.ev != nil {
-			return r.ev.policy()
-		}
+	if len(evs) > 0 {
+		return evs[0].policy()
 	}
 	return PolicySingle, "--policy single, the default"
 }

@@ -92,89 +92,6 @@ type CaseResult struct {
 // Evidence returns what was observed while running the case.
 func (c *CaseResult) Evidence() *Evidence { return c.ev }
 
-// judge evaluates every check on every case that feeds it.
-func (r *Report) judge(cat []Check, d Dialect, v *SchemaValidator) {
-	for _, cr := range r.Cases {
-		if cr.ev != nil {
-			cr.ev.validator = v
-		}
-	}
-	for _, c := range cat {
-		res := CheckResult{Check: c}
-		if !c.AppliesTo(d.Name) {
-			res.Outcome = NA
-			res.Reason = fmt.Sprintf("applies to the %s dialect only; the agent speaks %s", strings.Join(c.Dialects, ", "), d.Name)
-			r.Checks = append(r.Checks, res)
-			continue
-		}
-		for _, cr := range r.Cases {
-			ev := cr.ev
-			if ev == nil || !(c.Always || ev.Case.Feeds(c.ID)) {
-				continue
-			}
-			vd := ev.judge(c)
-			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason})
-			if vd.Outcome == Fail {
-				cr.Failed = append(cr.Failed, c.ID)
-			}
-		}
-		res.Outcome, res.Reason = aggregate(res.Cases)
-		r.Checks = append(r.Checks, res)
-	}
-}
-
-// aggregate: any failure fails; else any pass passes; else skip.
-func aggregate(vs []CaseVerdict) (Outcome, string) {
-	if len(vs) == 0 {
-		return Skip, "no selected case feeds this check"
-	}
-	var fails []CaseVerdict
-	passes := 0
-	for _, v := range vs {
-		switch v.Outcome {
-		case Fail:
-			fails = append(fails, v)
-		case Pass:
-			passes++
-		}
-	}
-	if len(fails) > 0 {
-		reason := fails[0].Case + ": " + fails[0].Reason
-		if len(fails) > 1 {
-			reason += fmt.Sprintf(" (and %d more case(s))", len(fails)-1)
-		}
-		return Fail, reason
-	}
-	if passes > 0 {
-		return Pass, ""
-	}
-	return Skip, vs[0].Case + ": " + vs[0].Reason
-}
-
-// applyExpected marks expected failures and stale entries and sets OK.
-func (r *Report) applyExpected(es []ExpectedFailure) {
-	want := map[string]string{}
-	for _, e := range es {
-		want[e.ID] = e.Reason
-	}
-	r.Failing, r.Stale = nil, nil
-	for i := range r.Checks {
-		c := &r.Checks[i]
-		reason, listed := want[c.ID]
-		if listed {
-			c.Expected = reason
-			if c.Outcome == Pass {
-				c.Stale = true
-				r.Stale = append(r.Stale, c.ID)
-			}
-		}
-		if c.Outcome == Fail && c.Level == MUST && !listed {
-			r.Failing = append(r.Failing, c.ID)
-		}
-	}
-	r.OK = len(r.Failing) == 0 && len(r.Stale) == 0
-}
-
 // FailedIDs returns the IDs of every failed check (any level), sorted.
 func (r *Report) FailedIDs() []string {
 	var out []string
@@ -355,18 +272,25 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-// WriteTranscripts writes a folder per case with a failed check, or that
-// did not complete, under dir: transcript.txt (readable: steps, the ACP
-// wire both ways, the model requests, stderr), wire.jsonl, journal.jsonl
-// and stderr-N.txt.
+// WriteTranscripts writes a folder per case under dir holding its evidence
+// (evidence.json, which `todoharness conform --judge DIR` judges again)
+// and, for a case with a failed check or that did not complete, its
+// transcript: transcript.txt (readable: steps, the ACP wire both ways, the
+// model requests, stderr), wire.jsonl, journal.jsonl and stderr-N.txt.
 func (r *Report) WriteTranscripts(dir string) error {
 	for _, cr := range r.Cases {
-		if cr.ev == nil || (cr.Completed && len(cr.Failed) == 0) {
+		if cr.ev == nil {
 			continue
 		}
 		d := filepath.Join(dir, safeName(cr.ID))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
+		}
+		if err := WriteEvidence(d, cr.ev); err != nil {
+			return err
+		}
+		if cr.Completed && len(cr.Failed) == 0 {
+			continue
 		}
 		if err := writeTranscript(d, cr); err != nil {
 			return err

@@ -416,21 +416,51 @@ func TestReportsAndTranscripts(t *testing.T) {
 	if s := suites.Suites[0]; s.Tests != len(Catalogue()) || s.Failures != len(rep.Failing) {
 		t.Errorf("JUnit: %d tests, %d failures; want %d, %d", s.Tests, s.Failures, len(Catalogue()), len(rep.Failing))
 	}
-	// One transcript folder per case with a failure; none for clean cases.
-	var withFail []string
+	// A folder per case with its evidence; a transcript for each case with
+	// a failure, none for clean cases.
+	var withFail, all []string
 	for _, c := range rep.Cases {
+		all = append(all, safeName(c.ID))
 		if len(c.Failed) > 0 {
 			withFail = append(withFail, safeName(c.ID))
 		}
 	}
+	var dirs, transcripts []string
 	entries, _ := os.ReadDir(out)
-	var dirs []string
 	for _, e := range entries {
 		dirs = append(dirs, e.Name())
+		if _, err := os.Stat(filepath.Join(out, e.Name(), EvidenceFile)); err != nil {
+			t.Error(err)
+		}
+		if _, err := os.Stat(filepath.Join(out, e.Name(), "transcript.txt")); err == nil {
+			transcripts = append(transcripts, e.Name())
+		}
 	}
 	sort.Strings(withFail)
-	if !reflect.DeepEqual(dirs, withFail) {
-		t.Errorf("transcripts %v, want %v", dirs, withFail)
+	sort.Strings(all)
+	if !reflect.DeepEqual(dirs, all) {
+		t.Errorf("case folders %v, want %v", dirs, all)
+	}
+	if !reflect.DeepEqual(transcripts, withFail) {
+		t.Errorf("transcripts %v, want %v", transcripts, withFail)
+	}
+	// The saved evidence, judged again, gives the same verdicts.
+	evs, err := ReadEvidenceDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Judge(evs, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.FailedIDs(), rep.FailedIDs()) || again.OK != rep.OK || again.Dialect != rep.Dialect || len(again.Cases) != len(rep.Cases) {
+		t.Errorf("judged again: failed %v ok=%v dialect %s, %d cases; the run: %v ok=%v dialect %s, %d cases",
+			again.FailedIDs(), again.OK, again.Dialect, len(again.Cases), rep.FailedIDs(), rep.OK, rep.Dialect, len(rep.Cases))
+	}
+	for i := range rep.Checks {
+		if a, b := again.Checks[i], rep.Checks[i]; a.Outcome != b.Outcome || a.Reason != b.Reason {
+			t.Errorf("%s judged again: %s %q; in the run: %s %q", b.ID, a.Outcome, a.Reason, b.Outcome, b.Reason)
+		}
 	}
 	tr, err := os.ReadFile(filepath.Join(out, "replace", "transcript.txt"))
 	if err != nil {

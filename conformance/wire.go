@@ -38,7 +38,7 @@ type WireMsg struct {
 	// At is the time since the case started; Time the same as a clock
 	// reading (comparable with the model journal's times).
 	At   time.Duration `json:"at"`
-	Time time.Time     `json:"-"`
+	Time time.Time     `json:"time"`
 	// Line is the line as written (without the newline).
 	Line string `json:"line"`
 

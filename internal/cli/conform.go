@@ -38,6 +38,7 @@ type conformOptions struct {
 	explain    bool
 	presets    bool
 	policy     string
+	judge      string
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -101,6 +102,7 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
+	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
 	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
 	return cmd
 }
@@ -123,6 +125,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	if _, err := conformance.ParsePolicy(o.policy); err != nil {
 		return err
+	}
+	if o.judge != "" {
+		return judgeConform(cmd, o)
 	}
 	cases, err := loadConformCases(o)
 	if err != nil {
@@ -149,6 +154,39 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
+	return reportConform(out, o, rep)
+}
+
+// judgeConform is conform --judge DIR: the saved evidence judged again.
+func judgeConform(cmd *cobra.Command, o *conformOptions) error {
+	evs, err := conformance.ReadEvidenceDir(o.judge)
+	if err != nil {
+		return err
+	}
+	cfg := conformance.JudgeConfig{}
+	if o.expected != "" {
+		if cfg.Expected, err = conformance.ReadExpectedFailures(o.expected); err != nil {
+			return err
+		}
+	}
+	rep, err := conformance.Judge(evs, cfg)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := rep.WriteTranscripts(o.out); err != nil {
+			return err
+		}
+	}
+	if !o.run.quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "conform: judged the evidence of %d cases under %s again (no agent started)\n", len(evs), o.judge)
+	}
+	return reportConform(cmd.OutOrStdout(), o, rep)
+}
+
+// reportConform writes the report files and the summary, and returns the
+// exit status.
+func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) error {
 	if err := writeReportFile(o.jsonOut, rep.WriteJSON); err != nil {
 		return err
 	}

@@ -293,6 +293,16 @@ var _ = Describe("todoharness conform", func() {
 		code, out = conform("--agent", agent, "--expected-failures", baseline)
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("XFAIL"))
+
+		// The saved evidence is judged again without starting the agent
+		// (a command that cannot start proves it): the same verdicts.
+		code, out = conform("--agent", "/nonexistent/agent", "--judge", filepath.Join(dir, "t"))
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(ContainSubstring("MUST failed: TW-VALID-DUP"))
+		Expect(out).To(ContainSubstring("no agent started"))
+		code, out = conform("--judge", filepath.Join(dir, "t"), "--expected-failures", baseline)
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("XFAIL"))
 	})
 
 	It("runs a user's own cases from a folder", func() {

@@ -120,11 +120,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r := &runner{cfg: cfg, validator: validator}
-	start := time.Now()
-	rep := &Report{Agent: cfg.Agent.String(), Started: start, Parallel: cfg.Parallel, Timeout: cfg.Timeout}
+	evs, err := r.drive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Expected: cfg.Expected, Validator: validator})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Out != "" {
+		if err := rep.WriteTranscripts(cfg.Out); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
 
+// drive runs every case (the probe first, when the dialect is detected)
+// and returns their evidence, in the order of the cases.
+func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
+	cfg := r.cfg
+	info := RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout}
 	cases := append([]*Case(nil), cfg.Cases...)
-	results := make([]*CaseResult, len(cases))
+	evs := make([]*Evidence, len(cases))
 	var dialect Dialect
 	var itemProps map[string]bool
 	firstDone := -1
@@ -134,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		dialect, rep.Dialect, rep.DialectSource = d, d.Name, "forced"
+		dialect, info.DialectSource = d, "forced"
 	default:
 		probe := -1
 		for i, c := range cases {
@@ -145,30 +163,30 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		if probe < 0 {
 			cases = append([]*Case{builtinProbe()}, cases...)
-			results = append([]*CaseResult{nil}, results...)
+			evs = append([]*Evidence{nil}, evs...)
 			probe = 0
 		}
 		canon, _ := DialectByName(DialectTodoWrite)
-		res := r.runCase(ctx, cases[probe], canon, nil)
-		results[probe], firstDone = res, probe
-		dialect, rep.Dialect, rep.DialectSource = canon, canon.Name, "default (nothing detected)"
-		if len(res.ev.Journal) > 0 {
+		ev := r.runCase(ctx, cases[probe], canon, nil)
+		evs[probe], firstDone = ev, probe
+		dialect, info.DialectSource = canon, "default (nothing detected)"
+		if len(ev.Journal) > 0 {
 			var names []string
-			for _, t := range res.ev.Journal[0].Tools {
+			for _, t := range ev.Journal[0].Tools {
 				names = append(names, t.Name)
 			}
-			rep.ToolsOffered = names
+			info.ToolsOffered = names
 			if d, ok := DetectDialect(names); ok {
-				dialect, rep.Dialect, rep.DialectSource = d, d.Name, "detected"
-				for _, t := range res.ev.Journal[0].Tools {
+				dialect, info.DialectSource = d, "detected"
+				for _, t := range ev.Journal[0].Tools {
 					if t.Name == d.Tool {
 						itemProps = d.itemProperties(t.Parameters)
 					}
 				}
 			}
 		}
-		res.ev.Dialect = dialect
-		r.progress(res, 1, len(cases))
+		ev.Dialect = dialect
+		r.progress(ev, 1, len(cases))
 	}
 
 	// The other cases, in parallel.
@@ -189,32 +207,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				results[i] = cancelledCase(c, dialect, ctx.Err())
+				evs[i] = cancelledCase(c, dialect, ctx.Err())
 				return
 			}
 			defer func() { <-sem }()
-			res := r.runCase(ctx, c, dialect, itemProps)
-			results[i] = res
+			ev := r.runCase(ctx, c, dialect, itemProps)
+			evs[i] = ev
 			mu.Lock()
 			done++
 			n := done
 			mu.Unlock()
-			r.progress(res, n, len(cases))
+			r.progress(ev, n, len(cases))
 		}()
 	}
 	wg.Wait()
-	rep.Cases = results
-	rep.Duration = time.Since(start)
-	rep.Wires = modelWires(results)
-	rep.Policy, rep.PolicySource = runPolicy(results)
-	rep.judge(cfg.Checks, dialect, validator)
-	rep.applyExpected(cfg.Expected)
-	if cfg.Out != "" {
-		if err := rep.WriteTranscripts(cfg.Out); err != nil {
-			return rep, err
-		}
+	for i, ev := range evs {
+		ev.Index, ev.Run = i, info
 	}
-	return rep, nil
+	return evs, nil
 }
 
 // SideText answers the side requests real agents send beside their agent
@@ -246,36 +256,23 @@ type runner struct {
 
 // progress writes the live line of a finished case: ok, the checks it
 // fails, or why it did not complete.
-func (r *runner) progress(res *CaseResult, n, total int) {
+func (r *runner) progress(ev *Evidence, n, total int) {
 	if r.cfg.Progress == nil {
 		return
 	}
 	status := "ok"
-	if !res.Completed {
-		status = "ERROR " + oneLine(res.Error, 90)
-	} else if failed := r.caseFailures(res.ev); len(failed) > 0 {
+	if ev.Aborted != "" {
+		status = "ERROR " + oneLine(ev.Aborted, 90)
+	} else if failed := caseFailures(ev, r.cfg.Checks, r.validator); len(failed) > 0 {
 		status = "FAIL " + strings.Join(failed, ", ")
 	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", n, total, res.ID, res.Duration.Seconds(), status)
+	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", n, total, ev.Case.ID, ev.Duration.Seconds(), status)
 }
 
-// caseFailures judges one case on its own, for the progress line.
-func (r *runner) caseFailures(ev *Evidence) []string {
-	ev.validator = r.validator
-	var out []string
-	for _, c := range r.cfg.Checks {
-		if (c.Always || ev.Case.Feeds(c.ID)) && c.AppliesTo(ev.Dialect.Name) && ev.judge(c).Outcome == Fail {
-			out = append(out, c.ID)
-		}
-	}
-	return out
-}
-
-func cancelledCase(c *Case, d Dialect, err error) *CaseResult {
-	ev := &Evidence{Case: c, Dialect: d, Writes: c.Writes(), Aborted: "run cancelled: " + err.Error()}
-	return &CaseResult{ID: c.ID, Title: c.Title, Error: ev.Aborted, ev: ev}
+func cancelledCase(c *Case, d Dialect, err error) *Evidence {
+	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Aborted: "run cancelled: " + err.Error()}
 }
 
 // script builds the mock-model script of a case in the agent's dialect:
@@ -312,207 +309,246 @@ func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, 
 	return s, nil
 }
 
-// runCase runs one case to completion or abortion; it never returns an
-// error: whatever went wrong is in the result.
-func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool) *CaseResult {
-	start := time.Now()
-	ev := &Evidence{Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes()}
-	res := &CaseResult{ID: c.ID, Title: c.Title, ev: ev}
-	defer func() {
-		res.Duration = time.Since(start)
-		res.Completed = ev.Aborted == ""
-		res.Error = ev.Aborted
-		if len(ev.Procs) > 0 {
-			res.Startup = ev.Procs[0].Startup
-			res.StderrTail = lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 10)
-		}
-	}()
+// caseRun is one case being driven: its directories, its mock model, its
+// wire and its current agent process. newCaseRun sets it up, run drives
+// the steps, and teardown releases everything in one fixed order, whatever
+// happened before; the evidence is complete only after teardown.
+type caseRun struct {
+	r     *runner
+	c     *Case
+	ev    *Evidence
+	start time.Time
 
-	script, err := c.script(d, itemProps)
-	if err != nil {
-		ev.Aborted = err.Error()
-		return res
-	}
-	ev.Script = script
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
+	ctx    context.Context
+	cancel context.CancelFunc
 
-	cwd, err := os.MkdirTemp(r.cfg.TempDir, "conform-"+safeName(c.ID)+"-")
-	if err != nil {
-		ev.Aborted = fmt.Sprintf("make working directory: %v", err)
-		return res
+	srv    *mockmodel.Server
+	target resolved
+	wire   *wireLog
+
+	cur       *conn       // the running agent process (nil: none)
+	curProc   *ProcResult // its record in ev.Procs
+	sessionID string
+	loadCap   bool
+}
+
+// runCase drives one case to completion or abortion and returns its
+// evidence; it never returns an error: whatever went wrong is in the
+// evidence (Aborted).
+func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool) *Evidence {
+	cr := &caseRun{r: r, c: c, start: time.Now()}
+	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start}
+	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cr.teardown()
+	if err := cr.setup(d, itemProps); err != nil {
+		cr.ev.Aborted = err.Error()
+		return cr.ev
 	}
-	ev.Cwd = cwd
-	if !r.cfg.KeepDirs {
-		defer os.RemoveAll(cwd)
+	cr.run()
+	return cr.ev
+}
+
+// setup makes the case's script, directories and mock model, and resolves
+// the agent's templates.
+func (cr *caseRun) setup(d Dialect, itemProps map[string]bool) error {
+	script, err := cr.c.script(d, itemProps)
+	if err != nil {
+		return err
+	}
+	cr.ev.Script = script
+	cfg := cr.r.cfg
+	id := safeName(cr.c.ID)
+	if cr.ev.Cwd, err = os.MkdirTemp(cfg.TempDir, "conform-"+id+"-"); err != nil {
+		return fmt.Errorf("make working directory: %w", err)
 	}
 	// The throw-away home: beside the working directory, never inside it
 	// (agents scan their cwd), and kept across a restart step (agents keep
 	// sessions and settings there).
-	home, err := os.MkdirTemp(r.cfg.TempDir, "conform-"+safeName(c.ID)+"-home-")
+	if cr.ev.Home, err = os.MkdirTemp(cfg.TempDir, "conform-"+id+"-home-"); err != nil {
+		return fmt.Errorf("make home directory: %w", err)
+	}
+	cr.srv = mockmodel.NewServer(script)
+	u, _ := url.Parse(cr.srv.URL)
+	vars := Vars{BaseURL: cr.srv.BaseURL(), URL: cr.srv.URL, Host: u.Hostname(), Port: u.Port(), Cwd: cr.ev.Cwd, Home: cr.ev.Home, Case: cr.c.ID, Model: cfg.Model}
+	if cr.target, err = cfg.Agent.resolve(vars); err != nil {
+		return err
+	}
+	cr.wire = newWireLog(cr.start)
+	return nil
+}
+
+// run starts the agent and runs the steps; the first failure aborts the
+// case (Evidence.Aborted) and ends the agent at once.
+func (cr *caseRun) run() {
+	if err := cr.startAgent(); err != nil {
+		cr.abort(err.Error())
+		return
+	}
+	for i, st := range cr.c.Steps {
+		if stop := cr.step(i, st); stop {
+			return
+		}
+	}
+	// No quiet period here: the shutdown closes stdin and the reader keeps
+	// everything the agent writes until it exits.
+	cr.endAgent("")
+	for _, e := range cr.srv.Journal().Errors() {
+		cr.ev.ModelErrors = append(cr.ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
+	}
+}
+
+// step runs step i; it reports whether the case stops there (aborted, or
+// a load the agent cannot do).
+func (cr *caseRun) step(i int, st Step) (stop bool) {
+	ev := cr.ev
+	sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
+	if st.Op == OpRestart {
+		cr.endAgent("")
+		if err := cr.startAgent(); err != nil {
+			cr.abort(err.Error())
+			return true
+		}
+		ev.Steps = append(ev.Steps, sr)
+		return false
+	}
+	if st.Op == OpLoadSession && !cr.loadCap {
+		ev.LoadSkipped = "the agent does not advertise agentCapabilities.loadSession"
+		sr.Skipped = ev.LoadSkipped
+		ev.Steps = append(ev.Steps, sr)
+		return true
+	}
+	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
+	t0 := time.Now()
+	res, err := cr.cur.call(cr.ctx, method, params)
+	sr.Duration = time.Since(t0)
+	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
+	if st.Op == OpPrompt {
+		sr.Prompt = ev.PromptsRun
+		ev.PromptsRun++
+	}
 	if err != nil {
-		ev.Aborted = fmt.Sprintf("make home directory: %v", err)
-		return res
+		sr.Error = err.Error()
+		ev.Steps = append(ev.Steps, sr)
+		why := fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err)
+		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) {
+			why = fmt.Sprintf("step %d (%s): answered with %v", i+1, st.Op, rpcErr)
+		}
+		cr.abort(why)
+		return true
 	}
-	ev.Home = home
-	if !r.cfg.KeepDirs {
-		defer os.RemoveAll(home)
+	ev.Steps = append(ev.Steps, sr)
+	switch st.Op {
+	case OpLoadSession:
+		// A replay sent after the answer still belongs to the load: let it
+		// arrive before the next request.
+		drain(cr.ctx, cr.wire)
+	case OpInitialize:
+		cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
+		cr.curProc.Init = res.Result
+		var ir struct {
+			AgentCapabilities struct {
+				LoadSession bool `json:"loadSession"`
+			} `json:"agentCapabilities"`
+		}
+		_ = json.Unmarshal(res.Result, &ir)
+		cr.loadCap = ir.AgentCapabilities.LoadSession
+	case OpNewSession:
+		var ns struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal(res.Result, &ns); err != nil || ns.SessionID == "" {
+			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, truncate(string(res.Result), 200)))
+			return true
+		}
+		cr.sessionID = ns.SessionID
 	}
-	srv := mockmodel.NewServer(script)
-	defer func() {
-		srv.Close()
-		for _, e := range srv.Journal().Entries() {
+	return false
+}
+
+// startAgent starts a fresh agent process in the case's directory.
+func (cr *caseRun) startAgent() error {
+	p, err := startProc(cr.ctx, cr.target, cr.ev.Cwd)
+	if err != nil {
+		return err
+	}
+	idx := len(cr.ev.Procs)
+	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: cr.target.argv, StartedAt: time.Since(cr.start)})
+	cr.curProc = &cr.ev.Procs[idx]
+	cr.cur = newConn(p, cr.wire, idx, cr.ev.Cwd)
+	return nil
+}
+
+// abort records why the case stops and kills the agent.
+func (cr *caseRun) abort(why string) {
+	if errors.Is(cr.ctx.Err(), context.DeadlineExceeded) {
+		why += fmt.Sprintf(" (case timeout %s: the agent's process group was killed)", cr.r.cfg.Timeout)
+	}
+	cr.ev.Aborted = why
+	cr.endAgent(why)
+}
+
+// endAgent ends the current agent process, if any: as an editor does
+// (close stdin, grace, SIGTERM, grace, SIGKILL) when abort is empty, else
+// at once; then records how it ended.
+func (cr *caseRun) endAgent(abort string) {
+	if cr.cur == nil {
+		return
+	}
+	p, rec := cr.cur.p, cr.curProc
+	switch {
+	case abort != "":
+		if !p.hasExited() {
+			p.kill("killed (process group) after: " + abort)
+		} else {
+			p.shutdown(0)
+		}
+	default:
+		if p.hasExited() {
+			rec.ExitedEarly = true
+		}
+		rec.Shutdown = p.shutdown(cr.r.cfg.Grace)
+	}
+	waitFor(cr.cur.done, time.Second)
+	rec.Exit = p.exitDescription()
+	if how := p.killedHow(); how != "" && rec.Shutdown == "" {
+		rec.Shutdown = how
+	}
+	rec.Stderr = p.stderr.String()
+	rec.ClientRequests = cr.cur.requests()
+	rec.Killed = p.killedDescendants()
+	cr.cur, cr.curProc = nil, nil
+}
+
+// teardown releases the case, in this order: the agent process (killed if
+// it is still running), the wire (snapshot, once no process writes), the
+// mock model (closed, its journal taken), the directories (unless
+// KeepDirs), the case's context.
+func (cr *caseRun) teardown() {
+	ev := cr.ev
+	cr.endAgent(ev.Aborted)
+	if cr.wire != nil {
+		ev.Wire = cr.wire.snapshot()
+	}
+	if cr.srv != nil {
+		cr.srv.Close()
+		for _, e := range cr.srv.Journal().Entries() {
 			if e.Side {
 				ev.SideRequests = append(ev.SideRequests, e)
 			} else {
 				ev.Journal = append(ev.Journal, e)
 			}
 		}
-	}()
-	u, _ := url.Parse(srv.URL)
-	vars := Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(), Cwd: cwd, Home: home, Case: c.ID, Model: r.cfg.Model}
-	target, err := r.cfg.Agent.resolve(vars)
-	if err != nil {
-		ev.Aborted = err.Error()
-		return res
 	}
-	wire := newWireLog(start)
-	ev.wire = wire
-	defer func() { ev.Wire = wire.snapshot() }()
-
-	var (
-		cur       *conn
-		curProc   *ProcResult
-		sessionID string
-		loadCap   bool
-	)
-	startAgent := func() error {
-		p, err := startProc(ctx, target, cwd)
-		if err != nil {
-			return err
-		}
-		idx := len(ev.Procs)
-		ev.Procs = append(ev.Procs, ProcResult{Index: idx, Argv: target.argv, StartedAt: time.Since(start)})
-		curProc = &ev.Procs[idx]
-		cur = newConn(p, wire, idx, cwd)
-		return nil
-	}
-	finish := func(abort string) {
-		if cur == nil {
-			return
-		}
-		p := cur.p
-		switch {
-		case abort != "":
-			if !p.hasExited() {
-				p.kill("killed (process group) after: " + abort)
-			} else {
-				p.shutdown(0)
+	if !cr.r.cfg.KeepDirs {
+		for _, d := range []string{ev.Cwd, ev.Home} {
+			if d != "" {
+				_ = os.RemoveAll(d)
 			}
-		default:
-			if p.hasExited() {
-				curProc.ExitedEarly = true
-			}
-			curProc.Shutdown = p.shutdown(r.cfg.Grace)
-		}
-		waitFor(cur.done, time.Second)
-		curProc.Exit = p.exitDescription()
-		if how := p.killedHow(); how != "" && curProc.Shutdown == "" {
-			curProc.Shutdown = how
-		}
-		curProc.Stderr = p.stderr.String()
-		curProc.ClientRequests = cur.requests()
-		curProc.Killed = p.killedDescendants()
-		cur = nil
-	}
-	abort := func(why string) *CaseResult {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			why += fmt.Sprintf(" (case timeout %s: the agent's process group was killed)", r.cfg.Timeout)
-		}
-		ev.Aborted = why
-		finish(why)
-		return res
-	}
-	defer func() {
-		if cur != nil {
-			finish(ev.Aborted)
-		}
-	}()
-
-	if err := startAgent(); err != nil {
-		return abort(err.Error())
-	}
-	prompts := 0
-	for i, st := range c.Steps {
-		sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
-		if st.Op == OpRestart {
-			finish("")
-			if err := startAgent(); err != nil {
-				return abort(err.Error())
-			}
-			ev.Steps = append(ev.Steps, sr)
-			continue
-		}
-		if st.Op == OpLoadSession && !loadCap {
-			ev.LoadSkipped = "the agent does not advertise agentCapabilities.loadSession"
-			sr.Skipped = ev.LoadSkipped
-			ev.Steps = append(ev.Steps, sr)
-			break
-		}
-		method, params := stepRequest(st, sessionID, cwd)
-		t0 := time.Now()
-		cr, err := cur.call(ctx, method, params)
-		sr.Duration = time.Since(t0)
-		sr.ReqSeq, sr.RespSeq, sr.Result = cr.ReqSeq, cr.RespSeq, cr.Result
-		result := cr.Result
-		if st.Op == OpPrompt {
-			sr.Prompt = prompts
-			prompts++
-			ev.PromptsRun = prompts
-		}
-		if err != nil {
-			sr.Error = err.Error()
-			ev.Steps = append(ev.Steps, sr)
-			var rpcErr *RPCError
-			why := fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err)
-			if errors.As(err, &rpcErr) {
-				why = fmt.Sprintf("step %d (%s): answered with %v", i+1, st.Op, rpcErr)
-			}
-			return abort(why)
-		}
-		ev.Steps = append(ev.Steps, sr)
-		switch st.Op {
-		case OpLoadSession:
-			// A replay sent after the answer still belongs to the load: let it
-			// arrive before the next request.
-			drain(ctx, wire)
-		case OpInitialize:
-			curProc.Startup = time.Since(start) - curProc.StartedAt
-			curProc.Init = result
-			var ir struct {
-				AgentCapabilities struct {
-					LoadSession bool `json:"loadSession"`
-				} `json:"agentCapabilities"`
-			}
-			_ = json.Unmarshal(result, &ir)
-			loadCap = ir.AgentCapabilities.LoadSession
-		case OpNewSession:
-			var ns struct {
-				SessionID string `json:"sessionId"`
-			}
-			if err := json.Unmarshal(result, &ns); err != nil || ns.SessionID == "" {
-				return abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, truncate(string(result), 200)))
-			}
-			sessionID = ns.SessionID
 		}
 	}
-	// No quiet period here: the shutdown closes stdin and the reader keeps
-	// everything the agent writes until it exits.
-	finish("")
-	for _, e := range srv.Journal().Errors() {
-		ev.ModelErrors = append(ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
-	}
-	return res
+	cr.cancel()
+	ev.Duration = time.Since(cr.start)
 }
 
 // drain waits until the wire has been quiet for quietPeriod (at most
@@ -571,14 +607,11 @@ func oneLine(s string, n int) string {
 }
 
 // modelWires lists the model APIs the agent used, in order of first use.
-func modelWires(results []*CaseResult) []string {
+func modelWires(evs []*Evidence) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, r := range results {
-		if r == nil || r.ev == nil {
-			continue
-		}
-		for _, e := range append(append([]mockmodel.JournalEntry(nil), r.ev.Journal...), r.ev.SideRequests...) {
+	for _, ev := range evs {
+		for _, e := range ev.allRequests() {
 			if e.Wire != "" && !seen[e.Wire] {
 				seen[e.Wire] = true
 				out = append(out, e.Wire)

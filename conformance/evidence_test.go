@@ -1,0 +1,329 @@
+package conformance
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/todoharness/todoharness/internal/breakage"
+)
+
+// The evidence in testdata/evidence was captured once from the fake agent,
+// the reference agent with its faults, and the mutants (see
+// testdata/evidence/README.md). These tests judge it and read it directly:
+// every eval and the plan attribution, with no agent started.
+
+var savedRuns sync.Map // archive name -> []*Evidence
+
+// savedRun returns the captured run name (testdata/evidence/NAME.jsonl.gz).
+func savedRun(t *testing.T, name string) []*Evidence {
+	t.Helper()
+	if evs, ok := savedRuns.Load(name); ok {
+		return evs.([]*Evidence)
+	}
+	evs, err := ReadEvidenceArchive(filepath.Join(evidenceDir, name+".jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedRuns.Store(name, evs)
+	return evs
+}
+
+// savedCase returns a copy of one case's evidence of a captured run, ready
+// to judge (its slices are its own: a test may edit them).
+func savedCase(t *testing.T, run, id string) *Evidence {
+	t.Helper()
+	for _, ev := range savedRun(t, run) {
+		if ev.Case.ID == id {
+			e := judgeable(ev, sharedValidator(t))
+			e.Wire = append([]WireMsg(nil), ev.Wire...)
+			e.Steps = append([]StepResult(nil), ev.Steps...)
+			e.Procs = append([]ProcResult(nil), ev.Procs...)
+			e.Journal = append(e.Journal[:0:0], ev.Journal...)
+			return e
+		}
+	}
+	t.Fatalf("run %s has no case %s", run, id)
+	return nil
+}
+
+// savedRunWants is what each captured run must fail: the registry's rows
+// (internal/breakage: fake-, bridge-, tool-, composition-NAME) and these.
+var savedRunWants = map[string][]string{
+	"fake-ok":          nil,
+	"reference":        nil,
+	"mutant-as-claude": nil, "mutant-as-codex": nil, "mutant-as-gemini": nil, "mutant-as-opencode": nil,
+	"fake-garbage":   {"ACP-JSONRPC-1"},
+	"fake-slow-exit": {"ACP-EXIT-1"},
+	// Its own rules keep duplicates and show them untrimmed: todo_write's
+	// rules refuse them.
+	"fake-accept-dup-raw": {"TW-PLAN-1", "TW-VALID-DUP"},
+	// Refusals worded without "Error:" on a wire with no error flag are
+	// acceptances for todo_write; for another dialect they are inferred.
+	"fake-no-error-prefix": {"TW-HISTORY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1", "TW-VALID-BADSTATUS",
+		"TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-NOTARRAY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
+	"fake-no-error-prefix-as-opencode": {"TW-TOOL-1"},
+	"fake-accept-empty-as-opencode":    {"TW-TOOL-1"},
+	"fake-plan-on-reject-as-opencode":  {"ACP-SCHEMA-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-TOOL-1"},
+	// Forced into codex, the fake takes {plan: [...]} as an empty list.
+	"fake-ok-as-codex": {"TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-REPLACE-1", "TW-TOOL-1"},
+}
+
+func savedRunNames(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join(evidenceDir, "*.jsonl.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captured evidence in %s: %v", evidenceDir, err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".jsonl.gz"))
+	}
+	return names
+}
+
+// Every captured run, judged again, fails exactly what it failed when it
+// ran: the registry's rows, and the table above for the others.
+func TestJudgeSavedEvidence(t *testing.T) {
+	t.Parallel()
+	want := map[string][]string{}
+	for k, v := range savedRunWants {
+		want[k] = v
+	}
+	for _, b := range breakage.All() {
+		if b.Layer != breakage.Protocol {
+			want[string(b.Layer)+"-"+b.Name] = b.Fails
+		}
+	}
+	names := savedRunNames(t)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("no expectation for the captured run %s: add it to savedRunWants", name)
+			}
+			rep, err := Judge(savedRun(t, name), JudgeConfig{Validator: sharedValidator(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rep.FailedIDs(); !reflect.DeepEqual(got, w) && !(len(got) == 0 && len(w) == 0) {
+				dumpFailures(t, rep)
+				t.Errorf("failed %v, want %v", got, w)
+			}
+			if len(w) == 0 {
+				for _, c := range rep.Checks {
+					if c.Outcome != Pass && c.Outcome != NA {
+						t.Errorf("%s: %s %s", c.ID, c.Outcome, c.Reason)
+					}
+				}
+			}
+		})
+	}
+	for name := range savedRunWants {
+		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+name+" ") {
+			t.Errorf("savedRunWants lists %s, which is not captured (testdata/evidence)", name)
+		}
+	}
+}
+
+// evalCase is one eval on one captured case, perhaps edited.
+type evalCase struct {
+	check, run, caseID string
+	edit               func(t *testing.T, ev *Evidence)
+	want               Outcome
+	reason             string // in the verdict's reason
+}
+
+// Each check fails somewhere in the captured evidence (or on an edit of
+// it), with a reason that says what was seen; and passes on the reference
+// agent.
+func TestEvalsOnSavedEvidence(t *testing.T) {
+	t.Parallel()
+	cases := []evalCase{
+		{"RUN-1", "bridge-crash-on-prompt", "empty-list", nil, Fail, "no answer to session/prompt: the agent exited (exit status 3)"},
+		{"RUN-1", "fake-hang-on-prompt", "plan-basic", nil, Fail, "case timeout"},
+		{"ACP-INIT-1", "reference", "plan-basic", func(t *testing.T, ev *Evidence) {
+			ev.Steps[0].Result = []byte(`{"protocolVersion":2,"agentCapabilities":{}}`)
+		}, Fail, "answered protocolVersion 2, want 1"},
+		{"ACP-JSONRPC-1", "fake-garbage", "empty-list", nil, Fail, `line "hello, I am not JSON-RPC": not a JSON object`},
+		{"ACP-SCHEMA-1", "bridge-no-priority", "empty-list", nil, Fail, "missing property 'priority'"},
+		{"ACP-SCHEMA-2", "reference", "plan-basic", func(t *testing.T, ev *Evidence) {
+			ev.Wire = append(ev.Wire, received(len(ev.Wire), `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":10,"size":100}}}`))
+		}, Fail, "session/update usage_update"},
+		{"ACP-EXIT-1", "fake-slow-exit", "empty-list", nil, Fail, "did not exit within 2s of stdin closing: SIGTERM"},
+		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `offers no "todo_write" tool; tools offered: [todo_list]`},
+		{"TW-SCHEMA-1", "tool-loose-schema", "tool-offered", nil, Fail, `parameters.required is [], want it to include "todos"`},
+		{"TW-SCHEMA-2", "tool-extra-status", "tool-offered", nil, Fail, "want exactly"},
+		{"TW-REPLACE-1", "bridge-no-plan", "replace", nil, Fail, "no plan shows exactly the new list"},
+		{"TW-EMPTY-1", "bridge-no-plan", "empty-list", nil, Fail, "no plan with zero entries was sent"},
+		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, "was accepted: the model saw a result without the error flag"},
+		{"TW-VALID-WS", "tool-accept-blank", "reject-whitespace", nil, Fail, "was accepted"},
+		{"TW-VALID-DUP", "bridge-accept-duplicates", "reject-duplicate", nil, Fail, "call_2 was accepted"},
+		{"TW-VALID-TWOACTIVE", "composition-allow-parallel-in-progress", "reject-two-active", nil, Fail, "call_2 was accepted"},
+		{"TW-VALID-BADSTATUS", "bridge-plan-on-reject", "reject-bad-status", nil, Fail, "was rejected but a plan update followed it"},
+		{"TW-VALID-NOTARRAY", "tool-string-list", "reject-not-array", nil, Fail, "was accepted"},
+		{"TW-REJECT-KEEP-1", "bridge-plan-on-reject", "load-after-several", nil, Fail, "after the rejected call call_4 the plan changed to"},
+		{"TW-COUNTS-1", "bridge-wrong-counts", "empty-list", nil, Fail, "reports 2 pending, the list has 1"},
+		{"TW-COUNTS-2", "bridge-wrong-counts", "plan-basic", nil, Fail, "the original says"},
+		{"TW-HISTORY-1", "bridge-echo-list", "empty-list", nil, Fail, "carries the list item"},
+		{"TW-HISTORY-2", "reference", "replace", func(t *testing.T, ev *Evidence) {
+			// The agent sends the model its call with other arguments.
+			for k := range ev.Journal {
+				e := &ev.Journal[k]
+				e.Messages = append(e.Messages[:0:0], e.Messages...)
+				for i, m := range e.Messages {
+					for j, p := range m.Content {
+						if p.ID == "call_1" {
+							m.Content = append(m.Content[:0:0], m.Content...)
+							m.Content[j].Arguments = `{"todos":[]}`
+							e.Messages[i] = m
+						}
+					}
+				}
+			}
+		}, Fail, `the call call_1 has arguments {"todos":[]}`},
+		{"TW-PLAN-1", "bridge-no-plan", "plan-basic", nil, Fail, "no plan update shows call_1"},
+		{"TW-PLAN-1", "bridge-plan-on-reject", "reject-duplicate", nil, Fail, "a plan update (prompt 1, sent for call_2) shows"},
+		{"TW-PLAN-PRIORITY-1", "bridge-no-priority", "plan-basic", nil, Fail, "has no priority"},
+		{"TW-PLAN-PRIORITY-2", "bridge-no-priority", "plan-basic", nil, Fail, `want the constant "medium"`},
+		{"TW-PLAN-NONNULL-1", "bridge-null-entries", "empty-list", nil, Fail, `has "entries": null`},
+		{"TW-LOAD-CAP-1", "fake-no-load", "load-replay", nil, Fail, "does not advertise agentCapabilities.loadSession"},
+		{"TW-LOAD-1", "bridge-replay-after-response", "load-replay", nil, Fail, "replayed only after the session/load answer"},
+		{"TW-LOAD-1", "bridge-no-load-replay", "load-after-several", nil, Fail, "session/load replayed no plan"},
+		{"TW-LOAD-2", "bridge-plan-on-reject", "load-after-several", nil, Fail, "the last plan replayed on load is"},
+	}
+	failing := map[string]bool{}
+	for _, tc := range cases {
+		failing[tc.check] = true
+	}
+	cat := catalogueIndex(Catalogue())
+	for _, c := range Catalogue() {
+		if !failing[c.ID] {
+			t.Errorf("%s: no captured case fails it (add one to this table)", c.ID)
+		}
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/%s/%s", tc.check, tc.run, tc.caseID), func(t *testing.T) {
+			ev := savedCase(t, tc.run, tc.caseID)
+			c, ok := cat[tc.check]
+			if !ok {
+				t.Fatalf("no check %s", tc.check)
+			}
+			// Unedited, the reference agent passes it (where the case feeds it).
+			if tc.edit != nil {
+				if v := judgeCheck(ev, c); v.Outcome != Pass {
+					t.Fatalf("before the edit: %s %q, want pass", v.Outcome, v.Reason)
+				}
+				tc.edit(t, ev)
+			}
+			v := judgeCheck(ev, c)
+			if v.Outcome != tc.want || !strings.Contains(v.Reason, tc.reason) {
+				t.Errorf("%s %q, want %s with %q", v.Outcome, v.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+// received is a message from the agent at wire position seq.
+func received(seq int, line string) WireMsg {
+	_, m := classify([]byte(line))
+	m.Seq, m.Dir = seq, Received
+	return m
+}
+
+// planRow renders one observed plan for the table below.
+func planRow(p planObs) string {
+	after := ""
+	if p.AfterResponse {
+		after = " after-answer"
+	}
+	return fmt.Sprintf("#%d p%d %s/%d%s for %q: %s", p.Seq, p.Proc+1, p.Segment, p.Prompt+1, after, p.CallID, planString(p))
+}
+
+// dropToolCalls removes the tool_call and tool_call_update notifications:
+// the plans can then only be matched to writes greedily, by content.
+func dropToolCalls(t *testing.T, ev *Evidence) {
+	var kept []WireMsg
+	for _, m := range ev.Wire {
+		if k := updateKind(m); k != "tool_call" && k != "tool_call_update" {
+			kept = append(kept, m)
+		}
+	}
+	ev.Wire = kept
+}
+
+// plans ties each plan update to the request it follows (and the tool call
+// announced before it); match ties plans to writes, by toolCallId when the
+// agent announces its calls, else greedily by content; gap is what a
+// rejected call produced.
+func TestPlanAttributionOnSavedEvidence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, run, caseID string
+		edit              func(t *testing.T, ev *Evidence)
+		plans             []string
+		attributed        bool
+		planOf            []int
+		gaps              []int // len(gap(i)) for each refused write, -1 for an accepted one
+	}{
+		{"a load replays before its answer", "fake-ok", "load-replay", nil, []string{
+			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
+			`#13 p2 load/1 for "": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
+		}, true, []int{0}, []int{-1}},
+		{"a replay after the load's answer", "fake-replay-after-response", "load-replay", nil, []string{
+			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
+			`#14 p2 load/1 after-answer for "": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
+		}, true, []int{0}, []int{-1}},
+		{"writes over prompts, a refusal, a load that replays the history", "reference", "load-after-several", nil, []string{
+			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "fix the tokenizer bug" pending]`,
+			`#9 p1 prompt/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, "fix the tokenizer bug" pending]`,
+			`#15 p1 prompt/2 for "call_3": ["read the parser code" completed, "write the failing test" completed, "fix the tokenizer bug" in_progress]`,
+			`#26 p2 load/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "fix the tokenizer bug" pending]`,
+			`#29 p2 load/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, "fix the tokenizer bug" pending]`,
+			`#34 p2 load/1 for "call_3": ["read the parser code" completed, "write the failing test" completed, "fix the tokenizer bug" in_progress]`,
+			`#42 p2 prompt/3 for "call_5": ["read the parser code" completed, "write the failing test" completed, "fix the tokenizer bug" completed]`,
+		}, true, []int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
+		{"the same, matched greedily (no tool calls announced)", "reference", "load-after-several", dropToolCalls, nil,
+			false, []int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
+		{"a plan for a refused call", "bridge-plan-on-reject", "reject-duplicate", nil, []string{
+			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending]`,
+			`#9 p1 prompt/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, " write the failing test " pending]`,
+		}, true, []int{0, -1}, []int{-1, 1}},
+		{"a plan for a refused call, greedily", "bridge-plan-on-reject", "reject-duplicate", dropToolCalls, nil,
+			false, []int{0, -1}, []int{-1, 1}},
+		{"no plan for a refused call", "fake-ok", "reject-duplicate", nil, []string{
+			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending]`,
+		}, true, []int{0, -1}, []int{-1, 0}},
+		{"no plan at all", "bridge-no-plan", "replace", nil, []string{}, false, []int{-1, -1}, []int{-1, -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := savedCase(t, tc.run, tc.caseID)
+			if tc.edit != nil {
+				tc.edit(t, ev)
+			}
+			if tc.plans != nil {
+				got := []string{}
+				for _, p := range ev.plans() {
+					got = append(got, planRow(p))
+				}
+				if !reflect.DeepEqual(got, tc.plans) {
+					t.Errorf("plans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.plans, "\n"))
+				}
+			}
+			m := ev.match()
+			var gaps []int
+			for i, w := range m.writes {
+				n := -1
+				if !w.Accepted {
+					n = len(m.gap(i))
+				}
+				gaps = append(gaps, n)
+			}
+			if m.attributed != tc.attributed || !reflect.DeepEqual(m.planOf, tc.planOf) || !reflect.DeepEqual(gaps, tc.gaps) {
+				t.Errorf("attributed %v, planOf %v, gaps %v; want %v, %v, %v", m.attributed, m.planOf, gaps, tc.attributed, tc.planOf, tc.gaps)
+			}
+		})
+	}
+}

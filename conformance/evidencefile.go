@@ -1,0 +1,161 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// EvidenceFormat is the version of the evidence.json format this package
+// writes and reads.
+const EvidenceFormat = 1
+
+// EvidenceFile is the name of a case's evidence inside its folder under
+// Config.Out.
+const EvidenceFile = "evidence.json"
+
+// MarshalEvidence encodes ev as indented JSON (the evidence.json format).
+func MarshalEvidence(ev *Evidence) ([]byte, error) {
+	b, err := json.MarshalIndent(ev, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("conformance: encode evidence of case %s: %w", ev.Case.ID, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// UnmarshalEvidence decodes one evidence.json; name is used in errors.
+// Numbers in the case's arguments stay json.Number, as LoadCase leaves them.
+func UnmarshalEvidence(data []byte, name string) (*Evidence, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	ev := &Evidence{}
+	if err := dec.Decode(ev); err != nil {
+		return nil, fmt.Errorf("conformance: %s: %w", name, err)
+	}
+	switch {
+	case ev.Format != EvidenceFormat:
+		return nil, fmt.Errorf("conformance: %s: evidence format %d, this version reads %d", name, ev.Format, EvidenceFormat)
+	case ev.Case == nil || ev.Case.ID == "":
+		return nil, fmt.Errorf("conformance: %s: no case", name)
+	}
+	return ev, nil
+}
+
+// WriteEvidence writes ev to dir/evidence.json.
+func WriteEvidence(dir string, ev *Evidence) error {
+	b, err := MarshalEvidence(ev)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, EvidenceFile), b, 0o644); err != nil {
+		return fmt.Errorf("conformance: write evidence: %w", err)
+	}
+	return nil
+}
+
+// ReadEvidenceDir reads the evidence of a run: every <case>/evidence.json
+// directly under dir (what Config.Out holds after a run), in the order the
+// cases ran.
+func ReadEvidenceDir(dir string) ([]*Evidence, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: read evidence: %w", err)
+	}
+	var evs []*Evidence
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name(), EvidenceFile)
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("conformance: read evidence: %w", err)
+		}
+		ev, err := UnmarshalEvidence(data, p)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) == 0 {
+		return nil, fmt.Errorf("conformance: %s holds no <case>/%s (write one with --out DIR)", dir, EvidenceFile)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Index < evs[j].Index })
+	return evs, nil
+}
+
+// WriteEvidenceArchive writes a run's evidence to one file: gzip'd JSON
+// Lines, one case's evidence a line, in run order. The journal's request
+// bodies (JournalEntry.Raw) are left out, as no check reads them: this is
+// the compact form of conformance/testdata/evidence.
+func WriteEvidenceArchive(path string, evs []*Evidence) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, ev := range evs {
+		e := *ev
+		e.Journal, e.SideRequests = withoutBodies(e.Journal), withoutBodies(e.SideRequests)
+		b, err := json.Marshal(&e)
+		if err != nil {
+			return fmt.Errorf("conformance: encode evidence of case %s: %w", ev.Case.ID, err)
+		}
+		zw.Write(append(b, '\n'))
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("conformance: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("conformance: write evidence: %w", err)
+	}
+	return nil
+}
+
+func withoutBodies(es []mockmodel.JournalEntry) []mockmodel.JournalEntry {
+	out := slices.Clone(es)
+	for i := range out {
+		out[i].Raw = nil
+	}
+	return out
+}
+
+// ReadEvidenceArchive reads a file written by WriteEvidenceArchive.
+func ReadEvidenceArchive(path string) ([]*Evidence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: read evidence: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %s: %w", path, err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), maxWireBytes+maxWireLine)
+	var evs []*Evidence
+	for n := 1; sc.Scan(); n++ {
+		ev, err := UnmarshalEvidence(sc.Bytes(), fmt.Sprintf("%s: line %d", path, n))
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("conformance: %s: %w", path, err)
+	}
+	if len(evs) == 0 {
+		return nil, fmt.Errorf("conformance: %s: no evidence", path)
+	}
+	return evs, nil
+}
