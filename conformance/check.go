@@ -19,13 +19,17 @@ const (
 // Outcome is the verdict of a check.
 type Outcome string
 
-// Outcomes. Skip carries a reason (e.g. the agent lacks loadSession); NA
-// means the check does not apply to the agent's dialect.
+// Outcomes. NotRun carries the reason the check could not be judged (no
+// selected case feeds it, its case did not complete, the run was
+// interrupted); NA means the check does not apply to the agent's dialect;
+// XFail is a failure the baseline expects (every failure of the check
+// matches an entry of Config.Expected).
 const (
-	Pass Outcome = "pass"
-	Fail Outcome = "fail"
-	Skip Outcome = "skip"
-	NA   Outcome = "n/a"
+	Pass   Outcome = "pass"
+	Fail   Outcome = "fail"
+	XFail  Outcome = "xfail"
+	NA     Outcome = "n/a"
+	NotRun Outcome = "not-run"
 )
 
 // Check is one clause of the contract, tied to one sentence of the spec.
@@ -74,8 +78,9 @@ func failf(format string, a ...any) verdict {
 	return verdict{Outcome: Fail, Reason: fmt.Sprintf(format, a...)}
 }
 
+// skipf is a verdict that could not be reached on this case (not run).
 func skipf(format string, a ...any) verdict {
-	return verdict{Outcome: Skip, Reason: fmt.Sprintf(format, a...)}
+	return verdict{Outcome: NotRun, Reason: fmt.Sprintf(format, a...)}
 }
 
 // evalFunc judges one case's evidence. It may assume the case ran to

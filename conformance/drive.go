@@ -65,6 +65,10 @@ type Config struct {
 	// Validator checks messages against the ACP schema (nil: compile one;
 	// pass one to share it between runs).
 	Validator *SchemaValidator
+	// KeepGoing runs every case even when the first one could not get
+	// initialize answered (by default the run stops there: every other
+	// case would time out the same way).
+	KeepGoing bool
 	// Policy is how many tasks may be in_progress at once: PolicySingle
 	// (the default), PolicyParallel, or PolicyAuto (read from the agent's
 	// tool description). It decides how TW-VALID-TWOACTIVE is judged.
@@ -95,6 +99,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Model == "" {
 		cfg.Model = "mock"
+	}
+	if err := cfg.Agent.CheckTemplates(); err != nil {
+		return nil, err
 	}
 	if err := checkUniqueIDs(cfg.Cases); err != nil {
 		return nil, err
@@ -142,10 +149,12 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	info := RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout}
 	cases := append([]*Case(nil), cfg.Cases...)
-	evs := make([]*Evidence, len(cases))
 	var dialect Dialect
 	var itemProps map[string]bool
-	firstDone := -1
+	// The first case runs alone: the probe (its tools decide the dialect)
+	// or, with a forced dialect, the first case. If the agent cannot even
+	// answer its initialize, the run stops there (unless KeepGoing).
+	first := 0
 	switch {
 	case cfg.Dialect != "":
 		d, err := DialectByName(cfg.Dialect)
@@ -154,51 +163,59 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 		}
 		dialect, info.DialectSource = d, "forced"
 	default:
-		probe := -1
+		first = -1
 		for i, c := range cases {
 			if c.Probe {
-				probe = i
+				first = i
 				break
 			}
 		}
-		if probe < 0 {
+		if first < 0 {
 			cases = append([]*Case{builtinProbe()}, cases...)
-			evs = append([]*Evidence{nil}, evs...)
-			probe = 0
+			first = 0
 		}
-		canon, _ := DialectByName(DialectTodoWrite)
-		ev := r.runCase(ctx, cases[probe], canon, nil)
-		evs[probe], firstDone = ev, probe
-		dialect, info.DialectSource = canon, "default (nothing detected)"
-		if len(ev.Journal) > 0 {
-			var names []string
+		dialect, _ = DialectByName(DialectTodoWrite)
+		info.DialectSource = "default (nothing detected)"
+	}
+	evs := make([]*Evidence, len(cases))
+	ev := r.runCase(ctx, cases[first], dialect, nil)
+	evs[first] = ev
+	if cfg.Dialect == "" && len(ev.Journal) > 0 {
+		var names []string
+		for _, t := range ev.Journal[0].Tools {
+			names = append(names, t.Name)
+		}
+		info.ToolsOffered = names
+		if d, ok := DetectDialect(names); ok {
+			dialect, info.DialectSource = d, "detected"
 			for _, t := range ev.Journal[0].Tools {
-				names = append(names, t.Name)
-			}
-			info.ToolsOffered = names
-			if d, ok := DetectDialect(names); ok {
-				dialect, info.DialectSource = d, "detected"
-				for _, t := range ev.Journal[0].Tools {
-					if t.Name == d.Tool {
-						itemProps = d.itemProperties(t.Parameters)
-					}
+				if t.Name == d.Tool {
+					itemProps = d.itemProperties(t.Parameters)
 				}
 			}
 		}
-		ev.Dialect = dialect
-		r.progress(ev, 1, len(cases))
+	}
+	ev.Dialect = dialect
+	r.progress(ev, len(cases))
+	notRun := ""
+	if ev.Aborted != "" && !initAnswered(ev) && !cfg.KeepGoing {
+		notRun = fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
+		if cfg.Progress != nil {
+			r.progressMu.Lock()
+			fmt.Fprintf(cfg.Progress, "stopping: %s could not get initialize answered; the other %d case(s) are not run (--keep-going runs them)\n", ev.Case.ID, len(cases)-1)
+			r.progressMu.Unlock()
+		}
 	}
 
 	// The other cases, in parallel.
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	if firstDone >= 0 {
-		done = 1
-	}
 	for i, c := range cases {
-		if i == firstDone {
+		if i == first {
+			continue
+		}
+		if notRun != "" {
+			evs[i] = unrunCase(c, dialect, "", notRun)
 			continue
 		}
 		wg.Add(1)
@@ -207,17 +224,17 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				evs[i] = cancelledCase(c, dialect, ctx.Err())
+				evs[i] = unrunCase(c, dialect, interrupted(ctx), "")
 				return
 			}
 			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				evs[i] = unrunCase(c, dialect, interrupted(ctx), "")
+				return
+			}
 			ev := r.runCase(ctx, c, dialect, itemProps)
 			evs[i] = ev
-			mu.Lock()
-			done++
-			n := done
-			mu.Unlock()
-			r.progress(ev, n, len(cases))
+			r.progress(ev, len(cases))
 		}()
 	}
 	wg.Wait()
@@ -250,29 +267,54 @@ type runner struct {
 	cfg       Config
 	validator *SchemaValidator
 	// progressMu serializes the progress lines of cases finishing at once
-	// (Config.Progress need not be safe for concurrent use).
+	// (Config.Progress need not be safe for concurrent use) and guards
+	// done, the number of lines written.
 	progressMu sync.Mutex
+	done       int
 }
 
 // progress writes the live line of a finished case: ok, the checks it
-// fails, or why it did not complete.
-func (r *runner) progress(ev *Evidence, n, total int) {
+// fails, or why it did not complete. Lines are numbered in the order they
+// are written.
+func (r *runner) progress(ev *Evidence, total int) {
 	if r.cfg.Progress == nil {
 		return
 	}
 	status := "ok"
-	if ev.Aborted != "" {
+	switch {
+	case ev.Interrupted != "":
+		status = "INTERRUPTED"
+	case ev.Aborted != "":
 		status = "ERROR " + oneLine(ev.Aborted, 90)
-	} else if failed := caseFailures(ev, r.cfg.Checks, r.validator); len(failed) > 0 {
-		status = "FAIL " + strings.Join(failed, ", ")
+	default:
+		if failed := caseFailures(ev, r.cfg.Checks, r.validator); len(failed) > 0 {
+			status = "FAIL " + strings.Join(failed, ", ")
+		}
+		if ev.Stopped != "" {
+			status += "; stopped: " + oneLine(ev.Stopped, 90)
+		}
 	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", n, total, ev.Case.ID, ev.Duration.Seconds(), status)
+	r.done++
+	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", r.done, total, ev.Case.ID, ev.Duration.Seconds(), status)
 }
 
-func cancelledCase(c *Case, d Dialect, err error) *Evidence {
-	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Aborted: "run cancelled: " + err.Error()}
+// unrunCase is the evidence of a case that was not started: the run was
+// interrupted (interrupted set) or stopped early (notRun).
+func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
+	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun}
+}
+
+// initAnswered reports whether the agent answered an initialize request
+// in the case (with a result or an error).
+func initAnswered(ev *Evidence) bool {
+	for _, s := range ev.Steps {
+		if s.Op == OpInitialize && s.RespSeq >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // script builds the mock-model script of a case in the agent's dialect:
@@ -319,7 +361,8 @@ type caseRun struct {
 	ev    *Evidence
 	start time.Time
 
-	ctx    context.Context
+	parent context.Context // the run's: cancelled when the run is interrupted
+	ctx    context.Context // the case's: the run's, with the case timeout
 	cancel context.CancelFunc
 
 	srv    *mockmodel.Server
@@ -336,7 +379,7 @@ type caseRun struct {
 // evidence; it never returns an error: whatever went wrong is in the
 // evidence (Aborted).
 func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool) *Evidence {
-	cr := &caseRun{r: r, c: c, start: time.Now()}
+	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx}
 	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start}
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cr.teardown()
@@ -386,8 +429,11 @@ func (cr *caseRun) run() {
 	}
 	for i, st := range cr.c.Steps {
 		if stop := cr.step(i, st); stop {
-			return
+			break
 		}
+	}
+	if cr.cur == nil {
+		return // aborted: the agent is gone
 	}
 	// No quiet period here: the shutdown closes stdin and the reader keeps
 	// everything the agent writes until it exits.
@@ -429,12 +475,15 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	if err != nil {
 		sr.Error = err.Error()
 		ev.Steps = append(ev.Steps, sr)
-		why := fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err)
 		var rpcErr *RPCError
 		if errors.As(err, &rpcErr) {
-			why = fmt.Sprintf("step %d (%s): answered with %v", i+1, st.Op, rpcErr)
+			// An answer, but an error: the agent refused what the case
+			// needs. It is not hung: the case stops here and the checks
+			// that needed the request fail, quoting the error.
+			ev.Stopped = fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpcErr)
+			return true
 		}
-		cr.abort(why)
+		cr.abort(fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err))
 		return true
 	}
 	ev.Steps = append(ev.Steps, sr)
@@ -479,13 +528,24 @@ func (cr *caseRun) startAgent() error {
 	return nil
 }
 
-// abort records why the case stops and kills the agent.
+// abort records why the case stops and kills the agent. When the run was
+// interrupted, that is the reason, and the agent is not blamed.
 func (cr *caseRun) abort(why string) {
-	if errors.Is(cr.ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case cr.parent.Err() != nil:
+		cr.ev.Interrupted = interrupted(cr.parent)
+	case errors.Is(cr.ctx.Err(), context.DeadlineExceeded):
 		why += fmt.Sprintf(" (case timeout %s: the agent's process group was killed)", cr.r.cfg.Timeout)
+		cr.ev.Aborted = why
+	default:
+		cr.ev.Aborted = why
 	}
-	cr.ev.Aborted = why
 	cr.endAgent(why)
+}
+
+// interrupted says why the run's context ended.
+func interrupted(ctx context.Context) string {
+	return "the run was interrupted (" + ctx.Err().Error() + ")"
 }
 
 // endAgent ends the current agent process, if any: as an editor does

@@ -646,13 +646,21 @@ func evalLoadCap(ev *Evidence) verdict {
 
 // loadExpect is the list a load must end on and the plans the load showed.
 func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
-	if ev.LoadSkipped != "" {
-		v := skipf("%s", ev.LoadSkipped)
-		return nil, nil, &v
-	}
 	if !ev.Case.HasStep(OpLoadSession) {
 		v := skipf("the case has no loadSession step")
 		return nil, nil, &v
+	}
+	if ev.LoadSkipped != "" {
+		// Load is part of the contract: an agent that cannot load cannot
+		// replay the plan.
+		v := failf("the agent does not advertise agentCapabilities.loadSession; the spec makes the plan durable across session/load (advertise loadSession and replay the last plan before answering session/load)")
+		return nil, nil, &v
+	}
+	for _, s := range ev.Steps {
+		if s.Op == OpLoadSession && s.Error != "" {
+			v := failf("session/load was answered with an error: %s", s.Error)
+			return nil, nil, &v
+		}
 	}
 	before := ev.promptsBeforeRestart()
 	var want []Todo

@@ -50,8 +50,18 @@ type Evidence struct {
 	Procs        []ProcResult             `json:"procs"`
 	Writes       []Write                  `json:"writes"`
 
-	// Aborted says why the case did not run to completion ("" when it did).
+	// Aborted says why the case did not run to completion ("" when it did):
+	// the agent hung, crashed or broke the protocol.
 	Aborted string `json:"aborted,omitempty"`
+	// Stopped says which request of the case was answered with an error
+	// (the case stops there; the checks that needed it fail, quoting it).
+	Stopped string `json:"stopped,omitempty"`
+	// NotRun says why the case was not run at all (the first case could
+	// not get initialize answered); Interrupted why the run was stopped
+	// before the case finished (cancelled, e.g. Ctrl-C). Either way no
+	// check is judged on it and nothing is blamed on the agent.
+	NotRun      string `json:"notRun,omitempty"`
+	Interrupted string `json:"interrupted,omitempty"`
 	// LoadSkipped says why a loadSession step was skipped (the steps after
 	// it are skipped too); PromptsRun counts the prompt steps sent.
 	LoadSkipped string `json:"loadSkipped,omitempty"`

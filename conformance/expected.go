@@ -5,19 +5,78 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"regexp"
+	"strings"
 
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
-// ExpectedFailure is one entry of an expected-failures baseline: a check
-// known to fail for this agent, and why. A listed failure does not fail the
-// run; a listed check that passes is stale and fails the run (remove it).
+// ExpectedFailure is one entry of an expected-failures baseline: failures
+// of a check known for this agent, and why. It covers only the failures it
+// matches: of check ID, in one of Cases (IDs or globs; empty: any case),
+// whose reason contains Match (a substring, or a regular expression
+// written /like this/; empty: any reason). A matched failure is XFAIL and
+// does not fail the run; any other failure of the same check does. An
+// entry that matches no failure is stale and fails the run (remove it).
 type ExpectedFailure struct {
-	ID     string `yaml:"id" json:"id"`
-	Reason string `yaml:"reason" json:"reason"`
+	ID     string   `yaml:"id" json:"id"`
+	Reason string   `yaml:"reason" json:"reason"`
+	Cases  []string `yaml:"cases,omitempty" json:"cases,omitempty"`
+	Match  string   `yaml:"match,omitempty" json:"match,omitempty"`
 }
 
-// ReadExpectedFailures reads a YAML baseline: a list of {id, reason}.
+// String names the entry in messages: "TW-LOAD-1 (cases load-replay; match "x")".
+func (e ExpectedFailure) String() string {
+	var parts []string
+	if len(e.Cases) > 0 {
+		parts = append(parts, "cases "+strings.Join(e.Cases, ", "))
+	}
+	if e.Match != "" {
+		parts = append(parts, fmt.Sprintf("match %q", e.Match))
+	}
+	if len(parts) == 0 {
+		return e.ID
+	}
+	return e.ID + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// matcher compiles Match: a /regexp/ or a substring.
+func (e ExpectedFailure) matcher() (func(string) bool, error) {
+	m := e.Match
+	if len(m) >= 2 && strings.HasPrefix(m, "/") && strings.HasSuffix(m, "/") {
+		re, err := regexp.Compile(m[1 : len(m)-1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: match %s: %w", e.ID, m, err)
+		}
+		return re.MatchString, nil
+	}
+	return func(s string) bool { return strings.Contains(s, m) }, nil
+}
+
+// matches reports whether the entry covers check id's failure on caseID
+// with reason.
+func (e ExpectedFailure) matches(id, caseID, reason string) bool {
+	if e.ID != id {
+		return false
+	}
+	if len(e.Cases) > 0 {
+		ok := false
+		for _, c := range e.Cases {
+			if m, _ := path.Match(c, caseID); m || c == caseID {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	match, err := e.matcher()
+	return err == nil && match(reason)
+}
+
+// ReadExpectedFailures reads a YAML baseline: a list of {id, reason,
+// cases?, match?}.
 func ReadExpectedFailures(path string) ([]ExpectedFailure, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -33,7 +92,7 @@ func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) 
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("conformance: %s: want a list of {id, reason}: %w", name, err)
+		return nil, fmt.Errorf("conformance: %s: want a list of {id, reason, cases, match}: %w", name, err)
 	}
 	for i, e := range out {
 		if e.ID == "" {
@@ -42,23 +101,111 @@ func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) 
 		if e.Reason == "" {
 			return nil, fmt.Errorf("conformance: %s: %s: say why it is expected to fail (reason)", name, e.ID)
 		}
+		if _, err := e.matcher(); err != nil {
+			return nil, fmt.Errorf("conformance: %s: entry %d: %w", name, i+1, err)
+		}
+		for _, c := range e.Cases {
+			if _, err := path.Match(c, ""); err != nil {
+				return nil, fmt.Errorf("conformance: %s: entry %d: %s: case pattern %q: %w", name, i+1, e.ID, c, err)
+			}
+		}
 	}
 	return out, nil
 }
 
-// validateExpected rejects unknown or repeated IDs (a typo would silently
-// hide nothing and never go stale).
+// validateExpected rejects unknown check IDs and repeated entries (a typo
+// would silently hide nothing and never go stale).
 func validateExpected(es []ExpectedFailure, cat []Check) error {
 	idx := catalogueIndex(cat)
 	seen := map[string]bool{}
 	for _, e := range es {
 		if _, ok := idx[e.ID]; !ok {
-			return fmt.Errorf("conformance: expected failures: unknown check %q", e.ID)
+			return fmt.Errorf("conformance: expected failures: unknown check %q%s", e.ID, Suggest(e.ID, CheckIDs(cat), "checks"))
 		}
-		if seen[e.ID] {
-			return fmt.Errorf("conformance: expected failures: %s listed twice", e.ID)
+		if _, err := e.matcher(); err != nil {
+			return fmt.Errorf("conformance: expected failures: %w", err)
 		}
-		seen[e.ID] = true
+		key := e.String()
+		if seen[key] {
+			return fmt.Errorf("conformance: expected failures: %s listed twice", key)
+		}
+		seen[key] = true
 	}
 	return nil
+}
+
+// WriteBaseline writes the run's failures (of MUST checks, not already
+// expected) as a baseline: one entry per check, for the cases it failed
+// in, with reason TODO to be filled in.
+func (r *Report) WriteBaseline(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# todoharness conform --write-baseline: the failures of this run, one entry per check.\n")
+	b.WriteString("# Say why each is expected (reason), narrow it with match: \"substring\" or \"/regexp/\" if you like,\n")
+	b.WriteString("# and pass the file with --expected-failures. An entry that matches no failure fails the run.\n")
+	n := 0
+	for _, c := range r.Checks {
+		if c.Outcome != Fail || c.Level != MUST {
+			continue
+		}
+		var cases []string
+		for _, cv := range c.Cases {
+			if cv.Outcome == Fail {
+				cases = append(cases, cv.Case)
+			}
+		}
+		n++
+		fmt.Fprintf(&b, "- id: %s\n  reason: TODO\n  cases: [%s]\n", c.ID, strings.Join(cases, ", "))
+		if len(cases) > 0 {
+			for _, cv := range c.Cases {
+				if cv.Outcome == Fail {
+					fmt.Fprintf(&b, "  # %s: %s\n", cv.Case, oneLine(cv.Reason, 160))
+				}
+			}
+		}
+	}
+	if n == 0 {
+		b.WriteString("[]\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("conformance: write baseline: %w", err)
+	}
+	return nil
+}
+
+// Suggest says which of valid a mistyped name most likely meant, and lists
+// them all: ": did you mean plan-basic? (cases: a, b, ...)".
+func Suggest(name string, valid []string, what string) string {
+	best, bestD := "", -1
+	for _, v := range valid {
+		d := editDistance(strings.ToLower(name), strings.ToLower(v))
+		if bestD < 0 || d < bestD {
+			best, bestD = v, d
+		}
+	}
+	s := ""
+	if best != "" && bestD <= max(2, len(name)/3) {
+		s = fmt.Sprintf(": did you mean %s?", best)
+	}
+	return s + fmt.Sprintf(" (%s: %s)", what, strings.Join(valid, ", "))
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -53,6 +53,9 @@ func Judge(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 			end = e
 		}
 		rep.Cases = append(rep.Cases, caseResult(ev))
+		if ev.Interrupted != "" && rep.Interrupted == "" {
+			rep.Interrupted = ev.Interrupted
+		}
 	}
 	if !end.IsZero() && !info.Started.IsZero() {
 		rep.Duration = end.Sub(info.Started)
@@ -74,7 +77,8 @@ func Judge(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 				continue
 			}
 			vd := judgeCheck(ev, c)
-			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason})
+			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason,
+				incomplete: vd.Outcome == NotRun && (ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
 			if vd.Outcome == Fail {
 				cr.Failed = append(cr.Failed, c.ID)
 			}
@@ -96,10 +100,20 @@ func judgeable(ev *Evidence, v *SchemaValidator) *Evidence {
 
 // judgeCheck evaluates check c on one case's evidence.
 func judgeCheck(ev *Evidence, c Check) verdict {
-	if ev.Aborted != "" && !c.Always {
+	switch {
+	case ev.NotRun != "":
+		return skipf("%s", ev.NotRun)
+	case ev.Interrupted != "":
+		return skipf("%s", ev.Interrupted)
+	case ev.Aborted != "" && !c.Always:
 		return skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
 	}
-	return c.eval(ev)
+	v := c.eval(ev)
+	if v.Outcome == NotRun && ev.Stopped != "" && !c.Always {
+		// The check needed what the agent refused.
+		return failf("not judged: %s", ev.Stopped)
+	}
+	return v
 }
 
 // caseFailures judges one case on its own (the progress line): the checks
@@ -117,7 +131,12 @@ func caseFailures(ev *Evidence, cat []Check, v *SchemaValidator) []string {
 
 // caseResult is the report's row of a case, from its evidence.
 func caseResult(ev *Evidence) *CaseResult {
-	cr := &CaseResult{ID: ev.Case.ID, Title: ev.Case.Title, Duration: ev.Duration, Completed: ev.Aborted == "", Error: ev.Aborted, ev: ev}
+	cr := &CaseResult{ID: ev.Case.ID, Title: ev.Case.Title, Duration: ev.Duration, Completed: ev.Aborted == "" && ev.Stopped == "" && ev.NotRun == "" && ev.Interrupted == "", ev: ev}
+	for _, why := range []string{ev.Aborted, ev.Stopped, ev.NotRun, ev.Interrupted} {
+		if why != "" && cr.Error == "" {
+			cr.Error = why
+		}
+	}
 	if len(ev.Procs) > 0 {
 		cr.Startup = ev.Procs[0].Startup
 		cr.StderrTail = lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 10)
@@ -125,54 +144,129 @@ func caseResult(ev *Evidence) *CaseResult {
 	return cr
 }
 
-// aggregate: any failure fails; else any pass passes; else skip.
+// aggregate: any failure fails; else any expected failure is xfail; else
+// a case that did not run to its end leaves the check not run (it was not
+// judged there); else any pass passes; else not run.
 func aggregate(vs []CaseVerdict) (Outcome, string) {
 	if len(vs) == 0 {
-		return Skip, "no selected case feeds this check"
+		return NotRun, NoCaseFeeds
 	}
-	var fails []CaseVerdict
+	var fails, xfails, incomplete []CaseVerdict
 	passes := 0
 	for _, v := range vs {
-		switch v.Outcome {
-		case Fail:
+		switch {
+		case v.Outcome == Fail:
 			fails = append(fails, v)
-		case Pass:
+		case v.Outcome == XFail:
+			xfails = append(xfails, v)
+		case v.incomplete:
+			incomplete = append(incomplete, v)
+		case v.Outcome == Pass:
 			passes++
 		}
 	}
-	if len(fails) > 0 {
-		reason := fails[0].Case + ": " + fails[0].Reason
-		if len(fails) > 1 {
-			reason += fmt.Sprintf(" (and %d more case(s))", len(fails)-1)
+	firstOf := func(o Outcome, vs []CaseVerdict) (Outcome, string) {
+		reason := vs[0].Case + ": " + vs[0].Reason
+		if len(vs) > 1 {
+			reason += fmt.Sprintf(" (and %d more case(s))", len(vs)-1)
 		}
-		return Fail, reason
+		return o, reason
 	}
-	if passes > 0 {
+	switch {
+	case len(fails) > 0:
+		return firstOf(Fail, fails)
+	case len(xfails) > 0:
+		return firstOf(XFail, xfails)
+	case len(incomplete) > 0:
+		return firstOf(NotRun, incomplete)
+	case passes > 0:
 		return Pass, ""
 	}
-	return Skip, vs[0].Case + ": " + vs[0].Reason
+	return NotRun, vs[0].Case + ": " + vs[0].Reason
 }
 
-// applyExpected marks expected failures and stale entries and sets OK.
+// NoCaseFeeds is the reason of a check no selected case feeds.
+const NoCaseFeeds = "no selected case feeds this check"
+
+// Verdicts of a run (Report.Verdict).
+const (
+	// VerdictPass: every MUST check that applies was judged and passed
+	// (or failed as the baseline expects), and no baseline entry is stale.
+	VerdictPass = "PASS"
+	// VerdictFail: a MUST check failed (not as expected), or a baseline
+	// entry is stale.
+	VerdictFail = "FAIL"
+	// VerdictIncomplete: nothing failed, but a MUST check that applies
+	// could not be judged (its case did not complete, or no selected case
+	// feeds it).
+	VerdictIncomplete = "INCOMPLETE"
+	// VerdictInterrupted: the run was stopped before it finished (the
+	// context was cancelled, e.g. Ctrl-C); nothing is blamed on the agent.
+	VerdictInterrupted = "INTERRUPTED"
+)
+
+// applyExpected marks the failures the baseline expects (XFAIL), the stale
+// entries (matching no failure), and decides the verdict.
 func (r *Report) applyExpected(es []ExpectedFailure) {
-	want := map[string]string{}
-	for _, e := range es {
-		want[e.ID] = e.Reason
-	}
-	r.Failing, r.Stale = nil, nil
+	used := make([]bool, len(es))
+	r.Failing, r.Stale, r.NotJudged = nil, nil, nil
 	for i := range r.Checks {
 		c := &r.Checks[i]
-		reason, listed := want[c.ID]
-		if listed {
-			c.Expected = reason
-			if c.Outcome == Pass {
-				c.Stale = true
-				r.Stale = append(r.Stale, c.ID)
+		if c.Outcome == NA {
+			continue
+		}
+		for k := range c.Cases {
+			cv := &c.Cases[k]
+			if cv.Outcome != Fail {
+				continue
+			}
+			for j, e := range es {
+				if e.matches(c.ID, cv.Case, cv.Reason) {
+					used[j] = true
+					cv.Outcome, cv.Expected = XFail, e.Reason
+					c.Expected = e.Reason
+					break
+				}
 			}
 		}
-		if c.Outcome == Fail && c.Level == MUST && !listed {
-			r.Failing = append(r.Failing, c.ID)
+		if len(c.Cases) > 0 {
+			c.Outcome, c.Reason = aggregate(c.Cases)
 		}
 	}
-	r.OK = len(r.Failing) == 0 && len(r.Stale) == 0
+	idx := map[string]int{}
+	for i, c := range r.Checks {
+		idx[c.ID] = i
+	}
+	for j, e := range es {
+		if used[j] {
+			continue
+		}
+		r.Stale = append(r.Stale, e.String())
+		if i, ok := idx[e.ID]; ok {
+			r.Checks[i].Stale = true
+			if r.Checks[i].Expected == "" {
+				r.Checks[i].Expected = e.Reason
+			}
+		}
+	}
+	for _, c := range r.Checks {
+		switch {
+		case c.Level != MUST:
+		case c.Outcome == Fail:
+			r.Failing = append(r.Failing, c.ID)
+		case c.Outcome == NotRun:
+			r.NotJudged = append(r.NotJudged, c.ID)
+		}
+	}
+	switch {
+	case r.Interrupted != "":
+		r.Verdict = VerdictInterrupted
+	case len(r.Failing) > 0 || len(r.Stale) > 0:
+		r.Verdict = VerdictFail
+	case len(r.NotJudged) > 0:
+		r.Verdict = VerdictIncomplete
+	default:
+		r.Verdict = VerdictPass
+	}
+	r.OK = r.Verdict == VerdictPass
 }

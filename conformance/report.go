@@ -31,34 +31,43 @@ type Report struct {
 	PolicySource string `json:"policySource"`
 	// Wires are the model APIs the agent used (mockmodel.Wire*), in order
 	// of first use.
-	Wires    []string      `json:"wires,omitempty"`
+	Wires []string `json:"wires,omitempty"`
+	// Duration and Timeout are in the JSON report as durationMs and
+	// timeoutMs (milliseconds).
 	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"-"`
 	Parallel int           `json:"parallel"`
-	Timeout  time.Duration `json:"timeout"`
+	Timeout  time.Duration `json:"-"`
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`
 
-	// OK is true when no MUST check failed (expected failures aside) and no
-	// expected failure is stale: the exit status is 0 exactly then.
-	OK bool `json:"ok"`
-	// Failing lists the MUST checks that fail the run; Stale the expected
-	// failures that now pass.
-	Failing []string `json:"failing,omitempty"`
-	Stale   []string `json:"stale,omitempty"`
+	// Verdict is PASS, FAIL, INCOMPLETE or INTERRUPTED (see VerdictPass
+	// and the others); OK is true exactly when it is PASS: the exit status
+	// is 0 exactly then.
+	Verdict string `json:"verdict"`
+	OK      bool   `json:"ok"`
+	// Failing lists the MUST checks that fail the run; Stale the baseline
+	// entries that matched no failure; NotJudged the MUST checks that apply
+	// but could not be judged (not run).
+	Failing   []string `json:"failing,omitempty"`
+	Stale     []string `json:"stale,omitempty"`
+	NotJudged []string `json:"notJudged,omitempty"`
+	// Interrupted says why the run stopped before it finished ("" when it
+	// did not).
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // CheckResult is one check's outcome over the cases that feed it.
 type CheckResult struct {
 	Check
 	Outcome Outcome `json:"outcome"`
-	// Reason is one line: the first failure (or the skip reason).
+	// Reason is one line: the first failure (or why it was not run).
 	Reason string        `json:"reason,omitempty"`
 	Cases  []CaseVerdict `json:"cases,omitempty"`
-	// Expected is the baseline's reason when the check is listed there.
+	// Expected is the baseline's reason when an entry matched a failure.
 	Expected string `json:"expected,omitempty"`
-	// Stale: listed as an expected failure but passes.
+	// Stale: a baseline entry for the check matched no failure.
 	Stale bool `json:"stale,omitempty"`
 }
 
@@ -67,6 +76,11 @@ type CaseVerdict struct {
 	Case    string  `json:"case"`
 	Outcome Outcome `json:"outcome"`
 	Reason  string  `json:"reason,omitempty"`
+	// Expected is the reason of the baseline entry that matched (XFail).
+	Expected string `json:"expected,omitempty"`
+
+	// incomplete: not run because the case did not run to its end.
+	incomplete bool
 }
 
 // CaseResult is one case as run.
@@ -74,9 +88,10 @@ type CaseResult struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	// Duration is the case's wall time; Startup the first agent process's
-	// start-up (process start to the initialize answer).
-	Duration  time.Duration `json:"duration"`
-	Startup   time.Duration `json:"startup"`
+	// start-up (process start to the initialize answer). In JSON:
+	// durationMs and startupMs (milliseconds).
+	Duration  time.Duration `json:"-"`
+	Startup   time.Duration `json:"-"`
 	Completed bool          `json:"completed"`
 	// Error says why the case did not complete.
 	Error      string   `json:"error,omitempty"`
@@ -87,6 +102,29 @@ type CaseResult struct {
 	Transcript string `json:"transcript,omitempty"`
 
 	ev *Evidence
+}
+
+// ms is d in milliseconds (fractions kept).
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// MarshalJSON writes the report with its durations in milliseconds.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return json.Marshal(struct {
+		*plain
+		DurationMs float64 `json:"durationMs"`
+		TimeoutMs  float64 `json:"timeoutMs"`
+	}{(*plain)(r), ms(r.Duration), ms(r.Timeout)})
+}
+
+// MarshalJSON writes the case with its durations in milliseconds.
+func (c *CaseResult) MarshalJSON() ([]byte, error) {
+	type plain CaseResult
+	return json.Marshal(struct {
+		*plain
+		DurationMs float64 `json:"durationMs"`
+		StartupMs  float64 `json:"startupMs"`
+	}{(*plain)(c), ms(c.Duration), ms(c.Startup)})
 }
 
 // Evidence returns what was observed while running the case.
@@ -114,23 +152,26 @@ func (r *Report) Check(id string) (CheckResult, bool) {
 	return CheckResult{}, false
 }
 
-// WriteSummary writes the summary table and the verdict.
+// WriteSummary writes the summary table and the verdict. The checks no
+// selected case feeds share one line after the table.
 func (r *Report) WriteSummary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tOUTCOME\tREASON")
+	var unfed []string
 	for _, c := range r.Checks {
+		if c.Outcome == NotRun && c.Reason == NoCaseFeeds && !c.Stale {
+			unfed = append(unfed, c.ID)
+			continue
+		}
 		outcome := strings.ToUpper(string(c.Outcome))
-		switch {
-		case c.Stale:
+		if c.Stale {
 			outcome = "STALE"
-		case c.Outcome == Fail && c.Expected != "":
-			outcome = "XFAIL"
 		}
 		reason := c.Reason
 		switch {
 		case c.Stale:
-			reason = "listed as an expected failure (" + c.Expected + ") but passes: remove it from the baseline"
-		case c.Outcome == Fail && c.Expected != "":
+			reason = "a baseline entry (" + c.Expected + ") matches no failure: remove it from the baseline"
+		case c.Outcome == XFail:
 			reason = "expected: " + c.Expected + " — " + reason
 		case c.Outcome == Pass:
 			reason = c.Title
@@ -140,24 +181,10 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
 	}
-	// Each failure with the clause it tests, so the table reads as a
-	// verdict clause by clause without opening the JSON report.
-	first := true
-	for _, c := range r.Checks {
-		if c.Outcome != Fail && !c.Stale {
-			continue
-		}
-		if first {
-			fmt.Fprintln(w, "\nWhat the failing checks test:")
-			first = false
-		}
-		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
-		for _, cv := range c.Cases {
-			if cv.Outcome == Fail {
-				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, 200))
-			}
-		}
+	if len(unfed) > 0 {
+		fmt.Fprintf(w, "NOT RUN (no selected case feeds them): %s\n", strings.Join(unfed, ", "))
 	}
+	r.writeFailures(w)
 	counts := map[Outcome]int{}
 	for _, c := range r.Checks {
 		counts[c.Outcome]++
@@ -169,21 +196,76 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if len(r.Wires) > 0 {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
-	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d skip, %d n/a; %d cases in %.2fs\n",
-		len(r.Checks), counts[Pass], counts[Fail], counts[Skip], counts[NA], len(r.Cases), r.Duration.Seconds())
-	verdict := "PASS: every MUST check passes"
-	if !r.OK {
-		var why []string
-		if len(r.Failing) > 0 {
-			why = append(why, "MUST failed: "+strings.Join(r.Failing, ", "))
-		}
-		if len(r.Stale) > 0 {
-			why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
-		}
-		verdict = "FAIL: " + strings.Join(why, "; ")
-	}
-	_, err := fmt.Fprintln(w, verdict)
+	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %d cases in %.2fs\n",
+		len(r.Checks), counts[Pass], counts[Fail], counts[XFail], counts[NotRun], counts[NA], len(r.Cases), r.Duration.Seconds())
+	_, err := fmt.Fprintln(w, r.verdictLine())
 	return err
+}
+
+// verdictLine is the last line of the summary: the verdict and why.
+func (r *Report) verdictLine() string {
+	switch r.Verdict {
+	case VerdictPass:
+		return "PASS: every MUST check passes"
+	case VerdictInterrupted:
+		return "INTERRUPTED: " + r.Interrupted + "; the run stopped before it finished, nothing is blamed on the agent"
+	case VerdictIncomplete:
+		return "INCOMPLETE: MUST checks not judged: " + r.notJudgedWhy()
+	}
+	var why []string
+	if len(r.Failing) > 0 {
+		why = append(why, "MUST failed: "+strings.Join(r.Failing, ", "))
+	}
+	if len(r.Stale) > 0 {
+		why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
+	}
+	return "FAIL: " + strings.Join(why, "; ")
+}
+
+// notJudgedWhy lists the MUST checks not judged, grouped by why.
+func (r *Report) notJudgedWhy() string {
+	var order []string
+	byWhy := map[string][]string{}
+	for _, id := range r.NotJudged {
+		c, _ := r.Check(id)
+		why := c.Reason
+		if why == NoCaseFeeds {
+			why = "no selected case feeds them"
+		}
+		if _, ok := byWhy[why]; !ok {
+			order = append(order, why)
+		}
+		byWhy[why] = append(byWhy[why], id)
+	}
+	var parts []string
+	for _, why := range order {
+		parts = append(parts, strings.Join(byWhy[why], ", ")+" ("+oneLine(why, 120)+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// writeFailures writes each failure with the clause it tests, so the table
+// reads as a verdict clause by clause without opening the JSON report.
+func (r *Report) writeFailures(w io.Writer) {
+	first := true
+	for _, c := range r.Checks {
+		if c.Outcome != Fail && c.Outcome != XFail && !c.Stale {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nWhat the failing checks test:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
+		for _, cv := range c.Cases {
+			switch cv.Outcome {
+			case Fail:
+				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, 200))
+			case XFail:
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, 200))
+			}
+		}
+	}
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -223,10 +305,10 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// WriteJUnit writes one JUnit test case per check. A failed MUST check that
-// is not expected is a failure; a failed SHOULD or INFO check, an expected
-// failure, a skip and n/a are skipped (with the reason); a stale expected
-// failure is a failure.
+// WriteJUnit writes one JUnit test case per check. A failed MUST check is
+// a failure; a failed SHOULD or INFO check, an expected failure (xfail),
+// not-run and n/a are skipped (with the reason); a stale baseline entry is
+// a failure.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	s := junitSuite{Name: "todoharness conformance: " + r.Agent, Time: r.Duration.Seconds()}
 	for _, c := range r.Checks {
@@ -239,16 +321,14 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		body := strings.Join(details, "\n")
 		switch {
 		case c.Stale:
-			jc.Failure = &junitMessage{Message: "stale expected failure: passes now (" + c.Expected + ")", Body: body}
-		case c.Outcome == Fail && c.Level == MUST && c.Expected == "":
+			jc.Failure = &junitMessage{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
+		case c.Outcome == Fail && c.Level == MUST:
 			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
 		case c.Outcome == Fail:
-			msg := fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason)
-			if c.Expected != "" {
-				msg = "expected failure (" + c.Expected + "): " + c.Reason
-			}
-			jc.Skipped = &junitMessage{Message: msg, Body: body}
-		case c.Outcome == Skip || c.Outcome == NA:
+			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
+		case c.Outcome == XFail:
+			jc.Skipped = &junitMessage{Message: "expected failure (" + c.Expected + "): " + c.Reason, Body: body}
+		case c.Outcome == NotRun || c.Outcome == NA:
 			jc.Skipped = &junitMessage{Message: string(c.Outcome) + ": " + c.Reason}
 		}
 		if jc.Failure != nil {

@@ -108,17 +108,19 @@ func TestRunFakeAgentFaults(t *testing.T) {
 	}
 }
 
-func TestRunNoLoadSkipsLoadChecks(t *testing.T) {
+// Load is part of the contract: an agent that does not advertise
+// loadSession fails the load checks, saying what to do.
+func TestRunNoLoadFailsLoadChecks(t *testing.T) {
 	t.Parallel()
 	rep := runFake(t, "no-load", nil)
 	for _, id := range []string{"TW-LOAD-1", "TW-LOAD-2"} {
 		c, _ := rep.Check(id)
-		if c.Outcome != Skip || !strings.Contains(c.Reason, "loadSession") {
-			t.Errorf("%s: %s %q, want a skip naming loadSession", id, c.Outcome, c.Reason)
+		if c.Outcome != Fail || !strings.Contains(c.Reason, "does not advertise agentCapabilities.loadSession; the spec makes the plan durable across session/load") {
+			t.Errorf("%s: %s %q, want a failure naming loadSession", id, c.Outcome, c.Reason)
 		}
 	}
-	if !rep.OK {
-		t.Errorf("a SHOULD failure must not fail the run: %v", rep.Failing)
+	if rep.OK || rep.Verdict != VerdictFail {
+		t.Errorf("verdict %s: an agent that cannot load passed", rep.Verdict)
 	}
 }
 
@@ -210,9 +212,9 @@ func TestRunBrokenAgents(t *testing.T) {
 			if rep.Cases[0].Completed {
 				t.Error("case reported completed")
 			}
-			// Checks the case feeds are skipped, not failed.
-			if c, _ := rep.Check("TW-PLAN-1"); c.Outcome != Skip {
-				t.Errorf("TW-PLAN-1: %s, want skip", c.Outcome)
+			// Checks the case feeds are not run, not failed.
+			if c, _ := rep.Check("TW-PLAN-1"); c.Outcome != NotRun {
+				t.Errorf("TW-PLAN-1: %s, want not-run", c.Outcome)
 			}
 		})
 	}
@@ -235,8 +237,9 @@ func TestRunShutdownEscalation(t *testing.T) {
 			if c.Outcome != Fail || !strings.Contains(c.Reason, tc.want) {
 				t.Errorf("ACP-EXIT-1: %s %q, want a failure naming %s", c.Outcome, c.Reason, tc.want)
 			}
-			if !rep.OK {
-				t.Errorf("a SHOULD failure failed the run: %v", rep.Failing)
+			// One case: the verdict is INCOMPLETE, never FAIL.
+			if rep.Verdict != VerdictIncomplete {
+				t.Errorf("verdict %s: a SHOULD failure failed the run: %v", rep.Verdict, rep.Failing)
 			}
 		})
 	}
@@ -357,14 +360,14 @@ func TestRunExpectedFailures(t *testing.T) {
 		c.Cases = cases
 		c.Expected = []ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "we count differently"}}
 	})
-	if !listed.OK {
-		t.Errorf("listed failure failed the run: %v %v", listed.Failing, listed.Stale)
+	if listed.Verdict != VerdictIncomplete || len(listed.Failing) > 0 {
+		t.Errorf("listed failure failed the run: %s %v %v", listed.Verdict, listed.Failing, listed.Stale)
 	}
 	// The text summary quotes the clause of each failing check and names
 	// the cases that failed it.
 	var lb bytes.Buffer
 	_ = listed.WriteSummary(&lb)
-	for _, want := range []string{"What the failing checks test:", "TW-COUNTS-1 (MUST): \"The tool result reports only pending", srcREADME, "case plan-basic: "} {
+	for _, want := range []string{"What the failing checks test:", "TW-COUNTS-1 (MUST): \"The tool result reports only pending", srcREADME, "case plan-basic (expected): "} {
 		if !strings.Contains(lb.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, lb.String())
 		}
@@ -495,8 +498,17 @@ func TestRunCancelled(t *testing.T) {
 	if rep == nil {
 		return
 	}
-	if rep.OK {
-		t.Error("cancelled run reported OK")
+	// Interrupted: said so, and nothing is blamed on the agent.
+	if rep.OK || rep.Verdict != VerdictInterrupted || !strings.Contains(rep.Interrupted, "context canceled") {
+		t.Errorf("cancelled run: verdict %s (%q)", rep.Verdict, rep.Interrupted)
+	}
+	if ids := rep.FailedIDs(); len(ids) > 0 {
+		t.Errorf("a cancelled run blamed the agent: failed %v", ids)
+	}
+	var b bytes.Buffer
+	_ = rep.WriteSummary(&b)
+	if !strings.Contains(b.String(), "INTERRUPTED: the run was interrupted (context canceled)") {
+		t.Errorf("summary does not say the run was interrupted:\n%s", b.String())
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"text/template"
 	"unicode"
@@ -290,4 +292,54 @@ func commandPath(name string, env []string) string {
 		}
 	}
 	return name
+}
+
+// varNames are the template variables a target may use.
+func varNames() []string {
+	t := reflect.TypeOf(Vars{})
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		out = append(out, "{{."+t.Field(i).Name+"}}")
+	}
+	return out
+}
+
+var reUnknownVar = regexp.MustCompile(`can't evaluate field (\w+)`)
+
+// CheckTemplates expands every template of the target (command, env
+// values, file destinations and contents) with placeholder values, writing
+// nothing: a mistyped variable is found before any agent starts. The error
+// names the template, lists the variables and suggests the nearest one.
+func (t Target) CheckTemplates() error {
+	v := ExplainVars("mock")
+	check := func(what, text string) error {
+		_, err := expand(what, text, v)
+		if err == nil {
+			return nil
+		}
+		if m := reUnknownVar.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("conformance: agent %s: unknown template variable {{.%s}}%s", what, m[1], Suggest("{{."+m[1]+"}}", varNames(), "variables"))
+		}
+		return fmt.Errorf("conformance: agent %s: %w (variables: %s)", what, err, strings.Join(varNames(), ", "))
+	}
+	for i, a := range t.Command {
+		if err := check(fmt.Sprintf("command argument %d (%q)", i, a), a); err != nil {
+			return err
+		}
+	}
+	for _, kv := range t.Env {
+		k, val, _ := strings.Cut(kv, "=")
+		if err := check("--env "+k, val); err != nil {
+			return err
+		}
+	}
+	for _, f := range t.Files {
+		if err := check("--file "+f.Src+" destination", f.Dest); err != nil {
+			return err
+		}
+		if err := check("--file "+f.Src, f.Content); err != nil {
+			return err
+		}
+	}
+	return nil
 }

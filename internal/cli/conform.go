@@ -39,6 +39,8 @@ type conformOptions struct {
 	presets    bool
 	policy     string
 	judge      string
+	baseline   string
+	keepGoing  bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -67,8 +69,14 @@ throw-away HOME per case; --list-presets prints them and --preset NAME
 --explain prints exactly what one writes. --agent still replaces the
 preset's command; --env and --file add to (and override) its own.
 
-Exit status: 0 when every MUST check passes (expected failures aside) and no
-expected failure is stale, 1 otherwise, 2 when the run could not start.`,
+Exit status: 0 (PASS) when every MUST check that applies was judged and
+passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
+when a MUST check failed or a baseline entry matched no failure; 3
+(INCOMPLETE) when nothing failed but a MUST check could not be judged (its
+case did not complete, or --case left out every case that feeds it); 130
+when interrupted (Ctrl-C); 2 when the run could not start (a bad flag,
+template variable, output path, baseline or --case pattern: checked before
+any agent starts).`,
 		Example: `  todoharness conform
   todoharness conform --preset opencode
   todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
@@ -102,6 +110,8 @@ expected failure is stale, 1 otherwise, 2 when the run could not start.`,
 	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
+	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
+	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
 	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
 	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
 	return cmd
@@ -129,7 +139,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
-	cases, err := loadConformCases(o)
+	all, cases, err := loadConformCases(o)
 	if err != nil {
 		return err
 	}
@@ -141,11 +151,17 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := o.run.config(target, cases, preset, errw)
-	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy = o.dialect, o.out, o.keep, o.modelName, o.policy
-	if o.expected != "" {
-		if cfg.Expected, err = conformance.ReadExpectedFailures(o.expected); err != nil {
-			return err
-		}
+	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing
+	// Everything that can be wrong with the command line is found before
+	// any agent starts.
+	if err := target.CheckTemplates(); err != nil {
+		return err
+	}
+	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
+		return err
+	}
+	if err := checkOutputs(o); err != nil {
+		return err
 	}
 	if !o.run.quiet {
 		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
@@ -154,7 +170,79 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.keep {
+		for _, c := range rep.Cases {
+			if ev := c.Evidence(); ev != nil && ev.Cwd != "" {
+				fmt.Fprintf(errw, "kept %s: working directory %s, home %s\n", c.ID, ev.Cwd, ev.Home)
+			}
+		}
+	}
 	return reportConform(out, o, rep)
+}
+
+// readBaseline reads --expected-failures (none when path is empty): its
+// check IDs are validated by the run, its case patterns here, against
+// every known case.
+func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedFailure, error) {
+	if path == "" {
+		return nil, nil
+	}
+	es, err := conformance.ReadExpectedFailures(path)
+	if err != nil {
+		return nil, err
+	}
+	ids := caseIDs(all)
+	for _, e := range es {
+		for _, pat := range e.Cases {
+			if !matchesAny(pat, ids) {
+				return nil, fmt.Errorf("conform: %s: %s: no case matches %q%s", path, e.ID, pat, conformance.Suggest(pat, ids, "cases"))
+			}
+		}
+	}
+	return es, nil
+}
+
+// checkOutputs makes sure every file and folder the run will write can be
+// written, before the run: --json, --junit, --write-baseline, --out.
+func checkOutputs(o *conformOptions) error {
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--write-baseline", o.baseline}} {
+		if f.path == "" {
+			continue
+		}
+		if err := writable(f.path); err != nil {
+			return fmt.Errorf("conform: %s %s: cannot write there: %w", f.flag, f.path, err)
+		}
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return fmt.Errorf("conform: --out %s: %w", o.out, err)
+		}
+		probe := filepath.Join(o.out, ".conform-write-check")
+		if err := writable(probe); err != nil {
+			return fmt.Errorf("conform: --out %s: cannot write there: %w", o.out, err)
+		}
+	}
+	return nil
+}
+
+// writable creates path's folder and opens path for writing without
+// changing it; a file it had to create is removed again.
+func writable(path string) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	if os.IsNotExist(statErr) {
+		return os.Remove(path)
+	}
+	return nil
 }
 
 // judgeConform is conform --judge DIR: the saved evidence judged again.
@@ -164,10 +252,12 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := conformance.JudgeConfig{}
-	if o.expected != "" {
-		if cfg.Expected, err = conformance.ReadExpectedFailures(o.expected); err != nil {
-			return err
-		}
+	var cases []*conformance.Case
+	for _, ev := range evs {
+		cases = append(cases, ev.Case)
+	}
+	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
+		return err
 	}
 	rep, err := conformance.Judge(evs, cfg)
 	if err != nil {
@@ -202,10 +292,21 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 			fmt.Fprintf(out, "transcript: %s\n", c.Transcript)
 		}
 	}
-	if !rep.OK {
-		return exitCode(1)
+	if o.baseline != "" {
+		if err := writeReportFile(o.baseline, rep.WriteBaseline); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
 	}
-	return nil
+	switch rep.Verdict {
+	case conformance.VerdictPass:
+		return nil
+	case conformance.VerdictIncomplete:
+		return exitCode(3)
+	case conformance.VerdictInterrupted:
+		return exitCode(130)
+	}
+	return exitCode(1)
 }
 
 func writeReportFile(path string, write func(io.Writer) error) error {
@@ -334,46 +435,80 @@ func ReferenceAgentArgs(exe string) []string {
 	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}
 }
 
-// loadConformCases loads the built-in cases and the --cases folders and
-// applies --case filters.
-func loadConformCases(o *conformOptions) ([]*conformance.Case, error) {
-	var cases []*conformance.Case
+// loadConformCases loads the built-in cases and the --cases folders (all)
+// and applies the --case filters (cases). A pattern that matches no case
+// is an error listing the case IDs.
+func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err error) {
 	if !o.noBuiltin {
 		cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, c := range cs {
 			c.Source = "builtin:" + c.Source
 		}
-		cases = append(cases, cs...)
+		all = append(all, cs...)
 	}
 	for _, dir := range o.caseDirs {
 		cs, err := conformance.LoadCases(os.DirFS(dir), ".")
 		if err != nil {
-			return nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
 		}
 		for _, c := range cs {
 			c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
 		}
-		cases = append(cases, cs...)
+		all = append(all, cs...)
+	}
+	if len(o.only) == 0 {
+		cases = all
+	}
+	ids := caseIDs(all)
+	for _, pat := range o.only {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, nil, fmt.Errorf("conform: --case %q: %w", pat, err)
+		}
+		if !matchesAny(pat, ids) {
+			return nil, nil, fmt.Errorf("conform: --case %q matches no case%s", pat, conformance.Suggest(pat, ids, "cases"))
+		}
 	}
 	if len(o.only) > 0 {
-		var kept []*conformance.Case
-		for _, c := range cases {
-			for _, pat := range o.only {
-				if ok, _ := path.Match(pat, c.ID); ok {
-					kept = append(kept, c)
-					break
-				}
+		for _, c := range all {
+			if matchesAny(c.ID, nil, o.only...) {
+				cases = append(cases, c)
 			}
 		}
-		cases = kept
 	}
 	if len(cases) == 0 {
-		return nil, fmt.Errorf("conform: no case selected")
+		return nil, nil, fmt.Errorf("conform: no case selected")
 	}
-	return cases, nil
+	return all, cases, nil
+}
+
+func caseIDs(cs []*conformance.Case) []string {
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// matchesAny reports whether the glob pat matches one of ids, or (with
+// pats) whether the name pat is matched by one of pats.
+func matchesAny(pat string, ids []string, pats ...string) bool {
+	if len(pats) > 0 {
+		for _, p := range pats {
+			if ok, _ := path.Match(p, pat); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range ids {
+		if ok, _ := path.Match(pat, id); ok || pat == id {
+			return true
+		}
+	}
+	return false
 }
 
 func printCatalogue(w io.Writer, cases []*conformance.Case) error {

@@ -175,9 +175,9 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 		switch c.Outcome {
 		case conformance.Pass:
 			row.Pass++
-		case conformance.Fail:
+		case conformance.Fail, conformance.XFail:
 			row.Fail++
-		case conformance.Skip:
+		case conformance.NotRun:
 			row.Skip++
 		case conformance.NA:
 			row.NA++
@@ -200,6 +200,8 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 		row.Verdict = "did not start: " + why
 	case rep.OK:
 		row.Ran, row.Verdict = true, "PASS"
+	case rep.Verdict == conformance.VerdictIncomplete:
+		row.Ran, row.Verdict = true, "INCOMPLETE (MUST not judged): "+strings.Join(rep.NotJudged, ", ")
 	default:
 		row.Ran, row.Verdict = true, "FAIL (MUST): "+strings.Join(rep.Failing, ", ")
 	}

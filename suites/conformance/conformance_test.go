@@ -1,12 +1,16 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -194,7 +198,7 @@ var _ = Describe("the expected-failures baseline", func() {
 	It("lets a listed failure pass the run", func() {
 		rep := run(withFault("wrong-counts"), func(c *conformance.Config) { c.Expected = baseline })
 		c, _ := rep.Check("TW-COUNTS-1")
-		Expect(c.Outcome).To(Equal(conformance.Fail))
+		Expect(c.Outcome).To(Equal(conformance.XFail))
 		Expect(c.Expected).NotTo(BeEmpty())
 		Expect(rep.OK).To(BeTrue(), explain(rep))
 	})
@@ -325,9 +329,13 @@ script:
   - text: DONE
 `), 0o644)).To(Succeed())
 		code, out := conform("--no-builtin", "--cases", dir)
-		Expect(code).To(Equal(0), out)
+		// Its checks pass; the MUST checks it does not feed are not judged:
+		// INCOMPLETE (exit 3), never PASS.
+		Expect(code).To(Equal(3), out)
 		Expect(out).To(ContainSubstring("my-case"))
 		Expect(out).To(MatchRegexp(`TW-REPLACE-1\s+MUST\s+PASS`))
+		Expect(out).To(ContainSubstring("NOT RUN (no selected case feeds them): "))
+		Expect(out).To(MatchRegexp(`INCOMPLETE: MUST checks not judged: .*TW-LOAD-1, TW-LOAD-2 \(no selected case feeds them\)`))
 	})
 
 	It("lists the presets, and explains one with the wire API, the dialect and every file and variable it writes", func() {
@@ -356,7 +364,7 @@ script:
 
 	It("runs the reference preset, and a preset's wiring with --agent replacing its command", func() {
 		code, out := conform("--preset", "reference", "--case", "plan-basic")
-		Expect(code).To(Equal(0), out)
+		Expect(code).To(Equal(3), out) // narrowed: INCOMPLETE
 		Expect(out).To(ContainSubstring("model API: openai-chat"))
 		// The codex preset's home and config, with the mutant speaking
 		// codex's dialect over OpenAI Responses standing in for codex-acp.
@@ -375,5 +383,84 @@ script:
 	It("exits 2 when the run cannot start", func() {
 		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
 		Expect(code).To(Equal(2), out)
+	})
+
+	// Every mistake of the command line is found before any agent starts
+	// (the agent would write started.txt): exit 2, the valid names listed,
+	// the nearest one suggested.
+	DescribeTable("refuses a bad command line before any agent starts",
+		func(want string, args ...string) {
+			dir := GinkgoT().TempDir()
+			marker := filepath.Join(dir, "started.txt")
+			agent := "/bin/sh -c 'touch " + marker + "; exec " + bins.todoharness + " agent --model-url {{.BaseURL}}'"
+			args = slices.Clone(args)
+			for i, a := range args {
+				if body, ok := strings.CutPrefix(a, "BASELINE:"); ok {
+					a = filepath.Join(dir, "baseline.yaml")
+					Expect(os.WriteFile(a, []byte(body), 0o644)).To(Succeed())
+				}
+				args[i] = a
+			}
+			code, out := conform(append([]string{"--agent", agent, "--env", selfexec.Environ("todoharness")[0]}, args...)...)
+			Expect(code).To(Equal(2), out)
+			Expect(out).To(ContainSubstring(want))
+			Expect(marker).NotTo(BeAnExistingFile(), "an agent started")
+		},
+		Entry("a mistyped template variable", "unknown template variable {{.Nope}}: did you mean", "--env", "X={{.Nope}}"),
+		Entry("a close typo", "did you mean {{.BaseURL}}?", "--env", "X={{.BaseUrl}}"),
+		Entry("a --case that matches nothing", `--case "plan-basc" matches no case: did you mean plan-basic? (cases: `, "--case", "plan-basc"),
+		Entry("an unwritable --json", "--json /dev/null/r.json: cannot write there", "--json", "/dev/null/r.json"),
+		Entry("an unwritable --out", "--out /dev/null/t", "--out", "/dev/null/t"),
+		Entry("a baseline naming an unknown check", `unknown check "TW-PLAN-9": did you mean TW-PLAN-1?`, "--expected-failures", "BASELINE:- id: TW-PLAN-9\n  reason: x\n"),
+		Entry("a baseline naming an unknown case", `no case matches "plan-basik": did you mean plan-basic?`, "--expected-failures", "BASELINE:- id: TW-PLAN-1\n  reason: x\n  cases: [plan-basik]\n"),
+	)
+
+	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", func() {
+		code, out := conform("--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms")
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(ContainSubstring("stopping: tool-offered could not get initialize answered; the other"))
+		Expect(out).To(ContainSubstring("FAIL: MUST failed: RUN-1, ACP-INIT-1"))
+		Expect(strings.Count(out, "ERROR ")).To(Equal(1), out)
+		code, out = conform("--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms", "--keep-going", "--parallel", "20")
+		Expect(code).To(Equal(1), out)
+		Expect(strings.Count(out, "ERROR ")).To(BeNumerically(">", 1), out)
+	})
+
+	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", func() {
+		dir := GinkgoT().TempDir()
+		agent := "env TODOHARNESS_FAULT=accept-duplicates " + bins.todoharness + " agent --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
+		baseline := filepath.Join(dir, "b", "baseline.yaml")
+		code, out := conform("--agent", agent, "--write-baseline", baseline, "--keep")
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`kept reject-duplicate: working directory (\S+), home \S+`))
+		kept := regexp.MustCompile(`kept reject-duplicate: working directory (\S+),`).FindStringSubmatch(out)[1]
+		Expect(kept).To(BeADirectory())
+		DeferCleanup(os.RemoveAll, kept)
+		b, err := os.ReadFile(baseline)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(ContainSubstring("- id: TW-VALID-DUP\n  reason: TODO\n  cases: [reject-duplicate]\n"))
+		code, out = conform("--agent", agent, "--expected-failures", baseline)
+		Expect(code).To(Equal(0), out)
+	})
+
+	It("says it was interrupted on Ctrl-C, exits 130, and blames nothing on the agent", func() {
+		cmd := selfexec.Command("todoharness", "conform", "--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "10m")
+		stderr, err := cmd.StderrPipe()
+		Expect(err).NotTo(HaveOccurred())
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		Expect(cmd.Start()).To(Succeed())
+		// Signal once the run has started (its first line).
+		line, err := bufio.NewReader(stderr).ReadString('\n')
+		Expect(err).NotTo(HaveOccurred())
+		Expect(line).To(HavePrefix("conform: "))
+		Expect(cmd.Process.Signal(os.Interrupt)).To(Succeed())
+		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		Expect(errors.As(err, &ee)).To(BeTrue(), "exit: %v\n%s", err, stdout.String())
+		Expect(ee.ExitCode()).To(Equal(130), stdout.String())
+		Expect(stdout.String()).To(ContainSubstring("INTERRUPTED: the run was interrupted (context canceled)"))
+		Expect(stdout.String()).NotTo(MatchRegexp(`RUN-1\s+MUST\s+FAIL`))
 	})
 })
