@@ -126,6 +126,10 @@ func fakeAgent(mode string) int {
 				return 0
 			}
 		case "session/load":
+			if f.has("load-error") {
+				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": "cannot load: no such session"}})
+				continue
+			}
 			var p struct {
 				SessionID string `json:"sessionId"`
 			}
@@ -147,6 +151,10 @@ func fakeAgent(mode string) int {
 			if f.has("crash-on-prompt") {
 				fmt.Fprintln(os.Stderr, "fake agent: crashing on purpose")
 				return 3
+			}
+			if f.has("prompt-error") {
+				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32000, "message": "rate limited, try later"}})
+				continue
 			}
 			if f.has("hang-on-prompt") {
 				fmt.Fprintln(os.Stderr, "fake agent: hanging on purpose")

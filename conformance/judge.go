@@ -109,9 +109,14 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		return skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
 	}
 	v := c.eval(ev)
-	if v.Outcome == NotRun && ev.Stopped != "" && !c.Always {
-		// The check needed what the agent refused.
-		return failf("not judged: %s", ev.Stopped)
+	if ev.Stopped != "" && !c.Always {
+		// The check needed what the agent refused: say so.
+		switch v.Outcome {
+		case NotRun:
+			return failf("not judged: %s", ev.Stopped)
+		case Fail:
+			v.Reason += "; the case stopped early: " + ev.Stopped
+		}
 	}
 	return v
 }

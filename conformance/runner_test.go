@@ -124,6 +124,37 @@ func TestRunNoLoadFailsLoadChecks(t *testing.T) {
 	}
 }
 
+// A request answered with a JSON-RPC error fails the checks that needed
+// it, quoting the error; RUN-1 is for hung, crashing and protocol-breaking
+// agents only.
+func TestRunErrorAnswerFailsTheCheckThatNeededIt(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, "load-error", nil)
+	for _, id := range []string{"TW-LOAD-1", "TW-LOAD-2"} {
+		c, _ := rep.Check(id)
+		if c.Outcome != Fail || !strings.Contains(c.Reason, "session/load was answered with an error: JSON-RPC error -32603: cannot load: no such session") {
+			t.Errorf("%s: %s %q, want a failure quoting the error", id, c.Outcome, c.Reason)
+		}
+	}
+	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+		t.Errorf("RUN-1: %s %q: an error answer is no hang or crash", c.Outcome, c.Reason)
+	}
+	if got, want := rep.FailedIDs(), []string{"TW-LOAD-1", "TW-LOAD-2"}; !reflect.DeepEqual(got, want) {
+		dumpFailures(t, rep)
+		t.Errorf("failed %v, want %v", got, want)
+	}
+	// A prompt answered with an error: the checks its writes feed could
+	// not be judged, and fail saying why.
+	rep = runFake(t, "prompt-error", func(c *Config) { c.Cases = oneCase(t, "reject-duplicate") })
+	c, _ := rep.Check("TW-VALID-DUP")
+	if c.Outcome != Fail || !strings.Contains(c.Reason, "step 3 (prompt) was answered with JSON-RPC error -32000: rate limited, try later") {
+		t.Errorf("TW-VALID-DUP: %s %q", c.Outcome, c.Reason)
+	}
+	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+		t.Errorf("RUN-1: %s %q", c.Outcome, c.Reason)
+	}
+}
+
 func TestRunForcedDialect(t *testing.T) {
 	t.Parallel()
 	// The fake speaks todo_write; forced to codex, the mock calls
