@@ -70,6 +70,25 @@ func (c Check) AppliesTo(d string) bool {
 type verdict struct {
 	Outcome Outcome
 	Reason  string
+	// Lines are the wire lines (by Seq) the verdict points at, each with
+	// what is wrong there: the transcript marks them, and failures that
+	// point at the same line are grouped as one root cause.
+	Lines map[int]string
+	// Blocked: not run on this case for a reason that forbids passing the
+	// check on the others (it could not be judged where it mattered).
+	Blocked bool
+}
+
+// at marks wire line seq (if any: seq >= 0) with note.
+func (v verdict) at(seq int, note string) verdict {
+	if seq < 0 {
+		return v
+	}
+	if v.Lines == nil {
+		v.Lines = map[int]string{}
+	}
+	v.Lines[seq] = note
+	return v
 }
 
 func pass() verdict { return verdict{Outcome: Pass} }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // The evaluations behind the catalogue. Each reads one case's evidence.
@@ -48,10 +49,10 @@ func evalInit(ev *Evidence) verdict {
 			ProtocolVersion *int `json:"protocolVersion"`
 		}
 		if err := json.Unmarshal(s.Result, &ir); err != nil || ir.ProtocolVersion == nil {
-			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, truncate(string(s.Result), 160))
+			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, truncate(string(s.Result), 160)).at(s.RespSeq, "no protocolVersion")
 		}
 		if *ir.ProtocolVersion != 1 {
-			return failf("initialize (process %d) answered protocolVersion %d, want 1", s.Proc+1, *ir.ProtocolVersion)
+			return failf("initialize (process %d) answered protocolVersion %d, want 1", s.Proc+1, *ir.ProtocolVersion).at(s.RespSeq, fmt.Sprintf("protocolVersion %d, want 1", *ir.ProtocolVersion))
 		}
 	}
 	if n == 0 {
@@ -65,13 +66,17 @@ func evalInit(ev *Evidence) verdict {
 
 func evalJSONRPC(ev *Evidence) verdict {
 	var bad []string
+	lines := map[int]string{}
 	for _, m := range ev.Wire {
 		if m.Dir == Received && m.Kind == KindInvalid {
 			bad = append(bad, fmt.Sprintf("line %q: %s", truncate(m.Line, 60), m.Problem))
+			lines[m.Seq] = m.Problem
 		}
 	}
 	if len(bad) > 0 {
-		return failf("%d line(s) on stdout are not JSON-RPC 2.0 messages: %s", len(bad), strings.Join(first(bad, 2), "; "))
+		v := failf("%d line(s) on stdout are not JSON-RPC 2.0 messages: %s", len(bad), strings.Join(first(bad, 2), "; "))
+		v.Lines = lines
+		return v
 	}
 	if len(ev.Wire) == 0 {
 		return skipf("nothing on the wire")
@@ -86,20 +91,46 @@ func evalSchema(ev *Evidence) verdict {
 
 // evalStableSchema reports messages that only the unstable (draft) ACP
 // schema accepts, such as usage_update: valid ACP, but from a newer draft
-// than protocol version 1.
+// than protocol version 1. It lists only those; messages both schemas
+// reject are ACP-SCHEMA-1's, and leave it unjudged (never passed) when
+// they are all there is.
 func evalStableSchema(ev *Evidence) verdict {
-	_, draft, n, ok := schemaProblems(ev)
-	return schemaVerdict(draft, n, ok, "%d message(s) valid only against the unstable ACP schema: %s")
+	bad, draft, n, ok := schemaProblems(ev)
+	v := schemaVerdict(draft, n, ok, "%d message(s) valid only against the unstable ACP schema: %s")
+	switch {
+	case len(bad) > 0 && v.Outcome == Fail:
+		v.Reason += fmt.Sprintf(" (and %d invalid against both: see ACP-SCHEMA-1)", len(bad))
+	case len(bad) > 0 && v.Outcome == Pass:
+		v := skipf("%d message(s) are invalid against the stable and the unstable schema alike (ACP-SCHEMA-1): whether they need the draft does not arise", len(bad))
+		v.Blocked = true
+		return v
+	}
+	return v
+}
+
+// schemaProblem is one message a schema rejects.
+type schemaProblem struct {
+	seq  int
+	text string // "#12 session/update plan: invalid ..."
+	err  string // the validation error alone
 }
 
 // schemaVerdict fails with format (count, first problems) when problems is
-// not empty.
-func schemaVerdict(problems []string, n int, ok bool, format string) verdict {
+// not empty, marking each message.
+func schemaVerdict(problems []schemaProblem, n int, ok bool, format string) verdict {
 	switch {
 	case !ok:
 		return skipf("no schema validator")
 	case len(problems) > 0:
-		return failf(format, len(problems), strings.Join(first(problems, 2), "; "))
+		var texts []string
+		for _, p := range problems {
+			texts = append(texts, p.text)
+		}
+		v := failf(format, len(problems), strings.Join(first(texts, 2), "; "))
+		for _, p := range problems {
+			v = v.at(p.seq, p.err)
+		}
+		return v
 	case n == 0:
 		return skipf("the agent sent no message")
 	}
@@ -109,7 +140,7 @@ func schemaVerdict(problems []string, n int, ok bool, format string) verdict {
 // schemaProblems validates every message the agent sent: bad are invalid
 // against both the stable and the unstable schema, draft are valid only
 // against the unstable one; n counts the messages checked.
-func schemaProblems(ev *Evidence) (bad, draft []string, n int, ok bool) {
+func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 	v := ev.validator
 	if v == nil {
 		return nil, nil, 0, false
@@ -131,10 +162,10 @@ func schemaProblems(ev *Evidence) (bad, draft []string, n int, ok bool) {
 			what += " " + kind
 		}
 		if v.ValidateUnstable(m, true) == nil {
-			draft = append(draft, fmt.Sprintf("#%d %s", m.Seq, what))
+			draft = append(draft, schemaProblem{m.Seq, fmt.Sprintf("#%d %s", m.Seq, what), "valid only against the unstable (draft) ACP schema"})
 			continue
 		}
-		bad = append(bad, fmt.Sprintf("#%d %s: %v", m.Seq, what, err))
+		bad = append(bad, schemaProblem{m.Seq, fmt.Sprintf("#%d %s: %v", m.Seq, what, err), err.Error()})
 	}
 	return bad, draft, n, true
 }
@@ -337,10 +368,10 @@ func evalRejected(ev *Evidence) verdict {
 		case !w.Result.Found:
 			return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
 		case !w.Result.IsError:
-			return failf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
+			return failf("%s was accepted: the model saw a result without the error flag: %q%s", w.CallID, truncate(w.Result.Text, 120), ev.errorRule(w.Result))
 		}
 		if g := m.gap(i); len(g) > 0 {
-			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0]))
+			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0])).at(g[0].Seq, "a plan update for the rejected call "+w.CallID)
 		}
 	}
 	if n == 0 {
@@ -360,10 +391,10 @@ func evalRejectKeep(ev *Evidence) verdict {
 		prev, ok := m.previousAccepted(i)
 		for _, p := range m.gap(i) {
 			if !ok {
-				return failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos()))
+				return failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID)
 			}
 			if !sameTodos(p.todos(), prev) {
-				return failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev))
+				return failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev)).at(p.Seq, "a plan update for the rejected call "+w.CallID)
 			}
 		}
 	}
@@ -559,7 +590,7 @@ func evalPlan(ev *Evidence) verdict {
 			if p.CallID != "" {
 				who = "sent for " + p.CallID
 			}
-			return failf("a plan update (prompt %d, %s) shows %s", p.Prompt+1, who, planString(p))
+			return failf("a plan update (prompt %d, %s) shows %s", p.Prompt+1, who, planString(p)).at(p.Seq, "a plan update no accepted write explains")
 		}
 	}
 	if accepted == 0 && len(m.plans) == 0 {
@@ -577,12 +608,12 @@ func evalPriority(ev *Evidence) verdict {
 		for k, e := range p.Entries {
 			n++
 			if !e.HasPriority {
-				return failf("plan #%d entry %d (%q) has no priority", p.Seq, k+1, e.Content)
+				return failf("plan #%d entry %d (%q) has no priority", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1))
 			}
 			switch e.Priority {
 			case "high", "medium", "low":
 			default:
-				return failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority)
+				return failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority))
 			}
 		}
 	}
@@ -598,7 +629,7 @@ func evalPriorityMedium(ev *Evidence) verdict {
 		for k, e := range p.Entries {
 			n++
 			if e.Priority != "medium" {
-				return failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority)
+				return failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority))
 			}
 		}
 	}
@@ -613,11 +644,11 @@ func evalNonNull(ev *Evidence) verdict {
 	for _, p := range ps {
 		switch {
 		case p.Null:
-			return failf("plan #%d has \"entries\": null", p.Seq)
+			return failf("plan #%d has \"entries\": null", p.Seq).at(p.Seq, `"entries": null`)
 		case p.Missing:
-			return failf("plan #%d has no \"entries\"", p.Seq)
+			return failf("plan #%d has no \"entries\"", p.Seq).at(p.Seq, `no "entries"`)
 		case p.Bad != "":
-			return failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad)
+			return failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad).at(p.Seq, "entries is not an array of objects")
 		}
 	}
 	if len(ps) == 0 {
@@ -636,7 +667,7 @@ func evalLoadCap(ev *Evidence) verdict {
 			}
 			_ = json.Unmarshal(s.Result, &ir)
 			if ir.AgentCapabilities.LoadSession == nil || !*ir.AgentCapabilities.LoadSession {
-				return failf("initialize does not advertise agentCapabilities.loadSession: true")
+				return failf("initialize does not advertise agentCapabilities.loadSession: true").at(s.RespSeq, "no agentCapabilities.loadSession: true")
 			}
 			return pass()
 		}
@@ -654,11 +685,17 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 		// Load is part of the contract: an agent that cannot load cannot
 		// replay the plan.
 		v := failf("the agent does not advertise agentCapabilities.loadSession; the spec makes the plan durable across session/load (advertise loadSession and replay the last plan before answering session/load)")
+		for _, s := range ev.Steps {
+			if s.Op == OpInitialize && s.RespSeq >= 0 {
+				v = v.at(s.RespSeq, "no agentCapabilities.loadSession: true")
+				break
+			}
+		}
 		return nil, nil, &v
 	}
 	for _, s := range ev.Steps {
 		if s.Op == OpLoadSession && s.Error != "" {
-			v := failf("session/load was answered with an error: %s", s.Error)
+			v := failf("session/load was answered with an error: %s", s.Error).at(s.RespSeq, "session/load answered with an error")
 			return nil, nil, &v
 		}
 	}
@@ -746,4 +783,22 @@ func first(s []string, n int) []string {
 		return s
 	}
 	return append(append([]string(nil), s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
+}
+
+// errorRule quotes, for a result that came on a wire with no error flag,
+// the rule by which the mock read it ("" on a wire with a flag): an agent
+// that words its refusals otherwise is told why it was not taken as one.
+func (ev *Evidence) errorRule(r result) string {
+	if !r.Found || r.Request >= len(ev.Journal) {
+		return ""
+	}
+	e := ev.Journal[r.Request]
+	if e.ToolErrors != mockmodel.ToolErrorsPrefix {
+		return ""
+	}
+	wire := map[string]string{mockmodel.WireOpenAIChat: "OpenAI chat completions", mockmodel.WireOpenAIResponses: "OpenAI Responses"}[e.Wire]
+	if wire == "" {
+		wire = e.Wire
+	}
+	return fmt.Sprintf("; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", wire, mockmodel.ToolErrorPrefix)
 }

@@ -77,10 +77,16 @@ func Judge(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 				continue
 			}
 			vd := judgeCheck(ev, c)
-			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason,
-				incomplete: vd.Outcome == NotRun && (ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
+			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines,
+				incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
 			if vd.Outcome == Fail {
 				cr.Failed = append(cr.Failed, c.ID)
+				for seq, note := range vd.Lines {
+					if cr.marks == nil {
+						cr.marks = map[int][]string{}
+					}
+					cr.marks[seq] = append(cr.marks[seq], c.ID+": "+note)
+				}
 			}
 		}
 		res.Outcome, res.Reason = aggregate(res.Cases)

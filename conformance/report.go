@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -78,6 +79,9 @@ type CaseVerdict struct {
 	Reason  string  `json:"reason,omitempty"`
 	// Expected is the reason of the baseline entry that matched (XFail).
 	Expected string `json:"expected,omitempty"`
+	// Lines are the wire lines (by seq) the verdict points at, each with
+	// what is wrong there (the transcript marks them).
+	Lines map[int]string `json:"lines,omitempty"`
 
 	// incomplete: not run because the case did not run to its end.
 	incomplete bool
@@ -100,6 +104,9 @@ type CaseResult struct {
 	Failed []string `json:"failed,omitempty"`
 	// Transcript is the folder written for this case under Config.Out.
 	Transcript string `json:"transcript,omitempty"`
+
+	// marks are the failed checks' notes on wire lines, by seq.
+	marks map[int][]string
 
 	ev *Evidence
 }
@@ -244,9 +251,132 @@ func (r *Report) notJudgedWhy() string {
 	return strings.Join(parts, "; ")
 }
 
-// writeFailures writes each failure with the clause it tests, so the table
-// reads as a verdict clause by clause without opening the JSON report.
+// rootCauses groups the failed checks that point at the same wire line
+// (in any case): checks linked by a shared line are one root cause, named
+// by the kind of line, with the lines. Only groups of two checks or more,
+// in catalogue order.
+func (r *Report) rootCauses() []rootCause {
+	type line struct {
+		c   string
+		seq int
+	}
+	var ids []string
+	at := map[line][]int{} // line -> indexes in ids of the checks there
+	var lines []line
+	for _, c := range r.Checks {
+		i := -1
+		for _, cv := range c.Cases {
+			if cv.Outcome != Fail && cv.Outcome != XFail {
+				continue
+			}
+			for seq := range cv.Lines {
+				if i < 0 {
+					i = len(ids)
+					ids = append(ids, c.ID)
+				}
+				l := line{cv.Case, seq}
+				if _, ok := at[l]; !ok {
+					lines = append(lines, l)
+				}
+				at[l] = append(at[l], i)
+			}
+		}
+	}
+	// Union-find over the checks, joined by the lines they share.
+	parent := make([]int, len(ids))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	for _, l := range lines {
+		for _, i := range at[l][1:] {
+			parent[find(i)] = find(at[l][0])
+		}
+	}
+	sort.Slice(lines, func(a, b int) bool {
+		if lines[a].c != lines[b].c {
+			return lines[a].c < lines[b].c
+		}
+		return lines[a].seq < lines[b].seq
+	})
+	var out []rootCause
+	byRoot := map[int]int{}
+	for i := range ids {
+		root := find(i)
+		k, ok := byRoot[root]
+		if !ok {
+			k = len(out)
+			byRoot[root] = k
+			out = append(out, rootCause{})
+		}
+		out[k].Checks = append(out[k].Checks, ids[i])
+		if !ok {
+			for _, l := range lines {
+				if len(at[l]) > 1 && find(at[l][0]) == root {
+					if out[k].What == "" {
+						out[k].What = r.lineWhat(l.c, l.seq)
+					}
+					out[k].Where = append(out[k].Where, fmt.Sprintf("%s #%d", l.c, l.seq))
+				}
+			}
+		}
+	}
+	kept := out[:0]
+	for _, rc := range out {
+		if len(rc.Checks) > 1 {
+			kept = append(kept, rc)
+		}
+	}
+	return kept
+}
+
+// rootCause is failures of several checks that share one wire line.
+type rootCause struct {
+	Checks []string
+	What   string   // the kind of line: "session/update plan"
+	Where  []string // "case #seq"
+}
+
+// lineWhat names the kind of wire line seq of case c.
+func (r *Report) lineWhat(c string, seq int) string {
+	for _, cr := range r.Cases {
+		if cr.ID != c || cr.ev == nil {
+			continue
+		}
+		for _, m := range cr.ev.Wire {
+			if m.Seq != seq {
+				continue
+			}
+			switch {
+			case m.Kind == KindResponse:
+				return "the answer to " + m.ReplyTo
+			case updateKind(m) != "":
+				return m.Method + " " + updateKind(m)
+			case m.Method != "":
+				return m.Method
+			}
+			return "a line that is not JSON-RPC"
+		}
+	}
+	return "a wire line"
+}
+
+// writeFailures writes the failures that share a root cause, then each
+// failure with the clause it tests, so the table reads as a verdict clause
+// by clause without opening the JSON report.
 func (r *Report) writeFailures(w io.Writer) {
+	if rcs := r.rootCauses(); len(rcs) > 0 {
+		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line; see the transcript's FAILED marks):")
+		for _, rc := range rcs {
+			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(first(rc.Where, 4), ", "))
+		}
+	}
 	first := true
 	for _, c := range r.Checks {
 		if c.Outcome != Fail && c.Outcome != XFail && !c.Stale {
@@ -426,6 +556,11 @@ func writeTranscript(d string, cr *CaseResult) error {
 			capped = fmt.Sprintf(" […] CAPPED: %s", m.Problem)
 		}
 		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s%s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line, capped)
+		notes := slices.Clone(cr.marks[m.Seq])
+		sort.Strings(notes)
+		for _, note := range notes {
+			fmt.Fprintf(&b, "      ^^^ FAILED %s\n", note)
+		}
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
 	for _, e := range ev.allRequests() {

@@ -53,6 +53,11 @@ type SchemaValidator struct {
 	// unstable validates against the draft schema, for messages the stable
 	// schema rejects (nil inside the unstable validator itself).
 	unstable *SchemaValidator
+
+	// updateBranch maps a sessionUpdate kind to the pointer of its branch
+	// of SessionUpdate's oneOf; updateKinds lists the kinds in order.
+	updateBranch map[string]string
+	updateKinds  []string
 }
 
 // NewSchemaValidator compiles the embedded ACP schemas, stable and unstable.
@@ -90,12 +95,26 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 		Defs map[string]struct {
 			Method string `json:"x-method"`
 			Side   string `json:"x-side"`
+			OneOf  []struct {
+				Properties struct {
+					SessionUpdate struct {
+						Const string `json:"const"`
+					} `json:"sessionUpdate"`
+				} `json:"properties"`
+			} `json:"oneOf"`
 		} `json:"$defs"`
 	}
 	if err := json.Unmarshal(schemaJSON, &raw); err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
 	}
-	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
+	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{},
+		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}}
+	for i, b := range raw.Defs["SessionUpdate"].OneOf {
+		if k := b.Properties.SessionUpdate.Const; k != "" {
+			v.updateBranch[k] = fmt.Sprintf("#/$defs/SessionUpdate/oneOf/%d", i)
+			v.updateKinds = append(v.updateKinds, k)
+		}
+	}
 	for name, d := range raw.Defs {
 		if d.Method == "" {
 			continue
@@ -207,15 +226,60 @@ func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
 		return err
 	}
 	if err := ds.Validate(part); err != nil {
+		if m.Kind == KindNotification && method == "session/update" {
+			if berr := v.updateErr(def, part); berr != nil {
+				return berr
+			}
+		}
 		return v.schemaErr(def, err)
 	}
 	return nil
 }
 
-// schemaErr condenses a validation error to its deepest causes: for a
-// oneOf over update kinds, the branch that got furthest explains the
-// problem better than the discriminator mismatches of the others.
-func (v *SchemaValidator) schemaErr(def string, err error) error {
+// updateErr validates a session/update's update against the branch its
+// own sessionUpdate selects, so that the error is about that kind of
+// update and not about every other kind; nil when that branch accepts it
+// (the problem is elsewhere in the message).
+func (v *SchemaValidator) updateErr(def string, params any) error {
+	p, _ := params.(map[string]any)
+	u, ok := p["update"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	kind, _ := u["sessionUpdate"].(string)
+	ptr, ok := v.updateBranch[kind]
+	if !ok {
+		return fmt.Errorf("invalid %s: /update/sessionUpdate: %s is not one of %s", def, jsonText(u["sessionUpdate"]), strings.Join(v.updateKinds, ", "))
+	}
+	bs, err := v.schema(ptr)
+	if err != nil {
+		return err
+	}
+	if err := bs.Validate(u); err != nil {
+		return v.schemaErrAt(def+" ("+kind+")", err, "/update")
+	}
+	return nil
+}
+
+// jsonText renders a decoded JSON value as JSON.
+func jsonText(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}
+
+// schemaErr condenses a validation error to its deepest causes.
+func (v *SchemaValidator) schemaErr(def string, err error) error { return v.schemaErrAt(def, err, "") }
+
+// schemaErrAt condenses a validation error to its deepest causes, each as
+// "location: problem" with prefix before the location: for a oneOf over
+// update kinds, the branch that got furthest explains the problem better
+// than the discriminator mismatches of the others; a oneOf of constants
+// (an enum written as oneOf, as PlanEntryStatus) is one problem: "value is
+// not one of a, b, c".
+func (v *SchemaValidator) schemaErrAt(def string, err error, prefix string) error {
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
 		return fmt.Errorf("%s: %w", def, err)
@@ -228,12 +292,26 @@ func (v *SchemaValidator) schemaErr(def string, err error) error {
 		discriminator bool
 	}
 	var leaves []leaf
+	at := func(e *jsonschema.ValidationError) string {
+		return prefix + "/" + strings.Join(e.InstanceLocation, "/")
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		if want, got, ok := constChoice(e); ok {
+			leaves = append(leaves, leaf{len(e.InstanceLocation), fmt.Sprintf("%s: %s is not one of %s", at(e), jsonText(got), strings.Join(want, ", ")), false})
+			return
+		}
 		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			text := e.ErrorKind.LocalizedString(v.printer)
+			if en, ok := e.ErrorKind.(*kind.Enum); ok {
+				var want []string
+				for _, w := range en.Want {
+					want = append(want, fmt.Sprint(w))
+				}
+				text = fmt.Sprintf("%s is not one of %s", jsonText(en.Got), strings.Join(want, ", "))
+			}
 			_, isConst := e.ErrorKind.(*kind.Const)
-			leaves = append(leaves, leaf{len(e.InstanceLocation), fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(v.printer)), isConst})
+			leaves = append(leaves, leaf{len(e.InstanceLocation), at(e) + ": " + text, isConst})
 			return
 		}
 		for _, c := range e.Causes {
@@ -262,8 +340,34 @@ func (v *SchemaValidator) schemaErr(def string, err error) error {
 			texts = append(texts, l.text)
 		}
 	}
-	if len(texts) > 3 {
-		texts = append(texts[:3], fmt.Sprintf("and %d more", len(texts)-3))
+	if len(texts) > 6 {
+		texts = append(texts[:6], fmt.Sprintf("and %d more", len(texts)-6))
 	}
 	return fmt.Errorf("invalid %s: %s", def, strings.Join(texts, "; "))
+}
+
+// constChoice recognises a oneOf or anyOf whose every branch failed on a
+// const at the same place (an enum written as a oneOf of constants): the
+// values allowed and the value seen.
+func constChoice(e *jsonschema.ValidationError) (want []string, got any, ok bool) {
+	switch e.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+	default:
+		return nil, nil, false
+	}
+	if len(e.Causes) < 2 {
+		return nil, nil, false
+	}
+	for _, c := range e.Causes {
+		// A branch's error may wrap its const in a group or an allOf.
+		for len(c.Causes) == 1 {
+			c = c.Causes[0]
+		}
+		k, isConst := c.ErrorKind.(*kind.Const)
+		if !isConst || len(c.Causes) > 0 || strings.Join(c.InstanceLocation, "/") != strings.Join(e.InstanceLocation, "/") {
+			return nil, nil, false
+		}
+		want, got = append(want, fmt.Sprint(k.Want)), k.Got
+	}
+	return want, got, true
 }

@@ -46,7 +46,7 @@ func TestSchemaValidator(t *testing.T) {
 	}{
 		{"plan", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"medium","status":"pending"}]}}}`, "", true, ""},
 		{"empty plan", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}}`, "", true, ""},
-		{"null entries", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":null}}}`, "", true, "at /update/entries: got null, want array"},
+		{"null entries", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":null}}}`, "", true, "/update/entries: got null, want array"},
 		{"no priority", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending"}]}}}`, "", true, "missing property 'priority'"},
 		{"bad status", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"medium","status":"done"}]}}}`, "", true, "SessionNotification"},
 		{"unknown update kind", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"todo_list","items":[]}}}`, "", true, "SessionNotification"},
@@ -75,6 +75,31 @@ func TestSchemaValidator(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.bad)
 			}
 		})
+	}
+}
+
+// A schema error is reported against the branch the message selects (its
+// sessionUpdate), at the place that is wrong, with what was allowed.
+func TestSchemaErrorsNameTheSelectedBranch(t *testing.T) {
+	v := sharedValidator(t)
+	for _, tc := range []struct{ update, want string }{
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending","priority":"medium"},{"content":"b","status":"done","priority":"medium"}]}`,
+			`invalid SessionNotification (plan): /update/entries/1/status: "done" is not one of pending, in_progress, completed`},
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending"}]}`,
+			`invalid SessionNotification (plan): /update/entries/0: missing property 'priority'`},
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending","priority":"urgent"}]}`,
+			`invalid SessionNotification (plan): /update/entries/0/priority: "urgent" is not one of high, medium, low`},
+		{`{"sessionUpdate":"plans","entries":[]}`,
+			`invalid SessionNotification: /update/sessionUpdate: "plans" is not one of user_message_chunk, agent_message_chunk, `},
+	} {
+		m := msg(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":`+tc.update+`}}`, "")
+		err := v.Validate(m, true)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.update, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "toolCallId") {
+			t.Errorf("%s: the error names another kind of update: %v", tc.update, err)
+		}
 	}
 }
 
@@ -141,7 +166,10 @@ func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
 		s2Contains string
 	}{
 		{"draft only", []WireMsg{usage, goodPlan}, Pass, Fail, "usage_update"},
-		{"malformed", []WireMsg{badPlan, goodPlan}, Fail, Pass, ""},
+		// ACP-SCHEMA-2 lists only what the draft accepts: a message both
+		// reject leaves it not run, never passed.
+		{"malformed", []WireMsg{badPlan, goodPlan}, Fail, NotRun, "invalid against the stable and the unstable schema alike"},
+		{"both", []WireMsg{usage, badPlan}, Fail, Fail, "(and 1 invalid against both: see ACP-SCHEMA-1)"},
 		{"clean", []WireMsg{goodPlan}, Pass, Pass, ""},
 	} {
 		ev := &Evidence{Wire: tc.wire, validator: v}

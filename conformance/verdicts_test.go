@@ -287,3 +287,67 @@ func TestJSONDurationsInMilliseconds(t *testing.T) {
 		t.Error("the JSON report still has bare nanosecond durations")
 	}
 }
+
+// The transcript marks the wire line a check failed on; the summary groups
+// the failures that point at the same line as one root cause.
+func TestDiagnosticsMarkLinesAndGroupRootCauses(t *testing.T) {
+	t.Parallel()
+	rep := judgeSaved(t, "bridge-no-priority", nil)
+	var cr *CaseResult
+	for _, c := range rep.Cases {
+		if c.ID == "plan-basic" {
+			cr = c
+		}
+	}
+	dir := t.TempDir()
+	if err := writeTranscript(dir, cr); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := regexp.MustCompile(`(?m)^#(\d+) .*"sessionUpdate":"plan".*\n      \^\^\^ FAILED ACP-SCHEMA-1: invalid SessionNotification \(plan\): /update/entries/0: missing property 'priority'`)
+	if !mark.Match(b) {
+		t.Errorf("the transcript does not mark the plan line:\n%s", b)
+	}
+	if !strings.Contains(string(b), "^^^ FAILED TW-PLAN-PRIORITY-1: entry 1 has no priority") {
+		t.Errorf("the transcript does not mark the line TW-PLAN-PRIORITY-1 failed on")
+	}
+	s := summary(t, rep)
+	if !regexp.MustCompile(`Failures that share a root cause.*\n  ACP-SCHEMA-1, TW-PLAN-PRIORITY-1, TW-PLAN-PRIORITY-2: session/update plan at \S+ #\d+`).MatchString(s) {
+		t.Errorf("the summary does not group the priority failures:\n%s", s)
+	}
+	s = summary(t, judgeSaved(t, "fake-no-load", nil))
+	if !strings.Contains(s, "  TW-LOAD-CAP-1, TW-LOAD-1, TW-LOAD-2: the answer to initialize at ") {
+		t.Errorf("the summary does not group the load failures under the initialize answer:\n%s", s)
+	}
+}
+
+// On a wire with no error flag, a refusal worded otherwise is an
+// acceptance, and the failure quotes the rule.
+func TestFlaglessWireFailureQuotesTheRule(t *testing.T) {
+	t.Parallel()
+	rep := judgeSaved(t, "fake-no-error-prefix", nil)
+	c, _ := rep.Check("TW-VALID-DUP")
+	want := `on OpenAI chat completions a tool result carries no error flag: it counts as an error only when its text starts with "Error:"`
+	if c.Outcome != Fail || !strings.Contains(c.Reason, want) {
+		t.Errorf("TW-VALID-DUP: %s %q, want it to quote %q", c.Outcome, c.Reason, want)
+	}
+	// A wire with a flag says nothing of the kind.
+	c, _ = judgeSaved(t, "bridge-accept-duplicates", nil).Check("TW-VALID-DUP")
+	if !strings.Contains(c.Reason, want) {
+		t.Errorf("the reference agent speaks OpenAI chat too: %q", c.Reason)
+	}
+}
+
+// ACP-SCHEMA-2 never passes while the stable schema rejects a message: it
+// lists only what the draft accepts, and is not run when the messages are
+// invalid against both.
+func TestStableSchemaCheckNeverPassesOverInvalidMessages(t *testing.T) {
+	t.Parallel()
+	c, _ := judgeSaved(t, "fake-no-priority", nil).Check("ACP-SCHEMA-2")
+	if c.Outcome != NotRun || !strings.Contains(c.Reason, "invalid against the stable and the unstable schema alike") {
+		t.Errorf("ACP-SCHEMA-2 over plans without priority: %s %q", c.Outcome, c.Reason)
+	}
+}

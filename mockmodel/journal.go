@@ -88,6 +88,9 @@ const (
 	// completions and Responses); IsError means the result text starts with
 	// "Error:", which is how the harness words every failed tool result.
 	ToolErrorsPrefix = "prefix"
+	// ToolErrorPrefix is the text that starts a tool result taken as an
+	// error on a wire with no error flag (ToolErrorsPrefix).
+	ToolErrorPrefix = errorResultPrefix
 )
 
 // Memory bounds of the journal: a long-running `mock serve` fed big
