@@ -27,14 +27,20 @@
 // level (MUST, SHOULD, INFO), the sentence of the spec it tests (quoted from
 // upstream texts cited by repository, commit and path, from the ACP schema
 // shipped in the SDK module, or from docs/conformance.md) and a judging
-// function over one case's Evidence. A check's outcome is pass, fail, skip
-// (with a reason: the agent lacks loadSession, no case fed it) or n/a (the
-// check only makes sense for the canonical todo_write dialect). A check is
-// fed by the cases that list it (wire-level checks, Always, by every case):
-// it fails if it fails on any of them. A case that did not complete (timeout,
-// crash, an ACP error answer) fails RUN-1 and skips the other checks it
-// feeds. Only a failed MUST that is not an expected failure fails the run;
-// so does a stale expected failure (listed, but passing).
+// function over one case's Evidence. A check's outcome is pass, fail, xfail
+// (every failure matches an entry of the baseline), n/a (the check only
+// makes sense for the canonical todo_write dialect) or not-run (with the
+// reason: no selected case fed it, its case did not complete, the run was
+// interrupted). A check is fed by the cases that list it (wire-level checks,
+// Always, by every case): it fails if it fails on any of them. A case that
+// did not complete (timeout, crash, protocol breakage) fails RUN-1 and
+// leaves the other checks it feeds not run; a request answered with a
+// JSON-RPC error stops the case and fails the checks that needed it,
+// quoting the error. The verdict (Report.Verdict) is PASS only when every
+// MUST check that applies was judged and passed; FAIL when one failed
+// unexpectedly or a baseline entry (ExpectedFailure: a check, optionally
+// cases and a message pattern) matches no failure; INCOMPLETE when a MUST
+// check was not judged; INTERRUPTED when the run's context ended first.
 //
 // # Cases
 //
