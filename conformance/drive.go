@@ -48,6 +48,8 @@ type Config struct {
 	Timeout, Grace time.Duration
 	// Parallel is how many cases run at once (0: the number of CPUs).
 	Parallel int
+	// Only narrows the report to these check IDs (nil: every check).
+	Only []string
 	// Expected lists known failures (see ReadExpectedFailures).
 	Expected []ExpectedFailure
 	// Progress receives one line per finished case (nil: none), one write
@@ -131,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Expected: cfg.Expected, Validator: validator})
+	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,9 @@ import (
 type JudgeConfig struct {
 	// Checks is the catalogue (nil: Catalogue()).
 	Checks []Check
+	// Only narrows the report to these check IDs (nil: every check); the
+	// verdict is then about them alone.
+	Only []string
 	// Expected lists known failures (see ReadExpectedFailures).
 	Expected []ExpectedFailure
 	// Validator checks messages against the ACP schema (nil: compile one).
@@ -33,6 +36,18 @@ func Judge(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	}
 	if err := validateExpected(cfg.Expected, cfg.Checks); err != nil {
 		return nil, err
+	}
+	if cfg.Only != nil {
+		idx := catalogueIndex(cfg.Checks)
+		var only []Check
+		for _, id := range cfg.Only {
+			c, ok := idx[id]
+			if !ok {
+				return nil, fmt.Errorf("conformance: judge: unknown check %q%s", id, Suggest(id, CheckIDs(cfg.Checks), "checks"))
+			}
+			only = append(only, c)
+		}
+		cfg.Checks = only
 	}
 	v := cfg.Validator
 	if v == nil {
@@ -216,6 +231,17 @@ const (
 	VerdictInterrupted = "INTERRUPTED"
 )
 
+// judgedIn reports whether check c passed on a case entry e covers: an
+// entry that matches no failure there is stale.
+func judgedIn(c CheckResult, e ExpectedFailure) bool {
+	for _, cv := range c.Cases {
+		if cv.Outcome == Pass && e.matchesCase(cv.Case) {
+			return true
+		}
+	}
+	return false
+}
+
 // applyExpected marks the failures the baseline expects (XFAIL), the stale
 // entries (matching no failure), and decides the verdict.
 func (r *Report) applyExpected(es []ExpectedFailure) {
@@ -249,15 +275,16 @@ func (r *Report) applyExpected(es []ExpectedFailure) {
 		idx[c.ID] = i
 	}
 	for j, e := range es {
-		if used[j] {
+		i, ok := idx[e.ID]
+		if used[j] || !ok || !judgedIn(r.Checks[i], e) {
+			// Matched, or about a check or cases this run did not judge
+			// (narrowed with Only or --case): not stale.
 			continue
 		}
 		r.Stale = append(r.Stale, e.String())
-		if i, ok := idx[e.ID]; ok {
-			r.Checks[i].Stale = true
-			if r.Checks[i].Expected == "" {
-				r.Checks[i].Expected = e.Reason
-			}
+		r.Checks[i].Stale = true
+		if r.Checks[i].Expected == "" {
+			r.Checks[i].Expected = e.Reason
 		}
 	}
 	for _, c := range r.Checks {

@@ -174,6 +174,11 @@ func TestBaselinePerFailure(t *testing.T) {
 			}
 		})
 	}
+	// An entry about checks the run did not judge (narrowed) is not stale.
+	load := []ExpectedFailure{{ID: "TW-LOAD-1", Reason: "no replay yet"}}
+	if rep := judgeSaved(t, "reference", load, "tool-offered", "plan-basic"); rep.Verdict != VerdictIncomplete || len(rep.Stale) > 0 {
+		t.Errorf("a narrowed run with an entry about an unjudged check: %s, stale %v", rep.Verdict, rep.Stale)
+	}
 	// A new failure of a baselined check (another message) fails the run:
 	// no-priority fails ACP-SCHEMA-1 for a missing priority; a baseline
 	// for that must not hide a "done" status.

@@ -41,6 +41,7 @@ type conformOptions struct {
 	judge      string
 	baseline   string
 	keepGoing  bool
+	checks     []string
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -96,6 +97,7 @@ any agent starts).`,
 	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
 	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
+	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
 	o.run.register(f, "")
 	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE")
@@ -143,6 +145,13 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
+	only, err := selectChecks(o.checks)
+	if err != nil {
+		return err
+	}
+	if cases, err = casesFeeding(cases, only); err != nil {
+		return err
+	}
 	if o.list {
 		return printCatalogue(out, cases)
 	}
@@ -151,7 +160,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := o.run.config(target, cases, preset, errw)
-	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing
+	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := target.CheckTemplates(); err != nil {
@@ -252,6 +261,9 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := conformance.JudgeConfig{}
+	if cfg.Only, err = selectChecks(o.checks); err != nil {
+		return err
+	}
 	var cases []*conformance.Case
 	for _, ev := range evs {
 		cases = append(cases, ev.Case)
@@ -482,6 +494,57 @@ func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err er
 		return nil, nil, fmt.Errorf("conform: no case selected")
 	}
 	return all, cases, nil
+}
+
+// selectChecks resolves --check patterns to check IDs, in catalogue order
+// (nil without patterns). A pattern that matches no check is an error
+// listing them.
+func selectChecks(pats []string) ([]string, error) {
+	if len(pats) == 0 {
+		return nil, nil
+	}
+	cat := conformance.Catalogue()
+	ids := conformance.CheckIDs(cat)
+	for _, pat := range pats {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, fmt.Errorf("conform: --check %q: %w", pat, err)
+		}
+		if !matchesAny(pat, ids) {
+			return nil, fmt.Errorf("conform: --check %q matches no check%s", pat, conformance.Suggest(pat, ids, "checks"))
+		}
+	}
+	var out []string
+	for _, c := range cat {
+		if matchesAny(c.ID, nil, pats...) {
+			out = append(out, c.ID)
+		}
+	}
+	return out, nil
+}
+
+// casesFeeding keeps the cases that feed one of the checks (all of them
+// when only is nil or names a check every case feeds).
+func casesFeeding(cases []*conformance.Case, only []string) ([]*conformance.Case, error) {
+	if only == nil {
+		return cases, nil
+	}
+	idx := map[string]conformance.Check{}
+	for _, c := range conformance.Catalogue() {
+		idx[c.ID] = c
+	}
+	var kept []*conformance.Case
+	for _, c := range cases {
+		for _, id := range only {
+			if idx[id].Always || c.Feeds(id) {
+				kept = append(kept, c)
+				break
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("conform: no selected case feeds %s", strings.Join(only, ", "))
+	}
+	return kept, nil
 }
 
 func caseIDs(cs []*conformance.Case) []string {

@@ -408,6 +408,7 @@ script:
 		},
 		Entry("a mistyped template variable", "unknown template variable {{.Nope}}: did you mean", "--env", "X={{.Nope}}"),
 		Entry("a close typo", "did you mean {{.BaseURL}}?", "--env", "X={{.BaseUrl}}"),
+		Entry("a --check that matches nothing", `--check "TW-PLAN-9" matches no check: did you mean TW-PLAN-1? (checks: `, "--check", "TW-PLAN-9"),
 		Entry("a --case that matches nothing", `--case "plan-basc" matches no case: did you mean plan-basic? (cases: `, "--case", "plan-basc"),
 		Entry("an unwritable --json", "--json /dev/null/r.json: cannot write there", "--json", "/dev/null/r.json"),
 		Entry("an unwritable --out", "--out /dev/null/t", "--out", "/dev/null/t"),
@@ -424,6 +425,16 @@ script:
 		code, out = conform("--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms", "--keep-going", "--parallel", "20")
 		Expect(code).To(Equal(1), out)
 		Expect(strings.Count(out, "ERROR ")).To(BeNumerically(">", 1), out)
+	})
+
+	It("reports only the --check checks, running only the cases that feed them", func() {
+		agent := "env TODOHARNESS_FAULT=accept-duplicates " + bins.todoharness + " agent --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
+		code, out := conform("--agent", agent, "--check", "TW-VALID-D*", "--check", "TW-LOAD-1")
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`TW-VALID-DUP\s+MUST\s+FAIL`))
+		Expect(out).To(MatchRegexp(`TW-LOAD-1\s+MUST\s+PASS`))
+		Expect(out).To(ContainSubstring("2 checks: 1 pass, 1 fail"))
+		Expect(out).NotTo(ContainSubstring("reject-empty"))
 	})
 
 	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", func() {
