@@ -368,7 +368,10 @@ func evalRejected(ev *Evidence) verdict {
 		case !w.Result.Found:
 			return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
 		case !w.Result.IsError:
-			return failf("%s was accepted: the model saw a result without the error flag: %q%s", w.CallID, truncate(w.Result.Text, 120), ev.errorRule(w.Result))
+			if rule := ev.errorRule(w.Result); rule != "" {
+				return failf("%s was accepted: the model saw a result without the error flag: %q%s", w.CallID, truncate(w.Result.Text, 120), rule)
+			}
+			return failf("%s was accepted: the model saw a result without the error flag: %q; refuse such a call: answer it with an error result and send no plan", w.CallID, truncate(w.Result.Text, 120))
 		}
 		if g := m.gap(i); len(g) > 0 {
 			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0])).at(g[0].Seq, "a plan update for the rejected call "+w.CallID)
@@ -524,7 +527,7 @@ func evalHistory(ev *Evidence) verdict {
 		for _, t := range texts {
 			for _, mk := range markers {
 				if strings.Contains(t.text, mk) {
-					return failf("model request %d: %s carries the list item %q: %q", e.Index+1, t.where, mk, truncate(t.text, 120))
+					return failf("model request %d: %s carries the list item %q: %q; the tool result reports only the counts, the list travels in the call alone", e.Index+1, t.where, mk, truncate(t.text, 120))
 				}
 			}
 		}
@@ -608,7 +611,7 @@ func evalPriority(ev *Evidence) verdict {
 		for k, e := range p.Entries {
 			n++
 			if !e.HasPriority {
-				return failf("plan #%d entry %d (%q) has no priority", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1))
+				return failf("plan #%d entry %d (%q) has no priority; ACP requires one on every plan entry: send high, medium or low (the reference sends \"medium\")", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1))
 			}
 			switch e.Priority {
 			case "high", "medium", "low":

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // The evidence in testdata/evidence was captured once from the fake agent,
@@ -159,6 +160,12 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"TW-REPLACE-1", "bridge-no-plan", "replace", nil, Fail, "no plan shows exactly the new list"},
 		{"TW-EMPTY-1", "bridge-no-plan", "empty-list", nil, Fail, "no plan with zero entries was sent"},
 		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, "was accepted: the model saw a result without the error flag"},
+		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, `it counts as an error only when its text starts with "Error:" (start the refusal with it)`},
+		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", func(t *testing.T, ev *Evidence) {
+			for i := range ev.Journal {
+				ev.Journal[i].ToolErrors = mockmodel.ToolErrorsFlag // as if on a wire with an error flag
+			}
+		}, Fail, "refuse such a call: answer it with an error result and send no plan"},
 		{"TW-VALID-WS", "tool-accept-blank", "reject-whitespace", nil, Fail, "was accepted"},
 		{"TW-VALID-DUP", "bridge-accept-duplicates", "reject-duplicate", nil, Fail, "call_2 was accepted"},
 		{"TW-VALID-TWOACTIVE", "composition-allow-parallel-in-progress", "reject-two-active", nil, Fail, "call_2 was accepted"},
@@ -167,7 +174,8 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"TW-REJECT-KEEP-1", "bridge-plan-on-reject", "load-after-several", nil, Fail, "after the rejected call call_4 the plan changed to"},
 		{"TW-COUNTS-1", "bridge-wrong-counts", "empty-list", nil, Fail, "reports 2 pending, the list has 1"},
 		{"TW-COUNTS-2", "bridge-wrong-counts", "plan-basic", nil, Fail, "the original says"},
-		{"TW-HISTORY-1", "bridge-echo-list", "empty-list", nil, Fail, "carries the list item"},
+		{"TW-HISTORY-1", "bridge-echo-list", "empty-list", nil, Fail, "carries the list item \"read the parser code\""},
+		{"TW-HISTORY-1", "bridge-echo-list", "plan-basic", nil, Fail, "; the tool result reports only the counts, the list travels in the call alone"},
 		{"TW-HISTORY-2", "reference", "replace", func(t *testing.T, ev *Evidence) {
 			// The agent sends the model its call with other arguments.
 			for k := range ev.Journal {
@@ -186,7 +194,7 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		}, Fail, `the call call_1 has arguments {"todos":[]}`},
 		{"TW-PLAN-1", "bridge-no-plan", "plan-basic", nil, Fail, "no plan update shows call_1"},
 		{"TW-PLAN-1", "bridge-plan-on-reject", "reject-duplicate", nil, Fail, "a plan update (prompt 1, sent for call_2) shows"},
-		{"TW-PLAN-PRIORITY-1", "bridge-no-priority", "plan-basic", nil, Fail, "has no priority"},
+		{"TW-PLAN-PRIORITY-1", "bridge-no-priority", "plan-basic", nil, Fail, "has no priority; ACP requires one on every plan entry: send high, medium or low"},
 		{"TW-PLAN-PRIORITY-2", "bridge-no-priority", "plan-basic", nil, Fail, `want the constant "medium"`},
 		{"TW-PLAN-NONNULL-1", "bridge-null-entries", "empty-list", nil, Fail, `has "entries": null`},
 		{"TW-LOAD-CAP-1", "fake-no-load", "load-replay", nil, Fail, "does not advertise agentCapabilities.loadSession"},
@@ -213,7 +221,7 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 			}
 			// Unedited, the reference agent passes it (where the case feeds it).
 			if tc.edit != nil {
-				if v := judgeCheck(ev, c); v.Outcome != Pass {
+				if v := judgeCheck(ev, c); tc.run == "reference" && v.Outcome != Pass {
 					t.Fatalf("before the edit: %s %q, want pass", v.Outcome, v.Reason)
 				}
 				tc.edit(t, ev)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,7 +71,18 @@ func dumpFailures(t *testing.T, rep *Report) {
 
 func TestRunFakeAgentPasses(t *testing.T) {
 	t.Parallel()
-	rep := runFake(t, "ok", nil)
+	var progress bytes.Buffer
+	rep := runFake(t, "ok", func(c *Config) { c.Progress, c.Parallel = &progress, len(c.Cases) })
+	// The progress lines are numbered in the order they are printed.
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	for i, l := range lines {
+		if want := fmt.Sprintf("[%2d/%d] ", i+1, len(rep.Cases)); !strings.HasPrefix(l, want) {
+			t.Errorf("progress line %d is %q, want it to start %q", i+1, l, want)
+		}
+	}
+	if len(lines) != len(rep.Cases) {
+		t.Errorf("%d progress lines for %d cases:\n%s", len(lines), len(rep.Cases), progress.String())
+	}
 	if !rep.OK || len(rep.FailedIDs()) > 0 {
 		dumpFailures(t, rep)
 		t.Fatalf("failed: %v", rep.FailedIDs())
