@@ -56,14 +56,20 @@ type RecordOptions struct {
 	Secrets []string
 	// Now is the clock for RecordedAt (time.Now when nil).
 	Now func() time.Time
+	// Previous is the cassette this recording replaces ("" for none; it
+	// may not exist). When the new cassette differs from it only in
+	// recordedAt and toolVersion, the previous file's bytes are kept: an
+	// unchanged re-recording changes nothing on disk.
+	Previous string
 }
 
 // Recorder is an http.RoundTripper that records to, or replays from, one
 // cassette. Use Client (or Recorder itself as a Transport) under the llm
 // client, then Stop. It is safe for concurrent use.
 type Recorder struct {
-	path  string
-	mode  Mode
+	path     string
+	previous string
+	mode     Mode
 	vcr   *recorder.Recorder
 	prov  Provenance
 	scrub *scrubber
@@ -103,7 +109,7 @@ func Record(opts RecordOptions) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record cassette %s: %w", opts.Path, err)
 	}
-	r := &Recorder{path: opts.Path, mode: ModeRecord, vcr: vcr, prov: p, scrub: newScrubber(opts.Secrets)}
+	r := &Recorder{path: opts.Path, previous: opts.Previous, mode: ModeRecord, vcr: vcr, prov: p, scrub: newScrubber(opts.Secrets)}
 	vcr.AddHook(r.scrub.interaction, recorder.BeforeSaveHook)
 	return r, nil
 }
@@ -114,6 +120,8 @@ func completeProvenance(p Provenance, now func() time.Time) (Provenance, error) 
 	if p.BaseURL == "" {
 		return p, errors.New("provenance: BaseURL is required")
 	}
+	p.BaseURL = WithoutUserinfo(p.BaseURL)
+	p.Agent = patternRedact(p.Agent)
 	if p.Model == "" {
 		return p, errors.New("provenance: Model is required")
 	}
@@ -136,11 +144,12 @@ func completeProvenance(p Provenance, now func() time.Time) (Provenance, error) 
 	if p.APIHost == "" {
 		p.APIHost = HostOf(p.BaseURL)
 	}
+	p.APIHost = stripLoopbackPort(p.APIHost)
 	if p.RecordedAt == "" {
 		if now == nil {
 			now = time.Now
 		}
-		p.RecordedAt = now().UTC().Format(time.RFC3339)
+		p.RecordedAt = now().UTC().Format(time.DateOnly)
 	}
 	if p.ToolVersion == "" {
 		p.ToolVersion = ToolVersion()
@@ -194,6 +203,27 @@ type noNetwork struct{}
 
 func (noNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("cassette replay: refusing to reach the network for %s %s", req.Method, req.URL)
+}
+
+// AddSecrets adds known secret values (a key seen in a request's
+// credential header, a password in the upstream URL) to scrub from the
+// cassette and to look for after saving. Safe to call while recording.
+func (r *Recorder) AddSecrets(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.scrub != nil {
+		r.scrub.add(secrets)
+	}
+}
+
+// Secrets returns the known secret values so far (recording only).
+func (r *Recorder) Secrets() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.scrub == nil {
+		return nil
+	}
+	return append([]string(nil), r.scrub.secrets...)
 }
 
 // Path returns the cassette file.
@@ -372,11 +402,37 @@ func (r *Recorder) Stop() error {
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", r.path, err)
 	}
-	if f := ScanCredentials(out); len(f) > 0 {
+	if f := ScanSecrets(out, r.Secrets()); len(f) > 0 {
 		return fmt.Errorf("cassette %s: not saved: scrubbing left something that looks like a credential (%s)", r.path, f[0])
 	}
+	out = r.keepUnchanged(out)
 	if _, err := parseFile(out, r.path); err != nil {
 		return fmt.Errorf("cassette %s: not saved: %w", r.path, err)
 	}
 	return writeFileAtomic(r.path, out)
+}
+
+// keepUnchanged returns the previous cassette's bytes when out differs from
+// them only in the provenance's recordedAt and toolVersion.
+func (r *Recorder) keepUnchanged(out []byte) []byte {
+	if r.previous == "" {
+		return out
+	}
+	old, err := os.ReadFile(r.previous)
+	if err != nil {
+		return out
+	}
+	f, err := parseFile(old, r.previous)
+	if err != nil {
+		return out
+	}
+	p := r.prov
+	p.RecordedAt, p.ToolVersion = f.Provenance.RecordedAt, f.Provenance.ToolVersion
+	raw := bytes.TrimPrefix(out, []byte("---\n"+provenanceHeader))
+	if i := bytes.Index(raw, []byte("\nversion: ")); i >= 0 {
+		if again, err := withProvenance(raw[i+1:], p); err == nil && bytes.Equal(again, old) {
+			return old
+		}
+	}
+	return out
 }
