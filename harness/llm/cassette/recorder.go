@@ -70,9 +70,9 @@ type Recorder struct {
 	path     string
 	previous string
 	mode     Mode
-	vcr   *recorder.Recorder
-	prov  Provenance
-	scrub *scrubber
+	vcr      *recorder.Recorder
+	prov     Provenance
+	scrub    *scrubber
 
 	mu       sync.Mutex
 	recorded []canonical // replay: canonical form of each interaction
