@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
@@ -53,8 +54,13 @@ func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*R
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	defer rec.Stop()
+	px, err := cassette.NewProxy(rec, "")
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	defer closeProxy(ctx, px)
 	p := rec.Provenance()
-	opts.Client = openaichat.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()}
+	opts.Client = openaichat.ClientConfig{BaseURL: px.URL + px.BasePath(), Model: p.Model}
 	res, runErr := Run(ctx, sc, opts)
 	out := &Replayed{Result: res, Recorder: rec}
 	if missErr := rec.Err(); missErr != nil {
@@ -113,14 +119,19 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	tmp := filepath.Join(tmpDir, filepath.Base(cfg.Cassette))
 	rec, err := cassette.Record(cassette.RecordOptions{
 		Path: tmp, Provenance: cfg.Provenance, Secrets: []string{cfg.Client.APIKey},
-		RealTransport: transportOf(cfg.Client.HTTPClient),
+		RealTransport: transportOf(cfg.Client.HTTPClient), Previous: cfg.Cassette,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	px, err := cassette.NewProxy(rec, cfg.Client.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
 	client := cfg.Client
-	client.HTTPClient = rec.Client()
+	client.BaseURL, client.HTTPClient = px.URL+px.BasePath(), nil
 	live, runErr := Run(ctx, sc, RunOptions{Client: client, System: cfg.System})
+	closeProxy(ctx, px)
 	if err := errors.Join(runErr, rec.Stop()); err != nil {
 		return nil, fmt.Errorf("scenario %s: recording failed, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
 	}
@@ -144,6 +155,13 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live}, nil
+}
+
+// closeProxy stops a proxy, giving in-flight requests a few seconds.
+func closeProxy(ctx context.Context, px *cassette.Proxy) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = px.Close(c)
 }
 
 // transportOf returns hc's transport (nil, meaning the default, when unset).
