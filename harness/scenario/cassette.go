@@ -87,14 +87,19 @@ type RecordConfig struct {
 	Cassette string
 	// System is the agent's system prompt.
 	System string
+	// Secrets are known secret values scrubbed besides the API key.
+	Secrets []string
 }
 
 // Recorded is the outcome of RecordCassette.
 type Recorded struct {
 	Provenance cassette.Provenance
 	Exchanges  int
-	// Live is the recorded run; its goldens equal the replay's.
-	Live *Result
+	// Live is the recorded run (its model output as the model sent it);
+	// Goldens are its goldens with every known secret redacted: they equal
+	// the replay's.
+	Live    *Result
+	Goldens Goldens
 }
 
 // RecordCassette runs sc live, recording the model exchanges (the API key is
@@ -118,7 +123,7 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, filepath.Base(cfg.Cassette))
 	rec, err := cassette.Record(cassette.RecordOptions{
-		Path: tmp, Provenance: cfg.Provenance, Secrets: []string{cfg.Client.APIKey},
+		Path: tmp, Provenance: cfg.Provenance, Secrets: append([]string{cfg.Client.APIKey}, cfg.Secrets...),
 		RealTransport: transportOf(cfg.Client.HTTPClient), Previous: cfg.Cassette,
 	})
 	if err != nil {
@@ -139,6 +144,9 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	// The cassette holds the model output scrubbed: so must what the
+	// replay is compared with.
+	liveG = redactGoldens(liveG, rec.Secrets())
 	rep, err := Replay(ctx, sc, tmp, RunOptions{System: cfg.System})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: the new cassette does not replay, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
@@ -154,7 +162,21 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	if err := os.Rename(tmp, cfg.Cassette); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live}, nil
+	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live, Goldens: liveG}, nil
+}
+
+// redactGoldens redacts known secrets from goldens, a field's text joined
+// across lines as a stream's deltas are.
+func redactGoldens(g Goldens, secrets []string) Goldens {
+	red := func(b []byte) []byte {
+		lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+		out := bytes.Join(cassette.RedactJSONLines(lines, secrets), []byte("\n"))
+		if len(b) > 0 {
+			out = append(out, '\n')
+		}
+		return out
+	}
+	return Goldens{ACP: red(g.ACP), Log: red(g.Log)}
 }
 
 // closeProxy stops a proxy, giving in-flight requests a few seconds.
