@@ -133,4 +133,3 @@ func marshal(v any, pretty bool) ([]byte, error) {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
-
