@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
@@ -53,8 +54,13 @@ func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*R
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	defer rec.Stop()
+	px, err := cassette.NewProxy(rec, "")
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	defer closeProxy(ctx, px)
 	p := rec.Provenance()
-	opts.Client = openaichat.ClientConfig{BaseURL: p.BaseURL, Model: p.Model, HTTPClient: rec.Client()}
+	opts.Client = openaichat.ClientConfig{BaseURL: px.URL + px.BasePath(), Model: p.Model}
 	res, runErr := Run(ctx, sc, opts)
 	out := &Replayed{Result: res, Recorder: rec}
 	if missErr := rec.Err(); missErr != nil {
@@ -81,14 +87,19 @@ type RecordConfig struct {
 	Cassette string
 	// System is the agent's system prompt.
 	System string
+	// Secrets are known secret values scrubbed besides the API key.
+	Secrets []string
 }
 
 // Recorded is the outcome of RecordCassette.
 type Recorded struct {
 	Provenance cassette.Provenance
 	Exchanges  int
-	// Live is the recorded run; its goldens equal the replay's.
-	Live *Result
+	// Live is the recorded run (its model output as the model sent it);
+	// Goldens are its goldens with every known secret redacted: they equal
+	// the replay's.
+	Live    *Result
+	Goldens Goldens
 }
 
 // RecordCassette runs sc live, recording the model exchanges (the API key is
@@ -112,15 +123,20 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, filepath.Base(cfg.Cassette))
 	rec, err := cassette.Record(cassette.RecordOptions{
-		Path: tmp, Provenance: cfg.Provenance, Secrets: []string{cfg.Client.APIKey},
-		RealTransport: transportOf(cfg.Client.HTTPClient),
+		Path: tmp, Provenance: cfg.Provenance, Secrets: append([]string{cfg.Client.APIKey}, cfg.Secrets...),
+		RealTransport: transportOf(cfg.Client.HTTPClient), Previous: cfg.Cassette,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	px, err := cassette.NewProxy(rec, cfg.Client.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
 	client := cfg.Client
-	client.HTTPClient = rec.Client()
+	client.BaseURL, client.HTTPClient = px.URL+px.BasePath(), nil
 	live, runErr := Run(ctx, sc, RunOptions{Client: client, System: cfg.System})
+	closeProxy(ctx, px)
 	if err := errors.Join(runErr, rec.Stop()); err != nil {
 		return nil, fmt.Errorf("scenario %s: recording failed, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
 	}
@@ -128,6 +144,9 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	// The cassette holds the model output scrubbed: so must what the
+	// replay is compared with.
+	liveG = redactGoldens(liveG, rec.Secrets())
 	rep, err := Replay(ctx, sc, tmp, RunOptions{System: cfg.System})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: the new cassette does not replay, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
@@ -143,7 +162,28 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	if err := os.Rename(tmp, cfg.Cassette); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live}, nil
+	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live, Goldens: liveG}, nil
+}
+
+// redactGoldens redacts known secrets from goldens, a field's text joined
+// across lines as a stream's deltas are.
+func redactGoldens(g Goldens, secrets []string) Goldens {
+	red := func(b []byte) []byte {
+		lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+		out := bytes.Join(cassette.RedactJSONLines(lines, secrets), []byte("\n"))
+		if len(b) > 0 {
+			out = append(out, '\n')
+		}
+		return out
+	}
+	return Goldens{ACP: red(g.ACP), Log: red(g.Log)}
+}
+
+// closeProxy stops a proxy, giving in-flight requests a few seconds.
+func closeProxy(ctx context.Context, px *cassette.Proxy) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = px.Close(c)
 }
 
 // transportOf returns hc's transport (nil, meaning the default, when unset).

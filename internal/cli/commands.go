@@ -12,6 +12,7 @@ func subcommands() []*cobra.Command {
 		newConformCmd(),
 		newPeersCmd(),
 		newRecordCmd(),
+		newReplayCmd(),
 		newCassetteCmd(),
 		newSnapshotCmd(),
 	}

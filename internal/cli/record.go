@@ -7,84 +7,289 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/recording"
 )
 
 // defaultScenarios is where `record` finds the e2e scenarios.
 const defaultScenarios = "fixtures/e2e"
 
-// newRecordCmd is `todoharness record`: run e2e scenarios through the
-// reference agent and the ACP bridge while recording the model's HTTP
-// exchanges into each scenario's cassette.
+// recordFlags are the flags of `todoharness record` and `todoharness
+// replay`.
+type recordFlags struct {
+	dir, model       string
+	all, mock        bool
+	upstream, wire   string
+	provider, keyEnv string
+	secretEnv        []string
+	target           conformOptions
+	run              runFlags
+}
+
+// newRecordCmd is `todoharness record`: run e2e scenarios through an agent
+// while recording the model's HTTP exchanges into each scenario's cassette.
 func newRecordCmd() *cobra.Command {
-	var (
-		dir, model string
-		all, mock  bool
-	)
+	var f recordFlags
 	cmd := &cobra.Command{
-		Use:   "record [--all | SCENARIO...]",
-		Short: "Record e2e cassettes (real model with DEEPSEEK_API_KEY, or --mock)",
-		Long: `Record the model exchanges of e2e scenarios (folders of ` + defaultScenarios + `/ with an
-input.json of ACP steps) into <scenario>/cassette.yaml.
+		Use:   "record [--agent CMD | --preset NAME] [--upstream URL --wire WIRE] [--all | SCENARIO...]",
+		Short: "Record e2e cassettes of any agent against a real provider (or the reference agent; --mock for the mock)",
+		Long: `Record the model exchanges of e2e scenarios (folders with an input.json of ACP
+steps; a SCENARIO is a folder path or a name under --dir) into
+<scenario>/cassette.yaml. See docs/recording.md.
 
-With DEEPSEEK_API_KEY set, every request goes to DEEPSEEK_BASE_URL (default
-https://api.deepseek.com) with model --model / DEEPSEEK_MODEL (default
-deepseek-chat). A base URL on this machine is labelled mock-server in the
-cassette's provenance, never real-model.
+Any agent (--agent CMD or --preset NAME): a local proxy on 127.0.0.1 forwards
+to --upstream through a go-vcr recorder; the agent is pointed at it exactly as
+conform points it at the mock ({{.BaseURL}}, {{.URL}}, {{.Model}}, --env,
+--file, a throw-away HOME), the scenario's steps are driven over ACP, and the
+cassette (with its provenance: agent command and version, wire, upstream host,
+model, date, tool version), stdout.golden.jsonl (the normalised ACP stdout),
+plan.golden.jsonl (the plan notifications), tools.golden.json and
+system.golden.md (the tool definitions and system prompt the agent sent) are
+written into the scenario folder, once the new cassette replayed offline to the
+same plan. The agent gets its key from this process's environment (e.g.
+OPENAI_API_KEY); never put a key on the command line.
 
-With --mock, each scenario that has a mock-script.yaml is recorded against the
-local mock model server playing that script (no key needed; scenarios without
-a script are skipped). Those cassettes are labelled mock-server: scripted
-answers, not model output.
+The reference agent (no --agent): it speaks OpenAI chat completions, so it
+records against any provider's OpenAI-compatible endpoint: --provider
+deepseek (default; DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL, DEEPSEEK_MODEL),
+openai (OPENAI_API_KEY), anthropic (ANTHROPIC_API_KEY, its OpenAI SDK
+compatibility endpoint), gemini (GEMINI_API_KEY, its OpenAI compatibility
+endpoint), or any --upstream URL with --key-env NAME. With --mock, each
+scenario that has a mock-script.yaml is recorded against the local mock model
+server playing that script (labelled mock-server: scripted answers, not model
+output).
 
-Credentials are scrubbed before a cassette is saved, and every new cassette is
-replayed once offline to check it reproduces the recorded run. Rewrite the
-goldens afterwards with GOLDIE_UPDATE=1 go test ./suites/e2e/ (make record does
-both).`,
+Credentials are scrubbed before anything is saved: every credential header,
+cookie, key-like query parameter and URL password, and every known secret
+value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
+*SECRET*, *PASSWORD* variables and --secret-env) in plain, JSON-escaped,
+URL-encoded and base64 form, also split across stream deltas; the saved
+files are scanned again and nothing is written if anything is left.
+Recording an unchanged scenario again writes the same bytes.`,
+		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
+      --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
+  ANTHROPIC_API_KEY=… todoharness record --preset claude --upstream https://api.anthropic.com --wire anthropic scenarios/todo-plan
+  DEEPSEEK_API_KEY=… todoharness record --all
+  todoharness record --mock --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecord(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, model, all, mock, args)
+			return runRecord(cmd, &f, args)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", defaultScenarios, "folder of e2e scenarios")
-	cmd.Flags().StringVar(&model, "model", "", "model name (default $DEEPSEEK_MODEL, else "+openaichat.DefaultModel+")")
-	cmd.Flags().BoolVar(&all, "all", false, "record every scenario in --dir")
-	cmd.Flags().BoolVar(&mock, "mock", false, "record against the local mock model server playing each scenario's mock-script.yaml")
+	fl := cmd.Flags()
+	f.register(fl)
+	fl.BoolVar(&f.mock, "mock", false, "reference agent: record against the local mock model server playing each scenario's mock-script.yaml")
+	fl.StringVar(&f.upstream, "upstream", "", "base URL of the provider to record against (https://api.openai.com/v1, https://api.anthropic.com, ...)")
+	fl.StringVar(&f.wire, "wire", "", "model API the agent speaks: "+strings.Join(recording.WireNames(), ", ")+" (the reference agent: openai-chat)")
+	fl.StringVar(&f.provider, "provider", "", "reference agent: "+strings.Join(providerNames(), ", ")+" (default deepseek)")
+	fl.StringVar(&f.keyEnv, "key-env", "", "reference agent: the variable holding the API key (default: the provider's)")
+	fl.StringArrayVar(&f.secretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to scrub (repeatable; *KEY*, *TOKEN*, *SECRET*, *PASSWORD* variables are taken anyway)")
 	return cmd
 }
 
-func runRecord(ctx context.Context, out, errw io.Writer, dir, model string, all, mock bool, names []string) error {
-	if all == (len(names) > 0) {
-		return errors.New("record: name the scenarios to record, or pass --all")
+// register defines the flags record and replay share.
+func (f *recordFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.dir, "dir", defaultScenarios, "folder of e2e scenarios (SCENARIO names are looked up here)")
+	fl.StringVar(&f.model, "model", "", "model name, offered to templates as {{.Model}} (default: the provider's; on replay the cassette's)")
+	fl.BoolVar(&f.all, "all", false, "every scenario in --dir")
+	fl.StringVar(&f.target.agent, "agent", "", "agent command line (default: the built-in reference agent)")
+	fl.StringVar(&f.target.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", "))
+	fl.StringArrayVar(&f.target.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
+	fl.StringArrayVar(&f.target.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
+	fl.BoolVar(&f.target.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
+	f.run.registerTimeouts(fl, "scenario")
+}
+
+// scenarioDirs resolves SCENARIO arguments: a folder path, or a name under
+// --dir; --all takes every scenario of --dir.
+func (f *recordFlags) scenarioDirs(args []string, verb string) ([]string, error) {
+	if f.all == (len(args) > 0) {
+		return nil, fmt.Errorf("%s: name the scenarios, or pass --all", verb)
 	}
-	if all {
-		var err error
-		if names, err = scenario.List(dir); err != nil {
-			return err
+	if f.all {
+		names, err := scenario.List(f.dir)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join(f.dir, n))
+		}
+		return out, nil
+	}
+	var out []string
+	for _, a := range args {
+		if _, err := os.Stat(filepath.Join(a, scenario.InputFile)); err == nil {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, filepath.Join(f.dir, a))
+	}
+	return out, nil
+}
+
+// agentTarget is the --agent / --preset target, or nil for the reference
+// agent run in-process.
+func (f *recordFlags) agentTarget() (*conformance.Target, *conformance.Preset, error) {
+	if f.target.agent == "" && f.target.preset == "" {
+		return nil, nil, nil
+	}
+	var preset *conformance.Preset
+	if f.target.preset != "" {
+		p, err := conformance.PresetByName(f.target.preset)
+		if err != nil {
+			return nil, nil, err
+		}
+		preset = &p
+	}
+	t, err := conformTarget(&f.target, preset)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &t, preset, nil
+}
+
+// knownSecrets are the values of the environment's credential-named
+// variables and of --secret-env.
+func (f *recordFlags) knownSecrets() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if secretName.MatchString(k) || slices.Contains(f.secretEnv, k) {
+			out = append(out, v)
 		}
 	}
-	cfg := openaichat.ConfigFromEnv(model)
-	if !mock && cfg.APIKey == "" {
-		return errors.New("record: DEEPSEEK_API_KEY is not set, so there is no model to record against " +
-			"(set it to record against DeepSeek, or pass --mock to record the scripted scenarios against the local mock server)")
+	return out
+}
+
+var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
+
+func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
+	ctx, out, errw := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	dirs, err := f.scenarioDirs(args, "record")
+	if err != nil {
+		return err
+	}
+	target, preset, err := f.agentTarget()
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		return recordReference(ctx, out, errw, f, dirs)
+	}
+	if f.upstream == "" || f.wire == "" {
+		return errors.New("record --agent: --upstream URL and --wire " + strings.Join(recording.WireNames(), "|") + " are required (where to record, and which API the agent speaks)")
+	}
+	if f.mock {
+		return errors.New("record --agent: --mock records the reference agent only; point --upstream at `todoharness mock serve` instead")
+	}
+	model := f.model
+	if model == "" {
+		model = "mock"
+		if !cassette.IsLoopback(f.upstream) {
+			return errors.New("record --agent: --model is required against a real provider (the model the agent asks for, {{.Model}})")
+		}
+	}
+	for _, dir := range dirs {
+		res, err := recording.Record(ctx, dir, recording.Options{
+			Agent: *target, Wire: f.wire, Upstream: f.upstream, Model: model, Secrets: f.knownSecrets(),
+			Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
+		})
+		if err != nil {
+			return err
+		}
+		p := res.Provenance
+		fmt.Fprintf(out, "recorded %s: %d exchange(s) [%s, %s, %s, %s]; offline replay gives the same plan; wrote %s, %s, %s, %s, %s\n",
+			res.Scenario.Name, res.Exchanges, p.Source, p.APIHost, p.Model, p.Wire, scenario.CassetteFile,
+			recording.StdoutGolden, recording.PlanGolden, recording.ToolsGolden, recording.SystemGolden)
+		for _, n := range res.Notes {
+			fmt.Fprintln(errw, "  note:", n)
+		}
+	}
+	fmt.Fprintln(out, "review every diff before committing: git diff -- "+strings.Join(dirs, " "))
+	return nil
+}
+
+// provider is an OpenAI-compatible endpoint the reference agent can record
+// against.
+type provider struct {
+	name, baseURL, keyEnv, model string
+}
+
+func providers() []provider {
+	return []provider{
+		{"deepseek", openaichat.DefaultBaseURL, "DEEPSEEK_API_KEY", openaichat.DefaultModel},
+		{"openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"},
+		{"anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "claude-haiku-4-5"},
+		{"gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", "gemini-2.5-flash"},
+	}
+}
+
+func providerNames() []string {
+	var out []string
+	for _, p := range providers() {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// recordReference records the reference agent, in-process, against a
+// provider's OpenAI-compatible endpoint (or the mock with --mock).
+func recordReference(ctx context.Context, out, errw io.Writer, f *recordFlags, dirs []string) error {
+	if f.wire != "" && f.wire != "openai-chat" {
+		return fmt.Errorf("record: the reference agent speaks openai-chat only; record Anthropic and Gemini through their OpenAI-compatible endpoints (--provider anthropic, --provider gemini), or record another agent with --agent for --wire %s", f.wire)
+	}
+	cfg := openaichat.ConfigFromEnv(f.model)
+	if f.provider != "" && f.provider != "deepseek" {
+		var p *provider
+		for _, x := range providers() {
+			if x.name == f.provider {
+				p = &x
+			}
+		}
+		if p == nil {
+			return fmt.Errorf("record: --provider %q: want one of %s", f.provider, strings.Join(providerNames(), ", "))
+		}
+		cfg.BaseURL, cfg.APIKey, cfg.Model = p.baseURL, os.Getenv(p.keyEnv), p.model
+		if f.keyEnv == "" {
+			f.keyEnv = p.keyEnv
+		}
+		if f.model != "" {
+			cfg.Model = f.model
+		}
+	}
+	if f.upstream != "" {
+		cfg.BaseURL = f.upstream
+	}
+	if f.keyEnv != "" {
+		cfg.APIKey = os.Getenv(f.keyEnv)
+	}
+	if !f.mock && cfg.APIKey == "" {
+		return errors.New("record: no API key, so there is no model to record against " +
+			"(set DEEPSEEK_API_KEY, or --provider NAME with its key variable, or --upstream URL --key-env NAME; " +
+			"or pass --mock to record the scripted scenarios against the local mock server)")
 	}
 	recorded := 0
-	for _, name := range names {
-		sc, err := scenario.Load(filepath.Join(dir, name))
+	for _, dir := range dirs {
+		sc, err := scenario.Load(dir)
 		if err != nil {
 			return err
 		}
 		c := cfg
-		var prov cassette.Provenance
-		if mock {
+		prov := cassette.Provenance{Wire: "openai-chat"}
+		if f.mock {
 			if sc.MockScript == "" {
 				fmt.Fprintf(errw, "skip %s: no %s (its cassette is not recorded against the mock server)\n", sc.Name, scenario.MockScriptFile)
 				continue
@@ -95,17 +300,15 @@ func runRecord(ctx context.Context, out, errw io.Writer, dir, model string, all,
 			}
 			srv := mockmodel.NewServer(script)
 			c.BaseURL, c.APIKey = srv.BaseURL(), ""
-			prov = cassette.Provenance{
-				Source: cassette.SourceMockServer,
-				Description: fmt.Sprintf("recorded against the local mock model server playing %s/%s: scripted answers, NOT real-model output",
-					filepath.ToSlash(dir), filepath.ToSlash(filepath.Join(sc.Name, scenario.MockScriptFile))),
-			}
-			err = recordOne(ctx, out, sc, c, prov)
+			prov.Source = cassette.SourceMockServer
+			prov.Description = fmt.Sprintf("recorded against the local mock model server playing %s: scripted answers, NOT real-model output",
+				filepath.ToSlash(filepath.Join(f.dir, sc.Name, scenario.MockScriptFile)))
+			err = recordOne(ctx, out, sc, c, prov, f.knownSecrets())
 			srv.Close()
 			if err != nil {
 				return err
 			}
-		} else if err := recordOne(ctx, out, sc, c, prov); err != nil {
+		} else if err := recordOne(ctx, out, sc, c, prov, f.knownSecrets()); err != nil {
 			return err
 		}
 		recorded++
@@ -114,11 +317,76 @@ func runRecord(ctx context.Context, out, errw io.Writer, dir, model string, all,
 	return nil
 }
 
+// newReplayCmd is `todoharness replay`: replay recorded scenarios against
+// an agent, offline, and compare its plan with the goldens.
+func newReplayCmd() *cobra.Command {
+	var f recordFlags
+	cmd := &cobra.Command{
+		Use:   "replay [--agent CMD | --preset NAME] [--all | SCENARIO...]",
+		Short: "Replay recorded scenarios against an agent offline and compare its plan notifications with the goldens",
+		Long: `Replay e2e scenarios against an agent with nothing leaving the machine: the
+cassette is served by a local proxy in replay mode, the agent is pointed at it
+exactly as record pointed it (templates, --env, --file, a throw-away HOME;
+{{.Model}} is the cassette's model unless --model), the scenario's steps are
+driven, and the plan notifications and request pins are compared with
+plan.golden.jsonl, tools.golden.json and system.golden.md. A request the
+cassette does not hold fails with the nearest recorded request and a diff.
+Without --agent, the built-in reference agent is replayed (as a subprocess).
+
+Exit status: 0 when every scenario matches, 1 otherwise.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd, &f, args)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
+	dirs, err := f.scenarioDirs(args, "replay")
+	if err != nil {
+		return err
+	}
+	target, preset, err := f.agentTarget()
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("replay: find the reference agent: %w", err)
+		}
+		target = &conformance.Target{Name: "reference agent", Command: append(ReferenceAgentArgs(exe), "--model", "{{.Model}}"), Env: f.target.env}
+	}
+	failed := 0
+	for _, dir := range dirs {
+		res, err := recording.Replay(cmd.Context(), dir, recording.Options{
+			Agent: *target, Model: f.model, Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
+		})
+		name := filepath.Base(dir)
+		if err != nil {
+			failed++
+			fmt.Fprintf(cmd.ErrOrStderr(), "FAIL %s: %v\n", name, err)
+			if res != nil {
+				for _, n := range res.Notes {
+					fmt.Fprintln(cmd.ErrOrStderr(), "  note:", n)
+				}
+			}
+			continue
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "ok   %s: %d exchange(s) replayed, plan and request pins match\n", name, res.Exchanges)
+	}
+	if failed > 0 {
+		return exitCode(1)
+	}
+	return nil
+}
+
 // recordOne records one scenario into its cassette and replays the result.
-func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg openaichat.ClientConfig, prov cassette.Provenance) error {
+func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg openaichat.ClientConfig, prov cassette.Provenance, secrets []string) error {
 	prov.BaseURL, prov.Model, prov.Scenario = cfg.BaseURL, cfg.Model, sc.Name
 	res, err := scenario.RecordCassette(ctx, sc, scenario.RecordConfig{
-		Client: cfg, Provenance: prov, Cassette: sc.CassettePath(),
+		Client: cfg, Provenance: prov, Cassette: sc.CassettePath(), Secrets: secrets,
 	})
 	if err != nil {
 		return fmt.Errorf("record %s: %w", sc.Name, err)

@@ -103,3 +103,13 @@ func parseFile(data []byte, path string) (*file, error) {
 	}
 	return &f, nil
 }
+
+// Interactions returns the recorded interactions of the cassette at path
+// (validated as Replay validates it).
+func Interactions(path string) ([]*cassette.Interaction, error) {
+	f, err := loadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Interactions, nil
+}

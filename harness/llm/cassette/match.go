@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -18,6 +19,10 @@ import (
 // matching: they identify the caller or frame the transport, not what the
 // model is asked.
 func VolatileFields() []string { return []string{"user", "metadata", "stream_options"} }
+
+// datePattern is a calendar date: an agent that writes today's date into
+// its prompt still matches its recording on another day.
+var datePattern = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
 
 func decodeJSON(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -72,7 +77,7 @@ func canonicalize(method, rawURL, body string) canonical {
 	if u, err := url.Parse(rawURL); err == nil {
 		c.path = u.EscapedPath()
 	}
-	scrubbed := newScrubber(nil).body(body)
+	scrubbed := datePattern.ReplaceAllString(newScrubber(nil).body(body), "{{date}}")
 	v, err := decodeJSON([]byte(scrubbed))
 	if err != nil {
 		c.body, c.pretty = scrubbed, scrubbed

@@ -52,6 +52,14 @@ type Provenance struct {
 	ToolVersion     string `yaml:"toolVersion"`
 	Scenario        string `yaml:"scenario,omitempty"`
 	SessionLog      string `yaml:"sessionLog,omitempty"`
+	// Wire is the model API the agent spoke (openai-chat,
+	// openai-responses, anthropic, gemini); empty in older cassettes.
+	Wire string `yaml:"wire,omitempty"`
+	// Agent is the command line of the agent recorded (credentials
+	// scrubbed), AgentVersion the name and version it gave in its ACP
+	// initialize answer; empty for the reference agent run in-process.
+	Agent        string `yaml:"agent,omitempty"`
+	AgentVersion string `yaml:"agentVersion,omitempty"`
 }
 
 // Validate checks that the block says where the cassette came from.
@@ -62,6 +70,9 @@ func (p Provenance) Validate() error {
 	}
 	if p.Source == SourceMockServer && p.RealModelOutput {
 		return errors.New("provenance: a mock-server cassette cannot claim realModelOutput: true")
+	}
+	if p.RealModelOutput && (IsLoopback(p.BaseURL) || IsLoopback("http://"+p.APIHost)) {
+		return fmt.Errorf("provenance: claims realModelOutput: true but was recorded against a loopback address (baseURL %s, apiHost %s): that is the local mock server, not a model", p.BaseURL, p.APIHost)
 	}
 	for _, f := range []struct{ name, v string }{
 		{"apiHost", p.APIHost}, {"baseURL", p.BaseURL}, {"model", p.Model},
@@ -86,6 +97,21 @@ func IsLoopback(baseURL string) bool {
 	}
 	h := u.Hostname()
 	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
+}
+
+// WithoutUserinfo returns baseURL without the user:password part (the
+// provenance never keeps credentials) and without the ephemeral port of a
+// loopback address.
+func WithoutUserinfo(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return baseURL
+	}
+	if u.User != nil {
+		u.User = nil
+	}
+	u.Host = stripLoopbackPort(u.Host)
+	return u.String()
 }
 
 // HostOf returns the host (with port, if any) of baseURL, or baseURL itself

@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"gopkg.in/dnaeon/go-vcr.v3/cassette"
 	"gopkg.in/dnaeon/go-vcr.v3/recorder"
+
+	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
 // Mode is what a Recorder does with requests.
@@ -56,21 +60,29 @@ type RecordOptions struct {
 	Secrets []string
 	// Now is the clock for RecordedAt (time.Now when nil).
 	Now func() time.Time
+	// Previous is the cassette this recording replaces ("" for none; it
+	// may not exist). When the new cassette differs from it only in
+	// recordedAt and toolVersion, the previous file's bytes are kept: an
+	// unchanged re-recording changes nothing on disk.
+	Previous string
 }
 
 // Recorder is an http.RoundTripper that records to, or replays from, one
 // cassette. Use Client (or Recorder itself as a Transport) under the llm
 // client, then Stop. It is safe for concurrent use.
 type Recorder struct {
-	path  string
-	mode  Mode
-	vcr   *recorder.Recorder
-	prov  Provenance
-	scrub *scrubber
+	path     string
+	previous string
+	mode     Mode
+	vcr      *recorder.Recorder
+	prov     Provenance
+	scrub    *scrubber
 
 	mu       sync.Mutex
-	recorded []canonical // replay: canonical form of each interaction
-	replayed []bool      // replay: mirror of go-vcr's replayed flags
+	saved    []*cassette.Interaction // record: the interactions as saved
+	places   [][2]string             // {value, placeholder}, longest value first
+	recorded []canonical             // replay: canonical form of each interaction
+	replayed []bool                  // replay: mirror of go-vcr's replayed flags
 	requests int
 	misses   []*MissError
 	stopped  bool
@@ -103,7 +115,8 @@ func Record(opts RecordOptions) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record cassette %s: %w", opts.Path, err)
 	}
-	r := &Recorder{path: opts.Path, mode: ModeRecord, vcr: vcr, prov: p, scrub: newScrubber(opts.Secrets)}
+	r := &Recorder{path: opts.Path, previous: opts.Previous, mode: ModeRecord, vcr: vcr, prov: p, scrub: newScrubber(opts.Secrets)}
+	vcr.AddHook(r.placehold, recorder.BeforeSaveHook)
 	vcr.AddHook(r.scrub.interaction, recorder.BeforeSaveHook)
 	return r, nil
 }
@@ -114,9 +127,8 @@ func completeProvenance(p Provenance, now func() time.Time) (Provenance, error) 
 	if p.BaseURL == "" {
 		return p, errors.New("provenance: BaseURL is required")
 	}
-	if p.Model == "" {
-		return p, errors.New("provenance: Model is required")
-	}
+	p.BaseURL = WithoutUserinfo(p.BaseURL)
+	p.Agent = patternRedact(p.Agent)
 	loop := IsLoopback(p.BaseURL)
 	if p.Source == "" {
 		p.Source = SourceRealModel
@@ -136,11 +148,12 @@ func completeProvenance(p Provenance, now func() time.Time) (Provenance, error) 
 	if p.APIHost == "" {
 		p.APIHost = HostOf(p.BaseURL)
 	}
+	p.APIHost = stripLoopbackPort(p.APIHost)
 	if p.RecordedAt == "" {
 		if now == nil {
 			now = time.Now
 		}
-		p.RecordedAt = now().UTC().Format(time.RFC3339)
+		p.RecordedAt = now().UTC().Format(time.DateOnly)
 	}
 	if p.ToolVersion == "" {
 		p.ToolVersion = ToolVersion()
@@ -156,7 +169,29 @@ func completeProvenance(p Provenance, now func() time.Time) (Provenance, error) 
 			p.Description = "recorded against the real model API at " + p.BaseURL
 		}
 	}
+	if p.Model == "" {
+		// Filled in from the recorded requests on Stop.
+		return p, nil
+	}
 	return p, p.Validate()
+}
+
+// modelOf returns the model a recorded request asked for: its body's
+// "model" field, or the model of a Gemini path (…/models/M:generateContent).
+func modelOf(i *cassette.Interaction) string {
+	var b struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal([]byte(i.Request.Body), &b) == nil && b.Model != "" {
+		return b.Model
+	}
+	if u, err := url.Parse(i.Request.URL); err == nil {
+		if k := strings.LastIndex(u.Path, "/models/"); k >= 0 {
+			m, _, _ := strings.Cut(u.Path[k+len("/models/"):], ":")
+			return m
+		}
+	}
+	return ""
 }
 
 // Replay opens a cassette for replay. A missing file wraps ErrNotFound; a
@@ -194,6 +229,94 @@ type noNetwork struct{}
 
 func (noNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("cassette replay: refusing to reach the network for %s %s", req.Method, req.URL)
+}
+
+// AddSecrets adds known secret values (a key seen in a request's
+// credential header, a password in the upstream URL) to scrub from the
+// cassette and to look for after saving. Safe to call while recording.
+func (r *Recorder) AddSecrets(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.scrub != nil {
+		r.scrub.add(secrets)
+	}
+}
+
+// Secrets returns the known secret values so far (recording only).
+func (r *Recorder) Secrets() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.scrub == nil {
+		return nil
+	}
+	return append([]string(nil), r.scrub.secrets...)
+}
+
+// SetPlaceholders names run-specific values (the agent's working
+// directory, its throw-away home) by placeholders ("{{cwd}}"): a recording
+// stores the placeholder wherever the value appears in a request or
+// response; a replay matches requests with the value read as the
+// placeholder, and answers with the placeholder read as the value of this
+// run. So an agent that puts its cwd in its prompts replays from any
+// folder.
+func (r *Recorder) SetPlaceholders(values map[string]string) {
+	var places [][2]string
+	for ph, v := range values {
+		if v != "" {
+			places = append(places, [2]string{v, ph})
+		}
+	}
+	sort.Slice(places, func(i, j int) bool { return len(places[i][0]) > len(places[j][0]) })
+	r.mu.Lock()
+	r.places = places
+	r.mu.Unlock()
+}
+
+func (r *Recorder) placeholders() [][2]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.places
+}
+
+// toPlaceholders replaces this run's values by their placeholders in s.
+func (r *Recorder) toPlaceholders(s string) string {
+	for _, p := range r.placeholders() {
+		s = strings.ReplaceAll(s, p[0], p[1])
+	}
+	return s
+}
+
+// fromPlaceholders replaces placeholders by this run's values in s.
+func (r *Recorder) fromPlaceholders(s string) string {
+	for _, p := range r.placeholders() {
+		s = strings.ReplaceAll(s, p[1], p[0])
+	}
+	return s
+}
+
+// placehold is the recording hook of SetPlaceholders.
+func (r *Recorder) placehold(i *cassette.Interaction) error {
+	i.Request.Body = r.toPlaceholders(i.Request.Body)
+	i.Request.URL = r.toPlaceholders(i.Request.URL)
+	i.Response.Body = r.toPlaceholders(i.Response.Body)
+	return nil
+}
+
+// UpdateProvenance changes the provenance block before Stop saves it (the
+// agent's version, known once it answered initialize).
+func (r *Recorder) UpdateProvenance(f func(*Provenance)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.prov)
+	r.prov.Agent = patternRedact(r.prov.Agent)
+}
+
+// Recorded returns the interactions as saved (scrubbed), after Stop in
+// record mode.
+func (r *Recorder) Recorded() []*cassette.Interaction {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*cassette.Interaction(nil), r.saved...)
 }
 
 // Path returns the cassette file.
@@ -251,7 +374,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cassette %s: record %s %s: %w", r.path, req.Method, req.URL.Path, err)
 		}
-		if err := rechunk(ctx, resp); err != nil {
+		if err := rechunk(ctx, resp, nil); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", r.path, err)
 		}
 		return resp, nil
@@ -262,7 +385,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", r.path, err)
 	}
-	c := canonicalize(req.Method, req.URL.String(), string(body))
+	c := canonicalize(req.Method, req.URL.String(), r.toPlaceholders(string(body)))
 	resp, err := r.vcr.RoundTrip(req.WithContext(context.WithValue(ctx, ctxKey{}, c)))
 	if errors.Is(err, cassette.ErrInteractionNotFound) {
 		return r.miss(req, n, c), nil
@@ -270,7 +393,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: replay %s %s: %w", r.path, req.Method, req.URL.Path, err)
 	}
-	if err := rechunk(ctx, resp); err != nil {
+	if err := rechunk(ctx, resp, r.fromPlaceholders); err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", r.path, err)
 	}
 	return resp, nil
@@ -368,15 +491,61 @@ func (r *Recorder) Stop() error {
 	if err != nil {
 		return fmt.Errorf("cassette %s: save: %w", r.path, err)
 	}
+	var saved file
+	if err := yamlx.Unmarshal(raw, &saved, false); err != nil {
+		return fmt.Errorf("cassette %s: save: %w", r.path, err)
+	}
+	r.mu.Lock()
+	r.saved = saved.Interactions
+	r.mu.Unlock()
+	if r.prov.Model == "" {
+		for _, i := range saved.Interactions {
+			if r.prov.Model = modelOf(i); r.prov.Model != "" {
+				break
+			}
+		}
+		if r.prov.Model == "" {
+			r.prov.Model = "(unknown)"
+		}
+	}
+	if err := r.prov.Validate(); err != nil {
+		return fmt.Errorf("cassette %s: not saved: %w", r.path, err)
+	}
 	out, err := withProvenance(raw, r.prov)
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", r.path, err)
 	}
-	if f := ScanCredentials(out); len(f) > 0 {
+	if f := ScanSecrets(out, r.Secrets()); len(f) > 0 {
 		return fmt.Errorf("cassette %s: not saved: scrubbing left something that looks like a credential (%s)", r.path, f[0])
 	}
+	out = r.keepUnchanged(out)
 	if _, err := parseFile(out, r.path); err != nil {
 		return fmt.Errorf("cassette %s: not saved: %w", r.path, err)
 	}
 	return writeFileAtomic(r.path, out)
+}
+
+// keepUnchanged returns the previous cassette's bytes when out differs from
+// them only in the provenance's recordedAt and toolVersion.
+func (r *Recorder) keepUnchanged(out []byte) []byte {
+	if r.previous == "" {
+		return out
+	}
+	old, err := os.ReadFile(r.previous)
+	if err != nil {
+		return out
+	}
+	f, err := parseFile(old, r.previous)
+	if err != nil {
+		return out
+	}
+	p := r.prov
+	p.RecordedAt, p.ToolVersion = f.Provenance.RecordedAt, f.Provenance.ToolVersion
+	raw := bytes.TrimPrefix(out, []byte("---\n"+provenanceHeader))
+	if i := bytes.Index(raw, []byte("\nversion: ")); i >= 0 {
+		if again, err := withProvenance(raw[i+1:], p); err == nil && bytes.Equal(again, old) {
+			return old
+		}
+	}
+	return out
 }

@@ -1,11 +1,10 @@
 package cassette
 
 import (
-	"bytes"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,11 +45,51 @@ func isSensitiveHeader(name string) bool {
 }
 
 // credentialPatterns are values that look like credentials wherever they
-// appear. They are deliberately narrow (a long run after sk-, a long token
-// after "Bearer ") so that ordinary model text is never rewritten.
-var credentialPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}`),
-	regexp.MustCompile(`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`),
+// appear, whoever's they are: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
+// and Google (AIza) keys, bearer and basic authorization values, JWTs,
+// Azure's 32-hex keys (standing alone, not inside a longer id), and the
+// user:password of a URL. They are deliberately narrow so that ordinary
+// model text is never rewritten.
+var credentialPatterns = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"api key (sk-…)", regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}`)},
+	{"bearer token", regexp.MustCompile(`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`)},
+	{"basic credentials", regexp.MustCompile(`\bBasic\s+[A-Za-z0-9+/]{8,}={0,2}`)},
+	{"google api key (AIza…)", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`)},
+	{"json web token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}`)},
+	{"azure key (32 hex)", regexp.MustCompile(`(?:^|[^0-9A-Za-z_.-])[0-9a-f]{32}(?:$|[^0-9A-Za-z_-])`)},
+	{"url credentials", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"]+@`)},
+}
+
+// patternRedact replaces credential-shaped values in v. An Azure-style hex
+// run only counts when it mixes letters and digits; URL credentials keep
+// their scheme.
+func patternRedact(v string) string {
+	for _, p := range credentialPatterns {
+		v = p.re.ReplaceAllStringFunc(v, func(m string) string {
+			switch p.kind {
+			case "azure key (32 hex)":
+				if !hexKeyLike(m) {
+					return m
+				}
+				lo := strings.IndexAny(m, "0123456789abcdef")
+				return m[:lo] + Redacted + m[lo+32:]
+			case "url credentials":
+				i := strings.Index(m, "://")
+				return m[:i+3] + Redacted + "@"
+			}
+			return Redacted
+		})
+	}
+	return v
+}
+
+// hexKeyLike reports whether a match of the 32-hex pattern holds both
+// letters and digits (an all-digit or all-letter run is not a key).
+func hexKeyLike(m string) bool {
+	return strings.ContainsAny(m, "abcdef") && strings.ContainsAny(m, "0123456789")
 }
 
 // scrubber removes credentials from interactions before they are saved.
@@ -65,25 +104,30 @@ const minSecret = 8
 
 func newScrubber(secrets []string) *scrubber {
 	s := &scrubber{}
-	for _, v := range secrets {
-		if len(strings.TrimSpace(v)) >= minSecret {
-			s.secrets = append(s.secrets, v)
-		}
-	}
-	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	s.add(secrets)
 	return s
 }
 
-// text redacts literal secrets and credential-shaped values in s.
+// add adds literal secrets (shorter than minSecret ones are left out),
+// once each.
+func (s *scrubber) add(secrets []string) {
+	for _, v := range secrets {
+		if len(strings.TrimSpace(v)) < minSecret || slices.Contains(s.secrets, v) {
+			continue
+		}
+		s.secrets = append(s.secrets, v)
+	}
+	// Longest first, so a secret containing another is replaced whole.
+	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+}
+
+// text redacts known secrets (in every form, see secretSpans) and
+// credential-shaped values in v.
 func (s *scrubber) text(v string) string {
-	for _, sec := range s.secrets {
-		v = strings.ReplaceAll(v, sec, Redacted)
+	if out, ok := redactPieces([]string{v}, s.secrets); ok {
+		v = out[0]
 	}
-	for _, re := range credentialPatterns {
-		v = re.ReplaceAllString(v, Redacted)
-	}
-	return v
+	return patternRedact(v)
 }
 
 // headers returns a scrubbed copy of h (h itself is never modified: in record
@@ -144,20 +188,28 @@ func (s *scrubber) rawURL(raw string) string {
 	return s.text(u.String())
 }
 
-// body scrubs a request or response body: key-like JSON fields first (when
-// the body is JSON), then credential-shaped text anywhere. A JSON body is
-// re-encoded only when a field was redacted, so untouched bodies keep their
+// body scrubs a request or response body: key-like JSON fields and known
+// secrets inside JSON string values first (when the body is JSON; an SSE
+// body has each data line's JSON scrubbed, a field's text joined across
+// events), then credential-shaped text anywhere. A JSON body is re-encoded
+// only when something in it was redacted, so untouched bodies keep their
 // bytes.
 func (s *scrubber) body(b string) string {
 	if b == "" {
 		return b
 	}
 	if v, err := decodeJSON([]byte(b)); err == nil {
-		if redactFields(v) {
+		changed := redactFields(v)
+		if redactStreams([]any{v}, s.secrets)[0] {
+			changed = true
+		}
+		if changed {
 			if enc, err := encodeJSON(v, false); err == nil {
 				b = string(enc)
 			}
 		}
+	} else if IsEventStream(nil, []byte(b)) {
+		b = redactSSE(b, s.secrets)
 	}
 	return s.text(b)
 }
@@ -199,10 +251,13 @@ func redactFields(v any) bool {
 }
 
 // interaction scrubs one recorded interaction in place, replacing (never
-// mutating) its header and form maps.
+// mutating) its header and form maps, after normalising it (normalize).
 func (s *scrubber) interaction(i *cassette.Interaction) error {
 	if i == nil {
 		return nil
+	}
+	if err := normalize(i); err != nil {
+		return err
 	}
 	i.Request.Headers = s.headers(i.Request.Headers)
 	i.Request.Trailer = s.headers(i.Request.Trailer)
@@ -214,40 +269,6 @@ func (s *scrubber) interaction(i *cassette.Interaction) error {
 	i.Response.Headers = s.headers(i.Response.Headers)
 	i.Response.Trailer = s.headers(i.Response.Trailer)
 	i.Response.Body = s.body(i.Response.Body)
+	i.Response.Status = s.text(i.Response.Status)
 	return nil
-}
-
-// Finding is a credential-like string found by ScanCredentials.
-type Finding struct {
-	Line  int
-	Kind  string
-	Match string
-}
-
-func (f Finding) String() string { return fmt.Sprintf("line %d: %s: %s", f.Line, f.Kind, f.Match) }
-
-// scanPatterns are what a committed cassette must never contain.
-var scanPatterns = []struct {
-	kind string
-	re   *regexp.Regexp
-}{
-	{"api key (sk-…)", credentialPatterns[0]},
-	{"bearer token", credentialPatterns[1]},
-	{"authorization header", regexp.MustCompile(`(?i)^\s*-?\s*"?(proxy-)?authorization"?\s*:`)},
-	{"api key header", regexp.MustCompile(`(?i)^\s*-?\s*"?x?-?api-key"?\s*:`)},
-}
-
-// ScanCredentials returns every line of data that looks like it holds a
-// credential: an sk-… key, a Bearer token, or an Authorization or api-key
-// header. A scrubbed cassette has none.
-func ScanCredentials(data []byte) []Finding {
-	var out []Finding
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		for _, p := range scanPatterns {
-			if m := p.re.Find(line); m != nil {
-				out = append(out, Finding{Line: n + 1, Kind: p.kind, Match: string(m)})
-			}
-		}
-	}
-	return out
 }

@@ -76,8 +76,9 @@ func (r *eventReader) Read(p []byte) (int, error) {
 func (r *eventReader) Close() error { return nil }
 
 // rechunk replaces resp's body, when it is an event stream, by one that is
-// read an event at a time. Other bodies are left alone.
-func rechunk(ctx context.Context, resp *http.Response) error {
+// read an event at a time. Other bodies are left alone. A non-nil edit
+// rewrites the body first (ContentLength follows).
+func rechunk(ctx context.Context, resp *http.Response, edit func(string) string) error {
 	if resp == nil || resp.Body == nil {
 		return nil
 	}
@@ -85,6 +86,13 @@ func rechunk(ctx context.Context, resp *http.Response) error {
 	resp.Body.Close()
 	if err != nil {
 		return err
+	}
+	if edit != nil {
+		if e := edit(string(body)); e != string(body) {
+			body = []byte(e)
+			resp.ContentLength = int64(len(body))
+			resp.Header.Del("Content-Length")
+		}
 	}
 	if IsEventStream(resp.Header, body) {
 		resp.Body = &eventReader{ctx: ctx, data: body}

@@ -63,6 +63,13 @@ import (
 // Env names the mutation.
 const Env = "TODOHARNESS_MUTANT"
 
+// KeyEnv, when set, is the API key the mutant sends, in its wire's own
+// credential carriers: OpenAI chat and Responses as Authorization: Bearer,
+// Anthropic as x-api-key, Gemini as x-goog-api-key and ?key=, and every
+// non-OpenAI wire also as a cookie (for the recording specs, which check
+// that no carrier reaches a cassette).
+const KeyEnv = "TODOHARNESS_MUTANT_KEY"
+
 // mutations lists the known mutations: none, the tool-layer breakages of
 // the registry (internal/breakage), and the dialects.
 func mutations() []string {
@@ -106,11 +113,16 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	key := os.Getenv(KeyEnv)
 	var client llm.Model
 	if *wire == "openai" {
-		client, err = openaichat.NewClient(openaichat.ClientConfig{BaseURL: *modelURL, APIKey: "mock", Model: "mock"})
+		apiKey := key
+		if apiKey == "" {
+			apiKey = "mock"
+		}
+		client, err = openaichat.NewClient(openaichat.ClientConfig{BaseURL: *modelURL, APIKey: apiKey, Model: "mock"})
 	} else {
-		client, err = newWireModel(*wire, *modelURL)
+		client, err = newWireModel(*wire, *modelURL, key)
 	}
 	if err != nil {
 		return err

@@ -24,13 +24,14 @@ import (
 type wireModel struct {
 	wire string // "anthropic", "gemini" or "responses"
 	url  string // the mock's URL without /v1
+	key  string // sent in the wire's credential carriers when set
 	http *http.Client
 }
 
-func newWireModel(wire, url string) (llm.Model, error) {
+func newWireModel(wire, url, key string) (llm.Model, error) {
 	switch wire {
 	case "anthropic", "gemini", "responses":
-		return &wireModel{wire: wire, url: strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/v1"), http: &http.Client{}}, nil
+		return &wireModel{wire: wire, url: strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/v1"), key: key, http: &http.Client{}}, nil
 	}
 	return nil, fmt.Errorf("--wire %q: want openai, responses, anthropic or gemini", wire)
 }
@@ -57,6 +58,20 @@ func (m *wireModel) Stream(ctx context.Context, req llm.Request, onChunk func(ll
 		return llm.Response{}, err
 	}
 	hr.Header.Set("content-type", "application/json")
+	if m.key != "" {
+		switch m.wire {
+		case "anthropic":
+			hr.Header.Set("x-api-key", m.key)
+		case "responses":
+			hr.Header.Set("Authorization", "Bearer "+m.key)
+		default:
+			hr.Header.Set("x-goog-api-key", m.key)
+			q := hr.URL.Query()
+			q.Set("key", m.key)
+			hr.URL.RawQuery = q.Encode()
+		}
+		hr.AddCookie(&http.Cookie{Name: "session", Value: m.key})
+	}
 	resp, err := m.http.Do(hr)
 	if err != nil {
 		return llm.Response{}, err

@@ -1,0 +1,407 @@
+package recording
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/scenario"
+	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/snapshot"
+)
+
+// Files a recording writes into the scenario folder (beside
+// scenario.CassetteFile).
+const (
+	StdoutGolden = "stdout.golden.jsonl"
+	PlanGolden   = "plan.golden.jsonl"
+	ToolsGolden  = "tools.golden.json"
+	SystemGolden = "system.golden.md"
+)
+
+// Wires are the --wire values, and the mock model's name of each.
+var Wires = map[string]string{
+	"openai-chat":      mockmodel.WireOpenAIChat,
+	"openai-responses": mockmodel.WireOpenAIResponses,
+	"anthropic":        mockmodel.WireAnthropic,
+	"gemini":           mockmodel.WireGemini,
+}
+
+// WireNames lists the --wire values.
+func WireNames() []string { return []string{"openai-chat", "openai-responses", "anthropic", "gemini"} }
+
+// Options configure Record and Replay.
+type Options struct {
+	// Agent is the agent under test, as conform takes it.
+	Agent conformance.Target
+	// Wire is the model API the agent speaks (a key of Wires).
+	Wire string
+	// Upstream is the provider's base URL (Record only; may carry
+	// user:password, which is never written).
+	Upstream string
+	// Model is offered to templates as {{.Model}}.
+	Model string
+	// Secrets are known secret values (the keys in the agent's
+	// environment) scrubbed from everything written, on top of the
+	// credentials the proxy sees in the agent's requests.
+	Secrets []string
+	// Transport carries the live requests (http.DefaultTransport when nil).
+	Transport http.RoundTripper
+	// Description and Source go into the provenance (defaults: by the
+	// upstream: mock-server for a loopback address, real-model otherwise).
+	Description string
+	Source      cassette.Source
+	// Timeout bounds one run of the agent (default
+	// conformance.DefaultTimeout); Grace is its shutdown grace.
+	Timeout, Grace time.Duration
+	// TempDir is where working directories are made (default: the
+	// system's).
+	TempDir string
+	// Now is the clock of the recording date.
+	Now func() time.Time
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Scenario   *scenario.Scenario
+	Provenance cassette.Provenance
+	// Stdout is the normalised, scrubbed ACP stdout; Plan its plan
+	// notifications; Tools and System the request pins.
+	Stdout, Plan, Tools, System []byte
+	// Exchanges is the number of model requests.
+	Exchanges int
+	// Notes are worth a look: steps answered with an error, how the agent
+	// ended, its stderr tail on a failure.
+	Notes []string
+}
+
+// run is one drive of the agent against a proxy.
+type run struct {
+	stdout       []byte
+	agentVersion string
+	cwd, home    string
+	notes        []string
+	failed       bool
+}
+
+// Record records the scenario in dir with the agent against opts.Upstream,
+// replays the new cassette with the upstream gone, and only when the
+// replay gives the same plan writes the cassette and the goldens into dir.
+func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
+	sc, err := scenario.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := Wires[o.Wire]; !ok {
+		return nil, fmt.Errorf("record %s: --wire %q: want one of %s", sc.Name, o.Wire, strings.Join(WireNames(), ", "))
+	}
+	if o.Upstream == "" {
+		return nil, fmt.Errorf("record %s: no --upstream URL to record against", sc.Name)
+	}
+	tmpDir, err := os.MkdirTemp(dir, ".record-")
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", sc.Name, err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, scenario.CassetteFile)
+	rec, err := cassette.Record(cassette.RecordOptions{
+		Path: tmp, Secrets: o.Secrets, RealTransport: o.Transport, Previous: sc.CassettePath(), Now: o.Now,
+		Provenance: cassette.Provenance{
+			BaseURL: o.Upstream, Scenario: sc.Name, Wire: o.Wire, Source: o.Source, Description: o.Description,
+			Agent: strings.Join(o.Agent.Command, " "),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", sc.Name, err)
+	}
+	px, err := cassette.NewProxy(rec, o.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", sc.Name, err)
+	}
+	live, runErr := drive(ctx, sc, o, rec, px, "")
+	closeProxy(ctx, px)
+	if live != nil {
+		rec.UpdateProvenance(func(p *cassette.Provenance) {
+			p.AgentVersion = live.agentVersion
+		})
+	}
+	if err := errors.Join(runErr, rec.Stop()); err != nil {
+		return nil, fmt.Errorf("record %s: recording failed, %s left unchanged: %w", sc.Name, dir, err)
+	}
+	secrets := rec.Secrets()
+	out := &Outcome{Scenario: sc, Provenance: rec.Provenance(), Exchanges: rec.Requests(), Notes: live.notes}
+	if out.Exchanges == 0 {
+		return out, fmt.Errorf("record %s: the agent made no model request through the proxy (is it pointed at {{.BaseURL}} / {{.URL}}?); notes: %s", sc.Name, strings.Join(live.notes, "; "))
+	}
+	if live.failed {
+		return out, fmt.Errorf("record %s: the run failed, %s left unchanged: %s", sc.Name, dir, strings.Join(live.notes, "; "))
+	}
+	if err := out.fill(live, rec.Recorded(), secrets); err != nil {
+		return out, fmt.Errorf("record %s: %w", sc.Name, err)
+	}
+
+	// The new cassette must replay, offline, to the same plan.
+	rep, err := replayFile(ctx, sc, tmp, o)
+	if err != nil {
+		return out, fmt.Errorf("record %s: the new cassette does not replay, %s left unchanged: %w", sc.Name, dir, err)
+	}
+	if !bytes.Equal(rep.Plan, out.Plan) {
+		return out, fmt.Errorf("record %s: replaying the new cassette does not give the recorded plan, %s left unchanged:\n%s", sc.Name, dir, diff(out.Plan, rep.Plan, "recorded", "replayed"))
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{StdoutGolden, out.Stdout}, {PlanGolden, out.Plan}, {ToolsGolden, out.Tools}, {SystemGolden, out.System}}
+	for _, f := range files {
+		if found := cassette.ScanSecrets(f.data, secrets); len(found) > 0 {
+			return out, fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
+		}
+	}
+	if err := os.Rename(tmp, sc.CassettePath()); err != nil {
+		return out, fmt.Errorf("record %s: %w", sc.Name, err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			return out, fmt.Errorf("record %s: %w", sc.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// Replay replays the scenario in dir with the agent from its cassette
+// (nothing leaves the machine) and compares the plan and the request pins
+// with the goldens in dir. The error says what differed, with a diff; a
+// request the cassette does not hold is a *cassette.MissError.
+func Replay(ctx context.Context, dir string, o Options) (*Outcome, error) {
+	sc, err := scenario.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := replayFile(ctx, sc, sc.CassettePath(), o)
+	if err != nil {
+		return out, err
+	}
+	var errs []error
+	for _, g := range []struct {
+		name string
+		got  []byte
+	}{{PlanGolden, out.Plan}, {ToolsGolden, out.Tools}, {SystemGolden, out.System}} {
+		want, err := os.ReadFile(filepath.Join(dir, g.name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("replay %s: %w (record the scenario to write it)", sc.Name, err))
+			continue
+		}
+		if !bytes.Equal(want, g.got) {
+			errs = append(errs, fmt.Errorf("replay %s: %s differs from the replay:\n%s", sc.Name, filepath.Join(dir, g.name), diff(want, g.got, g.name, "replay")))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// replayFile runs the agent against the cassette at path.
+func replayFile(ctx context.Context, sc *scenario.Scenario, path string, o Options) (*Outcome, error) {
+	rec, err := cassette.Replay(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
+	}
+	defer rec.Stop()
+	px, err := cassette.NewProxy(rec, "")
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
+	}
+	if o.Model == "" {
+		o.Model = rec.Provenance().Model
+	}
+	interactions, err := cassette.Interactions(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
+	}
+	r, runErr := drive(ctx, sc, o, rec, px, recordedBase(px, interactions))
+	closeProxy(ctx, px)
+	out := &Outcome{Scenario: sc, Provenance: rec.Provenance(), Exchanges: rec.Requests()}
+	if r != nil {
+		out.Notes = r.notes
+	}
+	if missErr := rec.Err(); missErr != nil {
+		return out, fmt.Errorf("replay %s from %s: %w", sc.Name, path, missErr)
+	}
+	if runErr != nil {
+		return out, fmt.Errorf("replay %s: %w", sc.Name, runErr)
+	}
+	if r.failed {
+		return out, fmt.Errorf("replay %s: the run failed: %s", sc.Name, strings.Join(r.notes, "; "))
+	}
+	if left := rec.Unplayed(); len(left) > 0 {
+		return out, fmt.Errorf("replay %s from %s: recorded interactions %v were never requested: the agent made fewer model calls than the recording", sc.Name, path, left)
+	}
+	if err := out.fill(r, interactions, nil); err != nil {
+		return out, fmt.Errorf("replay %s: %w", sc.Name, err)
+	}
+	return out, nil
+}
+
+// fill computes the goldens of a run.
+func (out *Outcome) fill(r *run, interactions []*vcr.Interaction, secrets []string) error {
+	lines := bytes.Split(bytes.TrimRight(r.stdout, "\n"), []byte("\n"))
+	if len(r.stdout) == 0 {
+		lines = nil
+	}
+	scrubbed := cassette.RedactJSONLines(lines, secrets)
+	out.Stdout = joinLines(scrubbed)
+	plan, err := PlanLines(scrubbed)
+	if err != nil {
+		return err
+	}
+	out.Plan = plan
+	out.Tools, out.System, err = Pins(interactions, r.cwd, r.home)
+	return err
+}
+
+func joinLines(lines [][]byte) []byte {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// drive starts the agent pointed at the proxy, in a fresh cwd and home,
+// and sends the scenario's steps. An error means the agent could not be
+// run at all; a step answered with an error, or an agent that died, marks
+// the run failed with notes.
+func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.Recorder, px *cassette.Proxy, base string) (*run, error) {
+	timeout, grace := o.Timeout, o.Grace
+	if timeout <= 0 {
+		timeout = conformance.DefaultTimeout
+	}
+	if grace <= 0 {
+		grace = conformance.DefaultGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cwd, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("make working directory: %w", err)
+	}
+	defer os.RemoveAll(cwd)
+	home, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-home-")
+	if err != nil {
+		return nil, fmt.Errorf("make home directory: %w", err)
+	}
+	defer os.RemoveAll(home)
+	rec.SetPlaceholders(map[string]string{"{{cwd}}": cwd, "{{home}}": home})
+	u, _ := url.Parse(px.URL)
+	if base == "" {
+		base = px.BasePath()
+	}
+	if base == "" {
+		base = "/v1"
+	}
+	vars := conformance.Vars{BaseURL: px.URL + base, URL: px.URL, Host: u.Hostname(), Port: u.Port(),
+		Cwd: cwd, Home: home, Case: sc.Name, Model: o.Model}
+	agent, err := o.Agent.Launch(ctx, vars)
+	if err != nil {
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	r := &run{cwd: cwd, home: home}
+	var sessionIDs []string
+	sessionID := ""
+	for i, st := range sc.Steps {
+		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
+		if err != nil {
+			r.failed = true
+			var rpc *conformance.RPCError
+			if errors.As(err, &rpc) {
+				r.notes = append(r.notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
+				continue
+			}
+			r.notes = append(r.notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
+			break
+		}
+		switch st.Op {
+		case scenario.OpInitialize:
+			var in struct {
+				AgentInfo struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+				} `json:"agentInfo"`
+			}
+			if json.Unmarshal(result, &in) == nil && in.AgentInfo.Name != "" {
+				r.agentVersion = strings.TrimSpace(in.AgentInfo.Name + " " + in.AgentInfo.Version)
+			}
+		case scenario.OpNewSession:
+			var ns struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
+				sessionID = ns.SessionID
+				sessionIDs = append(sessionIDs, ns.SessionID)
+			}
+		}
+	}
+	how, stderr := agent.Stop(grace)
+	if r.failed || !strings.HasPrefix(how, "exited after stdin closed") {
+		r.notes = append(r.notes, "the agent "+how)
+		if tail := strings.TrimSpace(stderr); tail != "" {
+			r.notes = append(r.notes, "stderr (tail): "+tail[max(0, len(tail)-600):])
+		}
+	}
+	var aliases []string
+	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
+		aliases = append(aliases, real)
+	}
+	norm := snapshot.Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
+	out, err := norm.Normalize(agent.Stdout())
+	if err != nil {
+		return r, fmt.Errorf("normalise the agent's stdout: %w", err)
+	}
+	r.stdout = out
+	return r, nil
+}
+
+// recordedBase is the base path {{.BaseURL}} gets on a replay: the
+// upstream's, or "/v1" when it has none and the recorded paths start with
+// it (an agent given …/v1 on the recording), else none (a cassette of a
+// client addressed to the bare host, as the shipped DeepSeek ones).
+func recordedBase(px *cassette.Proxy, interactions []*vcr.Interaction) string {
+	if b := px.BasePath(); b != "" {
+		return b
+	}
+	for _, in := range interactions {
+		if u, err := url.Parse(in.Request.URL); err == nil && !strings.HasPrefix(u.Path, "/v1/") && !strings.HasPrefix(u.Path, "/v1beta/") {
+			return "/"
+		}
+	}
+	return "/v1"
+}
+
+func closeProxy(ctx context.Context, px *cassette.Proxy) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = px.Close(c)
+}
+
+// diff is a unified diff from a to b.
+func diff(a, b []byte, from, to string) string {
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)), FromFile: from, ToFile: to, Context: 2,
+	})
+	if err != nil {
+		return err.Error()
+	}
+	return d
+}

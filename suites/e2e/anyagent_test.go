@@ -1,0 +1,343 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
+	"github.com/todoharness/todoharness/harness/scenario"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/recording"
+	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
+)
+
+// The fake credentials of the recording specs. None may reach any saved
+// file, in any encoding.
+const (
+	fakeAgentKey = "sk-proj-FAKEtest0123456789abcdefXYZ"
+	fakeUser     = "apiuser"
+	fakePassword = "SuperSecretPassw0rd"
+)
+
+// fakeSecrets are the values the specs look for in every saved file.
+func fakeSecrets() []string {
+	return []string{fakeAgentKey, fakePassword, fakeUser + ":" + fakePassword}
+}
+
+// encodings returns every form of s a file could hold it in: plain,
+// JSON-escaped (default, `\/`, every character as \u00XX), URL-encoded
+// (query and path), and base64 in both alphabets, padded or not, alone or
+// at any alignment inside a longer base64 text.
+func encodings(s string) []string {
+	js, _ := json.Marshal(s)
+	var u strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&u, `\u%04x`, r)
+	}
+	out := []string{s, strings.Trim(string(js), `"`), strings.ReplaceAll(s, "/", `\/`), u.String(),
+		strings.ToUpper(u.String()), url.QueryEscape(s), url.PathEscape(s)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(s)))
+		for k := 1; k < 3; k++ {
+			e := enc.EncodeToString(append(bytes.Repeat([]byte{'x'}, k), s...))
+			out = append(out, e[4:len(e)-4]) // the middle holds only bits of s
+		}
+	}
+	return out
+}
+
+// assertNoSecretIn fails when any file under dir holds a fake secret in any
+// encoding, a stream's deltas joined (the cassette scan, given the values),
+// or anything credential-shaped (the scan, not given them).
+func assertNoSecretIn(dir string, files int) {
+	GinkgoHelper()
+	n := 0
+	Expect(filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		data, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		for _, sec := range fakeSecrets() {
+			for _, form := range encodings(sec) {
+				Expect(string(data)).NotTo(ContainSubstring(form), "%s holds %q (a form of %q)", path, form, sec)
+			}
+		}
+		Expect(cassette.ScanSecrets(data, fakeSecrets())).To(BeEmpty(), "%s", path)
+		Expect(cassette.ScanCredentials(data)).To(BeEmpty(), "%s", path)
+		Expect(data).NotTo(ContainSubstring("\x1f\x8b"), "%s holds a gzip body", path)
+		return nil
+	})).To(Succeed())
+	Expect(n).To(BeNumerically(">=", files), "the scenario folder holds the saved files")
+}
+
+// echoUpstream is the mock model behind a layer that behaves like a
+// careless provider: it notes the credentials it receives, echoes them
+// back in response headers (Location with ?key=, Set-Cookie, a base64
+// debug header, a URL with user:password), and gzips every answer when the
+// client accepts it.
+type echoUpstream struct {
+	*httptest.Server
+	mock *mockmodel.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newEchoUpstream(script *mockmodel.Script) *echoUpstream {
+	u := &echoUpstream{mock: mockmodel.NewUnstartedServer(script)}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie"} {
+			if v := r.Header.Get(k); v != "" {
+				u.seen = append(u.seen, k+": "+v)
+			}
+		}
+		if k := r.URL.Query().Get("key"); k != "" {
+			u.seen = append(u.seen, "?key="+k)
+		}
+		u.mu.Unlock()
+		key := fakeAgentKey
+		if _, pw, ok := r.BasicAuth(); ok {
+			key = pw
+		}
+		h := w.Header()
+		h.Set("Location", "https://upstream.invalid/next?key="+url.QueryEscape(key))
+		h.Set("Set-Cookie", "session="+key+"; Path=/")
+		h.Set("X-Debug-Echo", base64.StdEncoding.EncodeToString([]byte("apiuser:"+key)))
+		h.Set("Link", "<https://"+fakeUser+":"+fakePassword+"@upstream.invalid/docs>; rel=help")
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		h.Set("X-Request-Id", fmt.Sprint(time.Now().UnixNano()))
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			u.mock.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		u.mock.ServeHTTP(&gzipWriter{ResponseWriter: w, gz: gz}, r)
+		Expect(gz.Close()).To(Succeed())
+	}))
+	return u
+}
+
+// credentialsSeen are the credential headers and query keys that reached the
+// upstream.
+func (u *echoUpstream) credentialsSeen() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.seen...)
+}
+
+// withUserinfo is the upstream's URL carrying the fake user:password.
+func (u *echoUpstream) withUserinfo() string {
+	return strings.Replace(u.URL, "http://", "http://"+fakeUser+":"+fakePassword+"@", 1)
+}
+
+func (u *echoUpstream) close() {
+	u.Server.Close()
+	u.mock.Close()
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	gz *gzip.Writer
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	g.ResponseWriter.Header().Del("Content-Length")
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *gzipWriter) Write(b []byte) (int, error) { return g.gz.Write(b) }
+
+func (g *gzipWriter) Flush() {
+	_ = g.gz.Flush()
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// echoScript answers a prompt with text that repeats the key (split across
+// stream deltas, base64- and URL-encoded), then a todo_write whose
+// arguments hold it JSON-escaped (\u0073k-…, streamed in 7-byte pieces),
+// then DONE.
+func echoScript() *mockmodel.Script {
+	k := fakeAgentKey
+	text := "Your key is " + k + " (b64 " + base64.StdEncoding.EncodeToString([]byte(k)) + ", url " + url.QueryEscape(k) + ")."
+	cut := strings.Index(text, k) + 9
+	escaped := `\u0073` + k[1:]
+	return &mockmodel.Script{Turns: []mockmodel.Turn{
+		{
+			Text: text, TextDeltas: []string{text[:cut], text[cut:]},
+			ToolCalls: []mockmodel.ToolCall{{Name: "todo_write",
+				RawArguments: `{"todos":[{"content":"rotate ` + escaped + `","status":"in_progress"},{"content":"tell the team","status":"pending"}]}`}},
+			ChunkSize: 7,
+		},
+		{Expect: &mockmodel.Expect{LastMessage: "tool"}, Text: "DONE"},
+	}}
+}
+
+// newScenario writes a scenario folder with one prompt.
+func newScenario(name string) string {
+	GinkgoHelper()
+	dir := filepath.Join(GinkgoT().TempDir(), name)
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	in := `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"Plan the key rotation with todo_write."}]}`
+	Expect(os.WriteFile(filepath.Join(dir, scenario.InputFile), []byte(in), 0o644)).To(Succeed())
+	return dir
+}
+
+// mutantOver is the mutant agent (no mutation: the reference tool behind
+// small non-streaming clients of its own) speaking wire, sending the fake
+// key in that wire's carriers.
+func mutantOver(wire string) conformance.Target {
+	flag := map[string]string{"openai-chat": "openai", "openai-responses": "responses", "anthropic": "anthropic", "gemini": "gemini"}[wire]
+	return conformance.Target{
+		Name:    "mutant over " + wire,
+		Command: []string{selfexec.Path(), "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--wire", flag},
+		Env:     append(selfexec.Environ("mutant"), mutantagent.Env+"=none", mutantagent.KeyEnv+"="+fakeAgentKey),
+		Home:    true,
+	}
+}
+
+// referenceAgent is the todoharness reference agent as a subprocess, its
+// key the fake one.
+func referenceAgent() conformance.Target {
+	return conformance.Target{
+		Name:    "reference agent",
+		Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--model", "{{.Model}}"},
+		Env:     append(selfexec.Environ("todoharness"), "DEEPSEEK_API_KEY="+fakeAgentKey),
+		Home:    true,
+	}
+}
+
+// readAll returns every file of dir by name.
+func readAll(dir string) map[string]string {
+	GinkgoHelper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	Expect(err).NotTo(HaveOccurred())
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		Expect(err).NotTo(HaveOccurred())
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+var _ = Describe("recording and replaying any agent through the proxy", Serial, func() {
+	DescribeTable("records against the mock upstream with fake credentials in every carrier, saves nothing secret, replays offline to the same goldens, and re-records without churn",
+		func(ctx SpecContext, target conformance.Target, wire string, carriers []string) {
+			dir := newScenario("rotate-" + wire)
+			record := func() *recording.Outcome {
+				GinkgoHelper()
+				up := newEchoUpstream(echoScript())
+				defer up.close()
+				res, err := recording.Record(ctx, dir, recording.Options{
+					Agent: target, Wire: wire, Upstream: up.withUserinfo(), Model: "mock", Timeout: time.Minute,
+				})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(up.mock.Journal().Errors()).To(BeEmpty(), "every request met its turn")
+				By("sending the credentials untouched upstream")
+				for _, c := range carriers {
+					Expect(up.credentialsSeen()).To(ContainElement(ContainSubstring(c)))
+				}
+				return res
+			}
+			res := record()
+			Expect(res.Exchanges).To(Equal(2))
+			p := res.Provenance
+			Expect(p.Wire).To(Equal(wire))
+			Expect(p.Source).To(Equal(cassette.SourceMockServer))
+			Expect(p.RealModelOutput).To(BeFalse())
+			Expect(p.BaseURL).To(Equal("http://127.0.0.1"), "no user:password, no ephemeral port")
+			Expect(p.Model).To(Equal("mock"))
+			Expect(p.Agent).To(ContainSubstring("{{.BaseURL}}"), "the agent's command line as templated, no port")
+			Expect(p.AgentVersion).NotTo(BeEmpty())
+			files := readAll(dir)
+			Expect(files).To(HaveKey(scenario.CassetteFile))
+			Expect(files[recording.PlanGolden]).To(ContainSubstring(`"sessionUpdate":"plan"`))
+			Expect(files[recording.PlanGolden]).To(ContainSubstring(`rotate `+cassette.Redacted), "the key in the plan is redacted, the rest kept")
+			Expect(files[recording.ToolsGolden]).To(ContainSubstring(`"name": "todo_write"`))
+			Expect(files[recording.SystemGolden]).NotTo(BeEmpty())
+			Expect(files[scenario.CassetteFile]).NotTo(ContainSubstring("Date:"))
+			Expect(files[scenario.CassetteFile]).To(ContainSubstring("Location:"), "the echoed headers are kept, scrubbed")
+
+			By("leaving no credential, in any encoding, in any saved file")
+			assertNoSecretIn(dir, 6)
+
+			By("replaying with the upstream gone")
+			rep, err := recording.Replay(ctx, dir, recording.Options{Agent: target, Timeout: time.Minute})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(rep.Plan)).To(Equal(files[recording.PlanGolden]))
+
+			By("re-recording the unchanged scenario: byte-identical files")
+			record()
+			again := readAll(dir)
+			for name, data := range files {
+				Expect(again[name]).To(Equal(data), "%s changed on an unchanged re-recording", name)
+			}
+			Expect(again).To(HaveLen(len(files)))
+		},
+		Entry("mutant agent over openai-chat (Bearer)", mutantOver("openai-chat"), "openai-chat", []string{"Authorization: Bearer " + fakeAgentKey}, NodeTimeout(3*time.Minute)),
+		Entry("mutant agent over openai-responses (Bearer)", mutantOver("openai-responses"), "openai-responses", []string{"Authorization: Bearer " + fakeAgentKey, "Cookie: session="}, NodeTimeout(3*time.Minute)),
+		Entry("mutant agent over anthropic (x-api-key, cookie, basic from the URL)", mutantOver("anthropic"), "anthropic", []string{"X-Api-Key: " + fakeAgentKey, "Cookie: session=", "Authorization: Basic "}, NodeTimeout(3*time.Minute)),
+		Entry("mutant agent over gemini (x-goog-api-key, ?key=, cookie, basic from the URL)", mutantOver("gemini"), "gemini", []string{"X-Goog-Api-Key: " + fakeAgentKey, "?key=" + fakeAgentKey, "Authorization: Basic "}, NodeTimeout(3*time.Minute)),
+		Entry("reference agent as a subprocess over openai-chat, streaming", referenceAgent(), "openai-chat", []string{"Authorization: Bearer " + fakeAgentKey}, NodeTimeout(3*time.Minute)),
+	)
+
+	It("records the reference agent in-process against the mock upstream; the replay gives the same session-log events", func(ctx SpecContext) {
+		dir := newScenario("rotate-reference")
+		sc, err := scenario.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		up := newEchoUpstream(echoScript())
+		DeferCleanup(up.close)
+		cfg := openaichat.ClientConfig{BaseURL: up.withUserinfo() + "/v1", APIKey: fakeAgentKey, Model: "deepseek-chat"}
+		rec, err := scenario.RecordCassette(ctx, sc, scenario.RecordConfig{Client: cfg, Cassette: sc.CassettePath()})
+		Expect(err).NotTo(HaveOccurred(), "RecordCassette compares the live and replayed plan and session-log goldens")
+		Expect(rec.Provenance.BaseURL).To(Equal("http://127.0.0.1/v1"))
+		up.close()
+		rep := replay(ctx, sc, sc.CassettePath())
+		g := goldensOf(rep.Result)
+		Expect(string(g.ACP)).To(Equal(string(rec.Goldens.ACP)))
+		Expect(string(g.Log)).To(Equal(string(rec.Goldens.Log)))
+		Expect(string(g.Log)).To(ContainSubstring("rotate "+cassette.Redacted), "the session log's todo/write, replayed, holds the redacted key")
+		Expect(os.WriteFile(filepath.Join(dir, "acp.golden"), rec.Goldens.ACP, 0o644)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "log.golden"), rec.Goldens.Log, 0o644)).To(Succeed())
+		assertNoSecretIn(dir, 4)
+	}, NodeTimeout(2*time.Minute))
+
+	It("fails a replay whose request the cassette does not hold, with the nearest recording and a diff", func(ctx SpecContext) {
+		dir := newScenario("rotate-miss")
+		up := newEchoUpstream(echoScript())
+		_, err := recording.Record(ctx, dir, recording.Options{Agent: mutantOver("anthropic"), Wire: "anthropic", Upstream: up.URL, Model: "mock", Timeout: time.Minute})
+		up.close()
+		Expect(err).NotTo(HaveOccurred())
+		in := strings.Replace(`{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"Plan the key rotation with todo_write."}]}`, "key rotation", "key ROTATION", 1)
+		Expect(os.WriteFile(filepath.Join(dir, scenario.InputFile), []byte(in), 0o644)).To(Succeed())
+		_, err = recording.Replay(ctx, dir, recording.Options{Agent: mutantOver("anthropic"), Timeout: time.Minute})
+		Expect(err).To(MatchError(ContainSubstring("no recorded interaction matches request 1 (POST /v1/messages)")))
+		Expect(err).To(MatchError(MatchRegexp(`(?m)^-.*key rotation`)))
+		Expect(err).To(MatchError(MatchRegexp(`(?m)^\+.*key ROTATION`)))
+	}, NodeTimeout(2*time.Minute))
+})
