@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -32,18 +33,24 @@ func TestCaptureEvidence(t *testing.T) {
 	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
 	runs := map[string]conformance.Target{"reference": reference()}
+	timeouts := map[string]time.Duration{}
 	for _, d := range []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude} {
 		runs["mutant-as-"+d] = mutant("as-" + d)
 	}
 	for _, b := range breakage.All() {
 		if b.Layer == breakage.Bridge || b.Layer == breakage.Tool || b.Layer == breakage.Composition {
-			runs[string(b.Layer)+"-"+b.Name] = breakageTarget(b)
+			name := string(b.Layer) + "-" + b.Name
+			runs[name], timeouts[name] = breakageTarget(b), timeoutFor(b)
 		}
 	}
 	dir := filepath.Join(testutil.RepoRoot(), "conformance", "testdata", "evidence")
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	for name, target := range runs {
-		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: caseTimeout, Grace: 1e9, Validator: validator}
+		timeout := caseTimeout
+		if t, ok := timeouts[name]; ok {
+			timeout = t
+		}
+		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: timeout, Grace: 1e9, Validator: validator}
 		cfg.Parallel = len(cfg.Cases)
 		rep, err := conformance.Run(context.Background(), cfg)
 		Expect(err).NotTo(HaveOccurred())

@@ -52,9 +52,25 @@ func cases() []*conformance.Case {
 	return cs
 }
 
-// caseTimeout is short: the reference agent starts in milliseconds, and the
-// hanging faults must not make the suite slow.
-const caseTimeout = 3 * time.Second
+// The case timeouts. An agent that finishes its cases never waits for the
+// timeout, so caseTimeout is generous: under the race detector on a loaded
+// 2-core machine a case of eight steps has taken over 3 s, and a timeout is
+// a failed check (RUN-1), never a slow pass. hangTimeout is for the agents
+// that are meant to hang: each such run costs it once (every case at once),
+// and it still leaves seconds for the steps before the hang.
+const (
+	caseTimeout = 60 * time.Second
+	hangTimeout = 5 * time.Second
+)
+
+// timeoutFor is the case timeout of a breakage's run: short only for a
+// breakage that hangs or crashes the agent (it fails RUN-1).
+func timeoutFor(b breakage.Breakage) time.Duration {
+	if b.FailsCheck("RUN-1") {
+		return hangTimeout
+	}
+	return caseTimeout
+}
 
 func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
 	cfg := conformance.Config{Agent: t, Cases: cases(), Timeout: caseTimeout, Grace: time.Second, Parallel: 3, Validator: validator}
@@ -152,7 +168,9 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				defer func() { <-sem }()
 				// Every case at once: a hanging agent costs one timeout,
 				// not one per round of cases.
-				rep := run(breakageTarget(b), func(c *conformance.Config) { c.Parallel = len(c.Cases) })
+				rep := run(breakageTarget(b), func(c *conformance.Config) {
+					c.Parallel, c.Timeout = len(c.Cases), timeoutFor(b)
+				})
 				mu.Lock()
 				results[b.Label()] = rep
 				mu.Unlock()
