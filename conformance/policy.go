@@ -2,8 +2,9 @@ package conformance
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/todoharness/todoharness/internal/todopolicy"
 )
 
 // Policies: how many tasks may be in_progress at once. The contract's rule
@@ -13,8 +14,8 @@ import (
 // parallel. Under PolicyParallel, TW-VALID-TWOACTIVE is judged the other
 // way: the two-active call must be accepted and shown in the plan.
 const (
-	PolicySingle   = "single"
-	PolicyParallel = "parallel"
+	PolicySingle   = todopolicy.Single
+	PolicyParallel = todopolicy.Parallel
 	// PolicyAuto reads the policy from the description of the todo tool
 	// the agent offers the model (see DetectPolicy).
 	PolicyAuto = "auto"
@@ -31,49 +32,13 @@ func ParsePolicy(s string) (string, error) {
 	return "", fmt.Errorf("conformance: unknown policy %q (want %s, %s or %s)", s, PolicySingle, PolicyParallel, PolicyAuto)
 }
 
-var (
-	// reParallel: the description allows several tasks in progress (the
-	// patterns are tried in order; the first that matches is quoted).
-	reParallel = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\b(several|multiple|more than one|many)\b[^.;]{0,60}in[ _-]?progress`),
-		regexp.MustCompile(`(?i)in[ _-]?progress[^.;]{0,60}\b(in parallel|at once|at the same time|concurrently)\b`),
-	}
-	// reSingle: the description allows only one.
-	reSingle = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\b(at most|only|exactly|just|no more than) one\b[^.;]{0,40}in[ _-]?progress`),
-		regexp.MustCompile(`(?i)in[ _-]?progress[^.;]{0,40}\bat a time\b`),
-	}
-)
-
-// firstMatch is the text the first matching pattern finds in s ("" if none).
-func firstMatch(res []*regexp.Regexp, s string) string {
-	for _, re := range res {
-		if m := re.FindString(s); m != "" {
-			return m
-		}
-	}
-	return ""
-}
-
 // DetectPolicy reads the in_progress policy from a todo tool's description:
 // parallel when it says several tasks may be in progress (in parallel, at
 // once) and nothing limits them to one, single otherwise. why quotes what
-// decided it.
+// decided it. (The rules are todopolicy.Detect's, shared with `log check
+// --policy auto`.)
 func DetectPolicy(description string) (policy, why string) {
-	par := firstMatch(reParallel, description)
-	one := firstMatch(reSingle, description)
-	switch {
-	case par != "" && one == "":
-		return PolicyParallel, fmt.Sprintf("the tool description says %q", par)
-	case par != "" && one != "":
-		return PolicySingle, fmt.Sprintf("the tool description says both %q and %q: the contract's rule (single) applies", par, one)
-	case one != "":
-		return PolicySingle, fmt.Sprintf("the tool description says %q", one)
-	case description == "":
-		return PolicySingle, "the tool has no description: the contract's rule (single) applies"
-	default:
-		return PolicySingle, "the tool description says nothing about parallel work: the contract's rule (single) applies"
-	}
+	return todopolicy.Detect(description)
 }
 
 // policy is the policy the case is judged under, and where it comes from:

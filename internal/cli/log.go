@@ -43,14 +43,13 @@ SIGINT/SIGTERM.`,
 			if len(args) == 0 {
 				return errors.New("log check: give a FILE or DIR (or --list)")
 			}
-			p, err := session.ParsePolicy(policy)
-			if err != nil {
+			if err := checkLogPolicy(policy); err != nil {
 				return err
 			}
-			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, p)
+			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, policy)
 		},
 	}
-	check.Flags().StringVar(&policy, "policy", string(session.PolicySingle), "todo_write policy: single (at most one in_progress) or parallel (any number)")
+	check.Flags().StringVar(&policy, "policy", string(session.PolicySingle), "todo_write policy: single (at most one in_progress), parallel (any number), or auto (read from the todo_write description the log's request headers recorded; single when there is none)")
 	check.Flags().BoolVar(&list, "list", false, "print every invariant log check judges, with its ID, and exit")
 	cmd.AddCommand(check)
 
@@ -60,14 +59,13 @@ SIGINT/SIGTERM.`,
 		Short: "Print the current plan as the stdio checklist and a count per event type",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := session.ParsePolicy(showPolicy)
-			if err != nil {
+			if err := checkLogPolicy(showPolicy); err != nil {
 				return err
 			}
-			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, p)
+			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, showPolicy)
 		},
 	}
-	show.Flags().StringVar(&showPolicy, "policy", string(session.PolicySingle), "todo_write policy the plan is judged under: single or parallel")
+	show.Flags().StringVar(&showPolicy, "policy", string(session.PolicySingle), "todo_write policy the plan is judged under: single, parallel or auto (as for log check)")
 	cmd.AddCommand(show)
 	return cmd
 }
@@ -130,7 +128,7 @@ func (f logFile) describe(h session.Header) string {
 }
 
 // runLogCheck checks every log named by args; exit 1 when any fails.
-func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, p session.Policy) error {
+func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy string) error {
 	files, err := logFiles(args)
 	if err != nil {
 		fmt.Fprintln(errw, "FAIL", err)
@@ -138,6 +136,12 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, p sess
 	}
 	failed := false
 	for _, f := range files {
+		p, err := logPolicy(ctx, errw, f.path, policy)
+		if err != nil {
+			fmt.Fprintln(errw, "FAIL", err)
+			failed = true
+			continue
+		}
 		if !checkLog(ctx, out, errw, f, p) {
 			failed = true
 		}
@@ -214,7 +218,7 @@ func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Po
 	return true
 }
 
-func runLogShow(ctx context.Context, out, errw io.Writer, args []string, p session.Policy) error {
+func runLogShow(ctx context.Context, out, errw io.Writer, args []string, policy string) error {
 	files, err := logFiles(args)
 	if err != nil {
 		return err
@@ -222,6 +226,10 @@ func runLogShow(ctx context.Context, out, errw io.Writer, args []string, p sessi
 	for i, f := range files {
 		if i > 0 {
 			fmt.Fprintln(out)
+		}
+		p, err := logPolicy(ctx, errw, f.path, policy)
+		if err != nil {
+			return err
 		}
 		if err := showLog(ctx, out, errw, f, p); err != nil {
 			return err

@@ -286,3 +286,43 @@ func TestLogCheckStopsOnSIGINTAndSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// --policy auto reads the policy from the todo_write description a log's
+// request header recorded, says what it decided, and falls back to single
+// (saying so) when the log recorded none.
+func TestLogCheckPolicyAuto(t *testing.T) {
+	twoActive := `{"type":"todo/write","seq":2,"time":0,"data":{"todos":[{"content":"a","status":"in_progress"},{"content":"b","status":"in_progress"}]}}`
+	header := func(desc string) string {
+		return `{"type":"request/header","seq":1,"time":0,"data":{"header":{"tools":[{"type":"function","function":{"name":"todo_write","description":"` + desc + `"}}]}}}`
+	}
+	mk := func(name, second string) string {
+		return writeLines(t, filepath.Join(t.TempDir(), name), cliHeader,
+			`{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}`, second, twoActive,
+			`{"type":"turn/end","seq":3,"time":0,"data":{"turn":1}}`)
+	}
+	parallel := mk("parallel.jsonl", header("Several tasks may be in_progress at once when they truly run in parallel."))
+	single := mk("single.jsonl", header("Keep exactly one task in_progress."))
+	none := mk("none.jsonl", `{"type":"request/header","seq":1,"time":0,"data":{"header":{"tools":"{{tools}}"}}}`)
+	ctx := context.Background()
+
+	stdout, stderr, err := runCLI(ctx, "log", "check", "--policy", "auto", parallel)
+	if err != nil || !strings.Contains(stdout, "ok "+parallel) || !strings.Contains(stderr, "policy: "+parallel+": parallel (--policy auto: the tool description says") {
+		t.Fatalf("auto on a parallel description: %v\nstdout %s\nstderr %s", err, stdout, stderr)
+	}
+	for _, p := range []string{single, none} {
+		_, stderr, err = runCLI(ctx, "log", "check", "--policy", "auto", p)
+		if code, ok := err.(exitCode); !ok || code != 1 || !strings.Contains(stderr, "policy: "+p+": single") || !strings.Contains(stderr, "invalid under the single policy") {
+			t.Fatalf("auto on %s: err %v\n%s", p, err, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "no request header in the log lists a todo_write tool") {
+		t.Fatalf("the fallback does not say why:\n%s", stderr)
+	}
+	stdout, _, err = runCLI(ctx, "log", "show", "--policy", "auto", parallel)
+	if err != nil || strings.Contains(stdout, "INVALID") {
+		t.Fatalf("log show --policy auto: %v\n%s", err, stdout)
+	}
+	if _, _, err := runCLI(ctx, "log", "check", "--policy", "sometimes", parallel); err == nil || !strings.Contains(err.Error(), `unknown policy "sometimes"`) || !strings.Contains(err.Error(), "auto") {
+		t.Fatalf("a bad --policy: %v", err)
+	}
+}
