@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,10 +157,15 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 		results = map[string]*conformance.Report{}
 	)
 	BeforeAll(func() {
-		// The runs are independent: run a few at once.
-		sem := make(chan struct{}, 4)
+		// The runs are independent: run several at once, the hanging ones
+		// first (each waits out its timeout; the others finish meanwhile).
+		sem := make(chan struct{}, 6)
 		var wg sync.WaitGroup
-		for _, b := range suiteBreakages() {
+		bs := suiteBreakages()
+		slices.SortStableFunc(bs, func(a, b breakage.Breakage) int {
+			return cmp.Compare(timeoutFor(b), timeoutFor(a))
+		})
+		for _, b := range bs {
 			wg.Add(1)
 			go func() {
 				defer GinkgoRecover()
