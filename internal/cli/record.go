@@ -60,7 +60,9 @@ plan.golden.jsonl (the plan notifications), tools.golden.json and
 system.golden.md (the tool definitions and system prompt the agent sent) are
 written into the scenario folder, once the new cassette replayed offline to the
 same plan. The agent gets its key from this process's environment (e.g.
-OPENAI_API_KEY); never put a key on the command line.
+OPENAI_API_KEY); a preset sets a dummy key for the mock (ANTHROPIC_API_KEY=mock),
+so pass the real one through with a bare --env NAME. Never put a key on the
+command line.
 
 The reference agent (no --agent): it speaks OpenAI chat completions, so it
 records against any provider's OpenAI-compatible endpoint: --provider
@@ -81,7 +83,8 @@ files are scanned again and nothing is written if anything is left.
 Recording an unchanged scenario again writes the same bytes.`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
       --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
-  ANTHROPIC_API_KEY=… todoharness record --preset claude --upstream https://api.anthropic.com --wire anthropic scenarios/todo-plan
+  ANTHROPIC_API_KEY=… todoharness record --preset claude --env ANTHROPIC_API_KEY --upstream https://api.anthropic.com \
+      --wire anthropic --model claude-haiku-4-5 scenarios/todo-plan
   DEEPSEEK_API_KEY=… todoharness record --all
   todoharness record --mock --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,7 +109,7 @@ func (f *recordFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.all, "all", false, "every scenario in --dir")
 	fl.StringVar(&f.target.agent, "agent", "", "agent command line (default: the built-in reference agent)")
 	fl.StringVar(&f.target.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", "))
-	fl.StringArrayVar(&f.target.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
+	fl.StringArrayVar(&f.target.env, "env", nil, "K=V added to the agent's environment (templated; repeatable); a bare NAME passes this process's $NAME through, over a preset's dummy key")
 	fl.StringArrayVar(&f.target.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
 	fl.BoolVar(&f.target.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
 	f.run.registerTimeouts(fl, "scenario")
@@ -154,11 +157,37 @@ func (f *recordFlags) agentTarget() (*conformance.Target, *conformance.Preset, e
 		}
 		preset = &p
 	}
-	t, err := conformTarget(&f.target, preset)
+	opts := f.target
+	env, err := passThrough(opts.env)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.env = env
+	t, err := conformTarget(&opts, preset)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &t, preset, nil
+}
+
+// passThrough turns each bare --env NAME into NAME=<this process's $NAME>:
+// how a key reaches an agent whose preset sets a dummy one for the mock
+// (ANTHROPIC_API_KEY=mock), without the key on the command line. An unset
+// NAME is an error.
+func passThrough(env []string) ([]string, error) {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.Contains(kv, "=") {
+			out = append(out, kv)
+			continue
+		}
+		v, ok := os.LookupEnv(kv)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("--env %s: pass %s through to the agent: it is not set in this environment", kv, kv)
+		}
+		out = append(out, kv+"="+v)
+	}
+	return out, nil
 }
 
 // knownSecrets are the values of the environment's credential-named

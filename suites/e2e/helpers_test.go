@@ -9,9 +9,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/recording"
 )
 
 // suiteName is the golden folder: golden/e2e/.
@@ -49,20 +51,44 @@ func goldensOf(res *scenario.Result) scenario.Goldens {
 	return g
 }
 
-// assertGoldens compares (or, with GOLDIE_UPDATE=1, rewrites) the two
-// goldens of scenario name.
-func assertGoldens(name string, g scenario.Goldens) {
+// views are the goldens of a replay, by view (scenario.GoldenViews).
+type views map[string][]byte
+
+// viewsOf computes every golden view of a replay of sc from the cassette at
+// path: the normalised ACP notifications and session log, and the request
+// pins. The pins are computed by recording.Pins (as `todoharness record`
+// writes them) from the cassette's requests: the replay matched every
+// request the agent sent to a recorded one, body and all, and played every
+// recorded one, so they are the tool definitions and system prompt the
+// reference agent sent in this replay.
+func viewsOf(rep *scenario.Replayed, path string) views {
 	GinkgoHelper()
-	testutil.AssertGolden(GinkgoTB(), suiteName, name+".acp", g.ACP)
-	testutil.AssertGolden(GinkgoTB(), suiteName, name+".log", g.Log)
+	Expect(rep.Recorder.Misses()).To(BeEmpty())
+	Expect(rep.Recorder.Unplayed()).To(BeEmpty(), "every recorded exchange is requested")
+	g := goldensOf(rep.Result)
+	interactions, err := cassette.Interactions(path)
+	Expect(err).NotTo(HaveOccurred())
+	tools, system, err := recording.Pins(interactions, rep.Result.Cwd, "")
+	Expect(err).NotTo(HaveOccurred())
+	return views{scenario.ViewACP: g.ACP, scenario.ViewLog: g.Log, scenario.ViewTools: tools, scenario.ViewSystem: system}
+}
+
+// assertGoldens compares (or, with GOLDIE_UPDATE=1, rewrites) every golden
+// of scenario name.
+func assertGoldens(name string, v views) {
+	GinkgoHelper()
+	for _, view := range scenario.GoldenViews() {
+		testutil.AssertGolden(GinkgoTB(), suiteName, name+"."+view, v[view])
+	}
 }
 
 // compareGoldens compares with the golden files and never rewrites them.
-func compareGoldens(name string, g scenario.Goldens) {
+func compareGoldens(name string, v views) {
 	GinkgoHelper()
 	gold := testutil.Golden(GinkgoTB(), suiteName)
-	gold.Assert(GinkgoTB(), name+".acp", g.ACP)
-	gold.Assert(GinkgoTB(), name+".log", g.Log)
+	for _, view := range scenario.GoldenViews() {
+		gold.Assert(GinkgoTB(), name+"."+view, v[view])
+	}
 }
 
 // chunks returns the chunk payloads of a log's assistant/chunk events.
