@@ -186,6 +186,13 @@ func Catalogue() []Check {
 			eval:   evalExit,
 		},
 		{
+			ID: "ACP-TURN-1", Level: SHOULD, Always: true,
+			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late)",
+			Spec:   "Returns when the turn is complete with a stop reason",
+			Source: srcSchema + " ClientRequest session/prompt (PromptRequest)",
+			eval:   evalTurnEnd,
+		},
+		{
 			ID: "TW-TOOL-1", Level: MUST,
 			Title:  "the todo tool is offered to the model under its name",
 			Spec:   "Registers one tool, `todo_write(todos: [{ content, status }])`, on `ctx.tools`.",

@@ -543,6 +543,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 		if s.Skipped != "" {
 			fmt.Fprintf(&b, " SKIPPED %s", s.Skipped)
 		}
+		if s.Settled != "" {
+			fmt.Fprintf(&b, "; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n== ACP wire (> client to agent, < agent to client)\n")
