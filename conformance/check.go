@@ -30,6 +30,10 @@ const (
 	XFail  Outcome = "xfail"
 	NA     Outcome = "n/a"
 	NotRun Outcome = "not-run"
+	// Flaky: the cases were run several times (Config.Repeat) and the
+	// check's outcome differed between the runs. It is never a pass; a
+	// flaky MUST check fails the run.
+	Flaky Outcome = "flaky"
 )
 
 // Check is one clause of the contract, tied to one sentence of the spec.
