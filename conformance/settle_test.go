@@ -123,9 +123,23 @@ func TestRepeatReportsFlaky(t *testing.T) {
 	}
 	tg := fakeTarget(t, "flip-plan")
 	tg.Env = append(tg.Env, fakeCounterEnv+"="+filepath.Join(t.TempDir(), "count"))
+	out := t.TempDir()
 	rep := runFake(t, "", func(c *Config) {
-		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = tg, cases, DialectTodoWrite, 1, 5
+		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat, c.Out = tg, cases, DialectTodoWrite, 1, 5, out
 	})
+	// The evidence of each run is kept apart, and judged again it is as
+	// flaky (--judge DIR).
+	saved, err := ReadEvidenceDir(out)
+	if err != nil || len(saved) != 5 {
+		t.Fatalf("%d saved evidence files (%v), want one per run", len(saved), err)
+	}
+	again, err := Judge(saved, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := again.Check("TW-PLAN-1"); p.Outcome != Flaky {
+		t.Errorf("judged again: TW-PLAN-1 %s, want flaky", p.Outcome)
+	}
 	p, _ := rep.Check("TW-PLAN-1")
 	if p.Outcome != Flaky {
 		dumpFailures(t, rep)
