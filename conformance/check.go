@@ -30,6 +30,10 @@ const (
 	XFail  Outcome = "xfail"
 	NA     Outcome = "n/a"
 	NotRun Outcome = "not-run"
+	// Flaky: the cases were run several times (Config.Repeat) and the
+	// check's outcome differed between the runs. It is never a pass; a
+	// flaky MUST check fails the run.
+	Flaky Outcome = "flaky"
 )
 
 // Check is one clause of the contract, tied to one sentence of the spec.
@@ -184,6 +188,13 @@ func Catalogue() []Check {
 			Spec:   "A load case restarts the agent in the same working directory (agents keep sessions there), after shutting the first process down as an editor does: close its stdin, wait a grace period for it to flush and exit, only then signal it (real agents persist on the way out).",
 			Source: srcDoc,
 			eval:   evalExit,
+		},
+		{
+			ID: "ACP-TURN-1", Level: SHOULD, Always: true,
+			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late)",
+			Spec:   "Returns when the turn is complete with a stop reason",
+			Source: srcSchema + " ClientRequest session/prompt (PromptRequest)",
+			eval:   evalTurnEnd,
 		},
 		{
 			ID: "TW-TOOL-1", Level: MUST,

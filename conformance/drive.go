@@ -29,6 +29,21 @@ const (
 	// answer is then still seen as part of the load).
 	quietPeriod = 150 * time.Millisecond
 	maxDrain    = time.Second
+	// DefaultSettle is how long both wires (ACP and the model) must stay
+	// quiet after a prompt is answered, and after the last step, before the
+	// runner goes on (and, at the end, closes the agent's stdin): real
+	// agents answer session/prompt while a tool call of the turn still
+	// runs, and send its updates afterwards.
+	DefaultSettle = 1500 * time.Millisecond
+	// settleFast ends a settle early (at most Settle) when the agent's
+	// last message is the answer and the model has taken every turn of the
+	// prompts sent, none in flight: the turn is over on both wires.
+	settleFast = 100 * time.Millisecond
+	// settlePendingMin is the least time a settle waits for model turns
+	// the prompts sent still have coming after the agent answered (10 x
+	// Settle when longer): the agent said the turn ended, its model
+	// conversation did not.
+	settlePendingMin = 5 * time.Second
 )
 
 // Config is one conformance run.
@@ -75,6 +90,12 @@ type Config struct {
 	// (the default), PolicyParallel, or PolicyAuto (read from the agent's
 	// tool description). It decides how TW-VALID-TWOACTIVE is judged.
 	Policy string
+	// Settle is how long both wires must stay quiet after a prompt is
+	// answered and after the last step (0: DefaultSettle); see settle.
+	Settle time.Duration
+	// Repeat runs every case this many times (0: once); a check whose
+	// outcome differs between the runs is Flaky.
+	Repeat int
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -101,6 +122,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Model == "" {
 		cfg.Model = "mock"
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultSettle
+	}
+	if cfg.Repeat < 0 {
+		return nil, fmt.Errorf("conformance: repeat %d: want at least 1", cfg.Repeat)
+	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
 	}
 	if err := cfg.Agent.CheckTemplates(); err != nil {
 		return nil, err
@@ -129,9 +159,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r := &runner{cfg: cfg, validator: validator}
-	evs, err := r.drive(ctx)
-	if err != nil {
-		return nil, err
+	var evs []*Evidence
+	for run := 1; run <= cfg.Repeat; run++ {
+		if run > 1 && ctx.Err() != nil {
+			break // interrupted: the runs so far say so
+		}
+		r.run = 0
+		if cfg.Repeat > 1 {
+			r.run = run
+		}
+		got, err := r.drive(ctx)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, got...)
 	}
 	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator})
 	if err != nil {
@@ -241,7 +282,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	}
 	wg.Wait()
 	for i, ev := range evs {
-		ev.Index, ev.Run = i, info
+		ev.Index, ev.Run, ev.Repeat = i, info, r.run
 	}
 	return evs, nil
 }
@@ -273,6 +314,9 @@ type runner struct {
 	// done, the number of lines written.
 	progressMu sync.Mutex
 	done       int
+	// run is the number of the run being driven (1, 2, ...) when
+	// Config.Repeat asks for several, else 0.
+	run int
 }
 
 // progress writes the live line of a finished case: ok, the checks it
@@ -296,10 +340,14 @@ func (r *runner) progress(ev *Evidence, total int) {
 			status += "; stopped: " + oneLine(ev.Stopped, 90)
 		}
 	}
+	id := ev.Case.ID
+	if r.run > 0 {
+		id = fmt.Sprintf("%s (run %d/%d)", id, r.run, r.cfg.Repeat)
+	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
 	r.done++
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", r.done, total, ev.Case.ID, ev.Duration.Seconds(), status)
+	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", r.done, total*r.cfg.Repeat, id, ev.Duration.Seconds(), status)
 }
 
 // unrunCase is the evidence of a case that was not started: the run was
@@ -437,8 +485,12 @@ func (cr *caseRun) run() {
 	if cr.cur == nil {
 		return // aborted: the agent is gone
 	}
-	// No quiet period here: the shutdown closes stdin and the reader keeps
-	// everything the agent writes until it exits.
+	// The shutdown closes stdin, and many agents stop at once: what they
+	// still had to say about the case is lost. A prompt step settled
+	// already; after any other last step, settle now.
+	if n := len(cr.ev.Steps); n > 0 && cr.ev.Steps[n-1].Op != OpPrompt {
+		cr.settle(&cr.ev.Steps[n-1], false)
+	}
 	cr.endAgent("")
 	for _, e := range cr.srv.Journal().Errors() {
 		cr.ev.ModelErrors = append(cr.ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
@@ -483,6 +535,9 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 			// needs. It is not hung: the case stops here and the checks
 			// that needed the request fail, quoting the error.
 			ev.Stopped = fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpcErr)
+			if st.Op == OpPrompt {
+				cr.settle(&ev.Steps[len(ev.Steps)-1], false)
+			}
 			return true
 		}
 		cr.abort(fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err))
@@ -490,6 +545,10 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	}
 	ev.Steps = append(ev.Steps, sr)
 	switch st.Op {
+	case OpPrompt:
+		// Updates the agent sends after its answer still belong to the
+		// turn: let them arrive before the next request (or the shutdown).
+		cr.settle(&ev.Steps[len(ev.Steps)-1], true)
 	case OpLoadSession:
 		// A replay sent after the answer still belongs to the load: let it
 		// arrive before the next request.
@@ -611,6 +670,89 @@ func (cr *caseRun) teardown() {
 	}
 	cr.cancel()
 	ev.Duration = time.Since(cr.start)
+}
+
+// settle waits, after step sr, until both wires are quiet: no model
+// request in flight and nothing on either wire for Config.Settle. When the
+// prompt was answered (answered) but the model has not yet been asked for
+// every turn of the prompts sent, the agent is still working whatever it
+// said: the settle waits for those turns (at most settlePendingMin, or 10 x
+// Settle), then for quiet. It ends early once the agent's last message is
+// sr's answer, the model took every such turn and has nothing in flight,
+// and settleFast passed quietly; and at once when the agent's stdout closed
+// or the case timed out. It records in sr how long it waited and why it
+// ended.
+func (cr *caseRun) settle(sr *StepResult, answered bool) {
+	window := cr.r.cfg.Settle
+	fast := min(window, settleFast)
+	pendingMax := max(10*window, settlePendingMin)
+	want := cr.turnsOfPromptsSent()
+	tick := max(min(window/10, 10*time.Millisecond), time.Millisecond)
+	t0 := time.Now()
+	defer func() { sr.Settle = time.Since(t0) }()
+	for {
+		act := cr.srv.Activity()
+		seq, at := cr.wire.last()
+		now := time.Now()
+		quietSince := t0
+		if act.Last.After(quietSince) {
+			quietSince = act.Last
+		}
+		if at.After(quietSince) {
+			quietSince = at
+		}
+		quiet := now.Sub(quietSince)
+		pending := answered && act.Taken < want
+		switch {
+		case cr.ctx.Err() != nil:
+			sr.Settled = "the case timed out"
+			return
+		case cr.readerDone():
+			sr.Settled = "the agent closed its stdout"
+			return
+		case act.InFlight > 0:
+		case pending && now.Sub(t0) < pendingMax:
+		case quiet >= window:
+			sr.Settled = fmt.Sprintf("both wires quiet for %s", window)
+			if pending {
+				sr.Settled += fmt.Sprintf(" (after waiting %s for %d more model turn(s) that never came)", pendingMax, want-act.Taken)
+			}
+			return
+		case quiet >= fast && !pending && seq == sr.RespSeq && seq >= 0:
+			sr.Settled = fmt.Sprintf("the answer was the agent's last message and the model took every turn (quiet for %s)", fast)
+			return
+		}
+		select {
+		case <-cr.ctx.Done():
+		case <-time.After(tick):
+		}
+	}
+}
+
+// readerDone reports whether the current agent's stdout reached its end.
+func (cr *caseRun) readerDone() bool {
+	select {
+	case <-cr.cur.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// turnsOfPromptsSent counts the script turns of the prompts sent so far: a
+// prompt's turns run up to the first one that calls no tool.
+func (cr *caseRun) turnsOfPromptsSent() int {
+	prompts, n := 0, 0
+	for _, t := range cr.c.Script {
+		if prompts >= cr.ev.PromptsRun {
+			break
+		}
+		n++
+		if len(t.ToolCalls) == 0 {
+			prompts++
+		}
+	}
+	return n
 }
 
 // drain waits until the wire has been quiet for quietPeriod (at most

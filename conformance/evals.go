@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
@@ -186,6 +187,94 @@ func updateKind(m WireMsg) string {
 		return ""
 	}
 	return p.Params.Update.Kind
+}
+
+// turnUpdates are the session/update kinds that report a prompt turn's
+// progress (the others, such as available_commands_update, are about the
+// session and may come at any time).
+var turnUpdates = map[string]bool{
+	"user_message_chunk": true, "agent_message_chunk": true, "agent_thought_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true,
+}
+
+// lateUpdate is a turn update that came after its prompt's answer.
+type lateUpdate struct {
+	seq  int
+	kind string
+	gap  time.Duration // after the answer
+}
+
+// lateUpdates returns, for each prompt step answered, the turn updates the
+// agent sent after the answer and before the runner's next request (the
+// runner waits for the wires to settle after every answer).
+func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
+	late = map[int][]lateUpdate{}
+	bySeq := map[int]WireMsg{}
+	for _, m := range ev.Wire {
+		bySeq[m.Seq] = m
+	}
+	for k, s := range ev.Steps {
+		if s.Op != OpPrompt || s.RespSeq < 0 {
+			continue
+		}
+		resp, ok := bySeq[s.RespSeq]
+		if !ok || resp.Kind != KindResponse {
+			continue
+		}
+		answered++
+		end := -1 // the next request the runner sent (-1: none)
+		for _, n := range ev.Steps[k+1:] {
+			if n.ReqSeq >= 0 {
+				end = n.ReqSeq
+				break
+			}
+		}
+		for _, m := range ev.Wire {
+			if m.Seq <= s.RespSeq || (end >= 0 && m.Seq >= end) || m.Proc != resp.Proc {
+				continue
+			}
+			if m.Dir != Received || m.Kind != KindNotification {
+				continue
+			}
+			if kind := updateKind(m); turnUpdates[kind] {
+				late[s.Prompt] = append(late[s.Prompt], lateUpdate{seq: m.Seq, kind: kind, gap: m.Time.Sub(resp.Time)})
+			}
+		}
+	}
+	return answered, late
+}
+
+func evalTurnEnd(ev *Evidence) verdict {
+	answered, late := ev.lateUpdates()
+	if answered == 0 {
+		return skipf("no prompt was answered")
+	}
+	if len(late) == 0 {
+		return pass()
+	}
+	prompts := make([]int, 0, len(late))
+	for p := range late {
+		prompts = append(prompts, p)
+	}
+	sort.Ints(prompts)
+	var parts []string
+	v := verdict{Outcome: Fail}
+	for _, p := range prompts {
+		us := late[p]
+		var kinds []string
+		seen := map[string]bool{}
+		for _, u := range us {
+			if !seen[u.kind] {
+				seen[u.kind] = true
+				kinds = append(kinds, u.kind)
+			}
+			v = v.at(u.seq, fmt.Sprintf("a %s of prompt %d, %s after its session/prompt answer", u.kind, p+1, u.gap.Round(time.Millisecond)))
+		}
+		parts = append(parts, fmt.Sprintf("prompt %d: %d update(s) of the turn (%s) came after its session/prompt answer, from %s to %s after it",
+			p+1, len(us), strings.Join(kinds, ", "), us[0].gap.Round(time.Millisecond), us[len(us)-1].gap.Round(time.Millisecond)))
+	}
+	v.Reason = strings.Join(parts, "; ") + "; an editor takes the answer as the end of the turn: send every update of the turn before answering"
+	return v
 }
 
 func evalTool(ev *Evidence) verdict {

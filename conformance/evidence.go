@@ -25,6 +25,9 @@ type Evidence struct {
 	// position in it (the probe first).
 	Run   RunInfo `json:"run"`
 	Index int     `json:"index"`
+	// Repeat is the number of the run (1, 2, ...) the case was part of
+	// when the cases were run several times (Config.Repeat), else 0.
+	Repeat int `json:"repeat,omitempty"`
 
 	Case    *Case             `json:"case"`
 	Dialect Dialect           `json:"dialect"`
@@ -106,6 +109,11 @@ type StepResult struct {
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Skipped  string          `json:"skipped,omitempty"`
+	// Settle is how long the runner waited after the answer for both
+	// wires to go quiet (prompt steps, and the last step); Settled says
+	// why the wait ended.
+	Settle  time.Duration `json:"settle,omitempty"`
+	Settled string        `json:"settled,omitempty"`
 }
 
 // ProcResult is one agent process of a case.

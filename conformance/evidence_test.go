@@ -154,6 +154,8 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 			ev.Wire = append(ev.Wire, received(len(ev.Wire), `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":10,"size":100}}}`))
 		}, Fail, "session/update usage_update"},
 		{"ACP-EXIT-1", "fake-slow-exit", "empty-list", nil, Fail, "did not exit within 2s of stdin closing: SIGTERM"},
+		{"ACP-TURN-1", "fake-updates-after-response", "plan-basic", nil, Fail, "prompt 1: 4 update(s) of the turn (tool_call, plan, tool_call_update, agent_message_chunk) came after its session/prompt answer, from "},
+		{"ACP-TURN-1", "bridge-updates-after-response", "load-after-several", nil, Fail, "prompt 2: "},
 		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `offers no "todo_write" tool; tools offered: [todo_list]`},
 		{"TW-SCHEMA-1", "tool-loose-schema", "tool-offered", nil, Fail, `parameters.required is [], want it to include "todos"`},
 		{"TW-SCHEMA-2", "tool-extra-status", "tool-offered", nil, Fail, "want exactly"},

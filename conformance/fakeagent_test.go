@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,9 +21,18 @@ import (
 // mock model over plain HTTP, independently of harness/acp, so the runner's
 // infrastructure is tested without the reference agent. fakeModeEnv picks a
 // behaviour.
+//
+// Mode updates-after-response answers session/prompt as soon as the model
+// calls a tool (or the turn ends), then runs the tool calls and the rest of
+// the turn after the answer, after fakeDelayEnv (a Go duration; default 0);
+// it leaves as soon as its stdin ends, late updates unsent, as real agents
+// do. Mode flip-plan sends no plan in every other process, counted in the
+// file fakeCounterEnv names: a deliberately racy agent.
 const (
-	fakeAgentEnv = "CONFORMANCE_FAKE_AGENT"
-	fakeModeEnv  = "CONFORMANCE_FAKE_MODE"
+	fakeAgentEnv   = "CONFORMANCE_FAKE_AGENT"
+	fakeModeEnv    = "CONFORMANCE_FAKE_MODE"
+	fakeDelayEnv   = "CONFORMANCE_FAKE_DELAY"
+	fakeCounterEnv = "CONFORMANCE_FAKE_COUNTER"
 )
 
 func TestMain(m *testing.M) {
@@ -45,6 +55,7 @@ func fakeTarget(t *testing.T, mode string) Target {
 
 type fakeState struct {
 	mode    string
+	outMu   sync.Mutex // a late turn writes beside the main loop
 	out     *bufio.Writer
 	in      *bufio.Scanner
 	baseURL string
@@ -52,6 +63,12 @@ type fakeState struct {
 	msgs    []map[string]any
 	list    []map[string]any
 	sid     string
+	// beforeTools, if set, runs before the tool calls of a model answer
+	// (updates-after-response); turnDone is closed when the late turn
+	// running beside the main loop ends (nil: none).
+	beforeTools func()
+	turnDone    chan struct{}
+	noPlan      bool // flip-plan: this process sends no plan
 }
 
 func (f *fakeState) has(m string) bool {
@@ -65,8 +82,57 @@ func (f *fakeState) has(m string) bool {
 
 func (f *fakeState) send(v any) {
 	b, _ := json.Marshal(v)
+	f.outMu.Lock()
+	defer f.outMu.Unlock()
 	f.out.Write(append(b, '\n'))
 	f.out.Flush()
+}
+
+// flipPlan counts this process in the counter file and reports whether it
+// is an odd one (1st, 3rd, ...), which sends no plan.
+func flipPlan() bool {
+	p := os.Getenv(fakeCounterEnv)
+	if p == "" {
+		return false
+	}
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	if _, err := fh.Write([]byte{'.'}); err != nil {
+		return false
+	}
+	st, err := fh.Stat()
+	return err == nil && st.Size()%2 == 1
+}
+
+// lateTurn runs the prompt's turn beside the main loop and returns once
+// the model called a tool (or the turn ended): the caller answers the
+// prompt, then calls the returned func, which lets the tool calls run
+// after the delay.
+func (f *fakeState) lateTurn() (answered func()) {
+	delay, _ := time.ParseDuration(os.Getenv(fakeDelayEnv))
+	answer, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	signal := func() { once.Do(func() { close(answer) }) }
+	first := true
+	f.beforeTools = func() {
+		if first {
+			first = false
+			signal()
+			<-release
+			time.Sleep(delay)
+		}
+	}
+	f.turnDone = make(chan struct{})
+	go func() {
+		defer close(f.turnDone)
+		_ = f.turn()
+		signal()
+	}()
+	<-answer
+	return func() { close(release) }
 }
 
 func (f *fakeState) notify(update map[string]any) {
@@ -105,7 +171,12 @@ func fakeAgent(mode string) int {
 	if f.has("hang-init") {
 		select {}
 	}
+	f.noPlan = f.has("flip-plan") && flipPlan()
 	for f.in.Scan() {
+		if f.turnDone != nil {
+			<-f.turnDone // a late turn ends before the next message is served
+			f.turnDone = nil
+		}
 		var env envelope
 		if err := json.Unmarshal(f.in.Bytes(), &env); err != nil {
 			continue
@@ -179,6 +250,12 @@ func fakeAgent(mode string) int {
 			}
 			_ = json.Unmarshal(env.Params, &p)
 			f.msgs = append(f.msgs, map[string]any{"role": "user", "content": p.Prompt[0].Text})
+			if f.has("updates-after-response") {
+				release := f.lateTurn()
+				reply(map[string]any{"stopReason": "end_turn"})
+				release()
+				continue
+			}
 			if err := f.turn(); err != nil {
 				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})
 				continue
@@ -261,6 +338,9 @@ func (f *fakeState) turn() error {
 		if len(msg.ToolCalls) == 0 {
 			return nil
 		}
+		if f.beforeTools != nil {
+			f.beforeTools()
+		}
 		for _, tc := range msg.ToolCalls {
 			f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": tc.ID, "title": "Update todo list", "kind": "other", "status": "in_progress"})
 			text, isErr := f.todoWrite(tc.Function.Arguments)
@@ -337,7 +417,7 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 	_ = os.MkdirAll(".fake", 0o755)
 	data, _ := json.Marshal(f.list)
 	_ = os.WriteFile(filepath.Join(".fake", f.sid+".json"), data, 0o644)
-	if !f.has("no-plan") {
+	if !f.has("no-plan") && !f.noPlan {
 		entries := f.entries(a.Todos)
 		if f.has("null-entries") && len(entries) == 0 {
 			entries = nil

@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -27,10 +28,136 @@ type JudgeConfig struct {
 // judged again with the current catalogue and baseline. Run is the drive
 // (start the agent, run the steps, collect the evidence) followed by Judge.
 // The error is set only for a bad configuration.
+//
+// Evidence of several runs of the same cases (Evidence.Repeat, from
+// Config.Repeat) is judged run by run: a check whose outcome differs
+// between the runs is Flaky (see judgeRepeats).
 func Judge(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	if len(evs) == 0 {
 		return nil, errors.New("conformance: judge: no evidence")
 	}
+	if runs := splitRuns(evs); len(runs) > 1 {
+		return judgeRepeats(runs, cfg)
+	}
+	return judgeRun(evs, cfg)
+}
+
+// splitRuns groups evidence by Evidence.Repeat, in run order.
+func splitRuns(evs []*Evidence) [][]*Evidence {
+	var order []int
+	by := map[int][]*Evidence{}
+	for _, ev := range evs {
+		r := 0
+		if ev != nil {
+			r = ev.Repeat
+		}
+		if _, ok := by[r]; !ok {
+			order = append(order, r)
+		}
+		by[r] = append(by[r], ev)
+	}
+	sort.Ints(order)
+	out := make([][]*Evidence, 0, len(order))
+	for _, r := range order {
+		out = append(out, by[r])
+	}
+	return out
+}
+
+// judgeRepeats judges each run on its own and merges the reports: a
+// check with the same outcome in every run keeps the first run's result;
+// one whose outcome differs is Flaky, its reason listing the runs of each
+// outcome ("pass in runs 1,3; fail in run 2: <reason>"). Either way Runs
+// holds every run's outcome. The verdict is decided again over the merged
+// checks: a Flaky MUST check fails the run.
+func judgeRepeats(runs [][]*Evidence, cfg JudgeConfig) (*Report, error) {
+	reps := make([]*Report, len(runs))
+	for i, evs := range runs {
+		rep, err := judgeRun(evs, cfg)
+		if err != nil {
+			return nil, err
+		}
+		reps[i] = rep
+	}
+	out := *reps[0]
+	out.Repeat = len(reps)
+	out.Cases, out.Stale, out.Checks = nil, nil, append([]CheckResult(nil), reps[0].Checks...)
+	end := out.Started
+	stale := map[string]bool{}
+	for k, rep := range reps {
+		out.Cases = append(out.Cases, rep.Cases...)
+		if e := rep.Started.Add(rep.Duration); e.After(end) {
+			end = e
+		}
+		for _, st := range rep.Stale {
+			if !stale[st] {
+				stale[st] = true
+				out.Stale = append(out.Stale, st)
+			}
+		}
+		if out.Interrupted == "" {
+			out.Interrupted = rep.Interrupted
+		}
+		for i := range out.Checks {
+			c := rep.Checks[i]
+			out.Checks[i].Runs = append(out.Checks[i].Runs, RunOutcome{Run: runNumber(runs[k], k), Outcome: c.Outcome, Reason: c.Reason})
+		}
+	}
+	out.Duration = end.Sub(out.Started)
+	for i := range out.Checks {
+		c := &out.Checks[i]
+		if reason, flaky := flakyReason(c.Runs); flaky {
+			c.Outcome, c.Reason = Flaky, reason
+		}
+	}
+	out.decide()
+	return &out, nil
+}
+
+// runNumber is the number of run k (its evidence's Repeat, else k+1).
+func runNumber(evs []*Evidence, k int) int {
+	if len(evs) > 0 && evs[0] != nil && evs[0].Repeat > 0 {
+		return evs[0].Repeat
+	}
+	return k + 1
+}
+
+// flakyReason says, when the runs' outcomes differ, which runs had which
+// outcome, with the first reason of each outcome other than pass.
+func flakyReason(runs []RunOutcome) (string, bool) {
+	var order []Outcome
+	by := map[Outcome][]RunOutcome{}
+	for _, r := range runs {
+		if _, ok := by[r.Outcome]; !ok {
+			order = append(order, r.Outcome)
+		}
+		by[r.Outcome] = append(by[r.Outcome], r)
+	}
+	if len(order) < 2 {
+		return "", false
+	}
+	var parts []string
+	for _, o := range order {
+		rs := by[o]
+		nums := make([]string, len(rs))
+		for i, r := range rs {
+			nums[i] = fmt.Sprint(r.Run)
+		}
+		word := "runs"
+		if len(rs) == 1 {
+			word = "run"
+		}
+		part := fmt.Sprintf("%s in %s %s", o, word, strings.Join(nums, ","))
+		if o != Pass && rs[0].Reason != "" {
+			part += ": " + rs[0].Reason
+		}
+		parts = append(parts, part)
+	}
+	return "the outcome differs between runs: " + strings.Join(parts, "; "), true
+}
+
+// judgeRun judges the evidence of one run.
+func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	if cfg.Checks == nil {
 		cfg.Checks = Catalogue()
 	}
@@ -157,7 +284,7 @@ func caseFailures(ev *Evidence, cat []Check, v *SchemaValidator) []string {
 
 // caseResult is the report's row of a case, from its evidence.
 func caseResult(ev *Evidence) *CaseResult {
-	cr := &CaseResult{ID: ev.Case.ID, Title: ev.Case.Title, Duration: ev.Duration, Completed: ev.Aborted == "" && ev.Stopped == "" && ev.NotRun == "" && ev.Interrupted == "", ev: ev}
+	cr := &CaseResult{ID: ev.Case.ID, Title: ev.Case.Title, Run: ev.Repeat, Duration: ev.Duration, Completed: ev.Aborted == "" && ev.Stopped == "" && ev.NotRun == "" && ev.Interrupted == "", ev: ev}
 	for _, why := range []string{ev.Aborted, ev.Stopped, ev.NotRun, ev.Interrupted} {
 		if why != "" && cr.Error == "" {
 			cr.Error = why
@@ -219,8 +346,8 @@ const (
 	// VerdictPass: every MUST check that applies was judged and passed
 	// (or failed as the baseline expects), and no baseline entry is stale.
 	VerdictPass = "PASS"
-	// VerdictFail: a MUST check failed (not as expected), or a baseline
-	// entry is stale.
+	// VerdictFail: a MUST check failed (not as expected) or was flaky
+	// (its outcome differed between runs), or a baseline entry is stale.
 	VerdictFail = "FAIL"
 	// VerdictIncomplete: nothing failed, but a MUST check that applies
 	// could not be judged (its case did not complete, or no selected case
@@ -287,11 +414,20 @@ func (r *Report) applyExpected(es []ExpectedFailure) {
 			r.Checks[i].Expected = e.Reason
 		}
 	}
+	r.decide()
+}
+
+// decide lists the failing, flaky and unjudged MUST checks and decides
+// the verdict (the stale entries are already listed).
+func (r *Report) decide() {
+	r.Failing, r.Flaky, r.NotJudged = nil, nil, nil
 	for _, c := range r.Checks {
 		switch {
 		case c.Level != MUST:
 		case c.Outcome == Fail:
 			r.Failing = append(r.Failing, c.ID)
+		case c.Outcome == Flaky:
+			r.Flaky = append(r.Flaky, c.ID)
 		case c.Outcome == NotRun:
 			r.NotJudged = append(r.NotJudged, c.ID)
 		}
@@ -299,7 +435,7 @@ func (r *Report) applyExpected(es []ExpectedFailure) {
 	switch {
 	case r.Interrupted != "":
 		r.Verdict = VerdictInterrupted
-	case len(r.Failing) > 0 || len(r.Stale) > 0:
+	case len(r.Failing) > 0 || len(r.Flaky) > 0 || len(r.Stale) > 0:
 		r.Verdict = VerdictFail
 	case len(r.NotJudged) > 0:
 		r.Verdict = VerdictIncomplete

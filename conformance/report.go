@@ -42,6 +42,9 @@ type Report struct {
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`
+	// Repeat is how many times every case ran (Config.Repeat; 0 or 1:
+	// once). Cases then lists every run's cases (CaseResult.Run).
+	Repeat int `json:"repeat,omitempty"`
 
 	// Verdict is PASS, FAIL, INCOMPLETE or INTERRUPTED (see VerdictPass
 	// and the others); OK is true exactly when it is PASS: the exit status
@@ -51,8 +54,10 @@ type Report struct {
 	// Failing lists the MUST checks that fail the run; Stale the baseline
 	// entries that matched no failure; NotJudged the MUST checks that apply
 	// but could not be judged (not run).
-	Failing   []string `json:"failing,omitempty"`
-	Stale     []string `json:"stale,omitempty"`
+	Failing []string `json:"failing,omitempty"`
+	Stale   []string `json:"stale,omitempty"`
+	// Flaky lists the MUST checks whose outcome differed between runs.
+	Flaky     []string `json:"flaky,omitempty"`
 	NotJudged []string `json:"notJudged,omitempty"`
 	// Interrupted says why the run stopped before it finished ("" when it
 	// did not).
@@ -70,6 +75,16 @@ type CheckResult struct {
 	Expected string `json:"expected,omitempty"`
 	// Stale: a baseline entry for the check matched no failure.
 	Stale bool `json:"stale,omitempty"`
+	// Runs is the check's outcome in each run when the cases ran several
+	// times (Config.Repeat); they differ when Outcome is Flaky.
+	Runs []RunOutcome `json:"runs,omitempty"`
+}
+
+// RunOutcome is a check's outcome in one run of the cases.
+type RunOutcome struct {
+	Run     int     `json:"run"`
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
 }
 
 // CaseVerdict is a check's outcome on one case.
@@ -91,6 +106,9 @@ type CaseVerdict struct {
 type CaseResult struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
+	// Run is the run the case was part of (1, 2, ...) when the cases ran
+	// several times, else 0.
+	Run int `json:"run,omitempty"`
 	// Duration is the case's wall time; Startup the first agent process's
 	// start-up (process start to the initialize answer). In JSON:
 	// durationMs and startupMs (milliseconds).
@@ -203,6 +221,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if len(r.Wires) > 0 {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
+	if r.Repeat > 1 {
+		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[Flaky])
+	}
 	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %d cases in %.2fs\n",
 		len(r.Checks), counts[Pass], counts[Fail], counts[XFail], counts[NotRun], counts[NA], len(r.Cases), r.Duration.Seconds())
 	_, err := fmt.Fprintln(w, r.verdictLine())
@@ -222,6 +243,9 @@ func (r *Report) verdictLine() string {
 	var why []string
 	if len(r.Failing) > 0 {
 		why = append(why, "MUST failed: "+strings.Join(r.Failing, ", "))
+	}
+	if len(r.Flaky) > 0 {
+		why = append(why, "MUST flaky (the outcome differed between runs): "+strings.Join(r.Flaky, ", "))
 	}
 	if len(r.Stale) > 0 {
 		why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
@@ -379,7 +403,7 @@ func (r *Report) writeFailures(w io.Writer) {
 	}
 	first := true
 	for _, c := range r.Checks {
-		if c.Outcome != Fail && c.Outcome != XFail && !c.Stale {
+		if c.Outcome != Fail && c.Outcome != XFail && c.Outcome != Flaky && !c.Stale {
 			continue
 		}
 		if first {
@@ -387,6 +411,12 @@ func (r *Report) writeFailures(w io.Writer) {
 			first = false
 		}
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
+		if c.Outcome == Flaky {
+			for _, ro := range c.Runs {
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, oneLine(ro.Reason, 200))
+			}
+			continue
+		}
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case Fail:
@@ -454,6 +484,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			jc.Failure = &junitMessage{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
 		case c.Outcome == Fail && c.Level == MUST:
 			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
+		case c.Outcome == Flaky && c.Level == MUST:
+			jc.Failure = &junitMessage{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
+		case c.Outcome == Flaky:
+			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
 		case c.Outcome == Fail:
 			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
 		case c.Outcome == XFail:
@@ -482,6 +516,15 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return err
 }
 
+// runsBody lists a check's outcome run by run.
+func runsBody(runs []RunOutcome) string {
+	lines := make([]string, len(runs))
+	for i, r := range runs {
+		lines[i] = fmt.Sprintf("run %d: %s %s", r.Run, r.Outcome, r.Reason)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // WriteTranscripts writes a folder per case under dir holding its evidence
 // (evidence.json, which `todoharness conform --judge DIR` judges again)
 // and, for a case with a failed check or that did not complete, its
@@ -492,7 +535,11 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if cr.ev == nil {
 			continue
 		}
-		d := filepath.Join(dir, safeName(cr.ID))
+		name := safeName(cr.ID)
+		if cr.Run > 0 {
+			name += fmt.Sprintf("-run%d", cr.Run)
+		}
+		d := filepath.Join(dir, name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
@@ -542,6 +589,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 		}
 		if s.Skipped != "" {
 			fmt.Fprintf(&b, " SKIPPED %s", s.Skipped)
+		}
+		if s.Settled != "" {
+			fmt.Fprintf(&b, "; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
 		}
 		b.WriteString("\n")
 	}

@@ -44,9 +44,15 @@ var (
 	validatorErr  error
 )
 
+// testSettle is the settle window of the runner tests: short, since the
+// settle waits for the model turns an agent still has coming whatever the
+// window (see caseRun.settle).
+const testSettle = 50 * time.Millisecond
+
 func runFake(t *testing.T, mode string, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4, Validator: sharedValidator(t)}
+	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4, Validator: sharedValidator(t),
+		Settle: testSettle}
 	if mod != nil {
 		mod(&cfg)
 	}

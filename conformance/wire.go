@@ -114,6 +114,17 @@ func (w *wireLog) snapshot() []WireMsg {
 	return append([]WireMsg(nil), w.msgs...)
 }
 
+// last returns the position and time of the latest message (-1 when none).
+func (w *wireLog) last() (int, time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.msgs) == 0 {
+		return -1, time.Time{}
+	}
+	m := w.msgs[len(w.msgs)-1]
+	return m.Seq, m.Time
+}
+
 func (w *wireLog) len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -90,6 +90,13 @@ func (p *player) remaining() int {
 	return p.totalTurns - p.next
 }
 
+// taken counts the turns taken so far.
+func (p *player) taken() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next
+}
+
 func (p *player) entry(req request) JournalEntry {
 	return JournalEntry{
 		Time: p.clock(), Path: req.path, Wire: req.wire, Stream: req.stream, Model: req.model, System: req.system,

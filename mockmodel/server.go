@@ -43,6 +43,35 @@ type Server struct {
 	closed   bool
 	inflight sync.WaitGroup
 	serveErr chan error
+	// active, requests and last are the traffic Activity reports (under mu).
+	active   int
+	requests int
+	last     time.Time
+}
+
+// Activity is a snapshot of a server's traffic: whether the agent is still
+// talking to the model (see Server.Activity).
+type Activity struct {
+	// InFlight counts the requests being served now (a streamed answer is
+	// in flight until its last byte is written).
+	InFlight int
+	// Requests counts the requests received so far; Last is when the
+	// latest one arrived or was answered (zero before the first).
+	Requests int
+	Last     time.Time
+	// Taken counts the script turns taken so far (side requests take none,
+	// nor do refused ones past the end of the script).
+	Taken int
+}
+
+// Activity reports the server's traffic so far. It is safe to call while
+// the server serves.
+func (s *Server) Activity() Activity {
+	s.mu.Lock()
+	a := Activity{InFlight: s.active, Requests: s.requests, Last: s.last}
+	s.mu.Unlock()
+	a.Taken = s.p.taken()
+	return a
 }
 
 // maxBody bounds a request body.
@@ -133,8 +162,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.inflight.Add(1)
+	s.active++
+	s.requests++
+	s.last = time.Now()
 	s.mu.Unlock()
 	defer s.inflight.Done()
+	defer func() {
+		s.mu.Lock()
+		s.active--
+		s.last = time.Now()
+		s.mu.Unlock()
+	}()
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/harness/agent"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
 )
 
@@ -567,18 +568,34 @@ func (b *Bridge) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	case <-ctx.Done():
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
+	if b.cfg.Faults.Has(FaultUpdatesAfterResponse) {
+		return b.promptAnswerEarly(ctx, s, content)
+	}
 	defer func() { <-s.turn }()
-
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.setCancel(cancel)
 	defer s.setCancel(nil)
+	return b.runTurn(turnCtx, s, content, nil)
+}
 
+// runTurn runs one agent turn of s, holding its turn token, streaming an
+// update for every event the turn appends, and returns the answer to the
+// prompt. beforeTodo, if set, is called (once per event, before its
+// updates are sent) for each todo_write tool call event.
+func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.Part, beforeTodo func()) (sdk.PromptResponse, error) {
+	id := s.id
 	m := NewMapper(b.tools, b.cfg.Faults, false)
 	var mapMu sync.Mutex
 	unsubscribe := s.log.Subscribe(func(e session.Event) {
 		mapMu.Lock()
 		defer mapMu.Unlock()
+		if beforeTodo != nil && e.Type == session.TypeToolCall {
+			var d session.ToolCall
+			if e.Decode(&d) == nil && d.Name == todo.ToolName {
+				beforeTodo()
+			}
+		}
 		ups, err := m.Map(e)
 		if err != nil {
 			b.log.Error("map event", "session", id, "err", err)
@@ -609,6 +626,46 @@ func (b *Bridge) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 			Code: -32603, Message: "model error: " + reason.Message,
 			Data: map[string]any{"turnEnd": reason},
 		}
+	}
+}
+
+// promptAnswerEarly is FaultUpdatesAfterResponse: the turn runs beside the
+// handler (holding the turn token s already took), and the prompt is
+// answered end_turn as soon as the model calls todo_write; that call's
+// updates and the rest of the turn go out after the answer (the next line
+// written). A turn with no todo_write call is answered when it ends.
+func (b *Bridge) promptAnswerEarly(ctx context.Context, s *liveSession, content []llm.Part) (sdk.PromptResponse, error) {
+	turnCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.setCancel(cancel)
+	early := make(chan struct{})
+	var once sync.Once
+	beforeTodo := func() {
+		once.Do(func() {
+			n, _ := b.out.count()
+			close(early)
+			b.log.Warn("fault updates-after-response: answered the prompt before the todo_write call ran", "session", s.id)
+			_ = b.out.waitPast(b.closing, n) // the answer is the next line written
+		})
+	}
+	type outcome struct {
+		resp sdk.PromptResponse
+		err  error
+	}
+	done := make(chan outcome, 1)
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		defer func() { <-s.turn }()
+		defer cancel()
+		defer s.setCancel(nil)
+		resp, err := b.runTurn(turnCtx, s, content, beforeTodo)
+		done <- outcome{resp, err}
+	}()
+	select {
+	case <-early:
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	case o := <-done:
+		return o.resp, o.err
 	}
 }
 

@@ -65,6 +65,7 @@
 // prove it notices; `todoharness agent` reads them from $TODOHARNESS_FAULT
 // (comma-separated). See faults.go: no-plan, null-entries, no-priority,
 // plan-on-reject, accept-duplicates, no-load-replay, replay-after-response,
-// wrong-counts, echo-list, hang-on-prompt, crash-on-prompt. An unknown name
+// wrong-counts, echo-list, hang-on-prompt, crash-on-prompt,
+// updates-after-response. An unknown name
 // is an error (ParseFaults). The empty set is the correct agent.
 package acp

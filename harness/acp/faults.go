@@ -48,6 +48,11 @@ const (
 	// FaultCrashOnPrompt exits the process with status 3 on session/prompt
 	// (Config.Exit).
 	FaultCrashOnPrompt Fault = "crash-on-prompt"
+	// FaultUpdatesAfterResponse answers session/prompt (end_turn) as soon
+	// as the model calls todo_write, and sends that call's updates and the
+	// rest of the turn after the answer, as agents whose tools run beside
+	// their answer do.
+	FaultUpdatesAfterResponse Fault = "updates-after-response"
 )
 
 // FaultEnv is the environment variable `todoharness agent` reads faults from.
@@ -59,6 +64,7 @@ func KnownFaults() []Fault {
 		FaultNoPlan, FaultNullEntries, FaultNoPriority, FaultPlanOnReject,
 		FaultAcceptDuplicates, FaultNoLoadReplay, FaultReplayAfterResponse,
 		FaultWrongCounts, FaultEchoList, FaultHangOnPrompt, FaultCrashOnPrompt,
+		FaultUpdatesAfterResponse,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out

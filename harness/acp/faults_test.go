@@ -37,8 +37,8 @@ func TestParseFaults(t *testing.T) {
 	if err != nil || len(empty) != 0 {
 		t.Errorf("empty = %v %v", empty, err)
 	}
-	if n := len(acp.KnownFaults()); n != 11 {
-		t.Errorf("%d known faults, want 11", n)
+	if n := len(acp.KnownFaults()); n != 12 {
+		t.Errorf("%d known faults, want 12", n)
 	}
 }
 
@@ -199,6 +199,31 @@ func TestFaultReplayAfterResponse(t *testing.T) {
 	}
 	if !(resp >= 0 && plan > resp) {
 		t.Errorf("response at line %d, plan at line %d: want the plan after the response", resp, plan)
+	}
+}
+
+// updates-after-response answers the prompt before the todo_write call's
+// updates, which still all arrive (after the answer, the turn goes on).
+func TestFaultUpdatesAfterResponse(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("updates-after-response"))
+	id := r.newSession()
+	if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(r.conn.Client.Plans()) == 1 })
+	resp, call, plan := -1, -1, -1
+	for i, l := range r.conn.Wire.Lines() {
+		switch {
+		case bytes.Contains(l, []byte(`"stopReason":"end_turn"`)) && resp < 0:
+			resp = i
+		case bytes.Contains(l, []byte(`"sessionUpdate":"tool_call"`)) && call < 0:
+			call = i
+		case bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)):
+			plan = i
+		}
+	}
+	if !(resp >= 0 && call > resp && plan > call) {
+		t.Errorf("answer at line %d, tool_call at %d, plan at %d: want the answer first", resp, call, plan)
 	}
 }
 

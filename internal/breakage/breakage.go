@@ -50,6 +50,8 @@ func All() []Breakage {
 		{Name: "echo-list", Layer: Bridge, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
 		{Name: "hang-on-prompt", Layer: Bridge, Fails: []string{"RUN-1"}},
 		{Name: "crash-on-prompt", Layer: Bridge, Fails: []string{"RUN-1"}},
+		{Name: "updates-after-response", Layer: Bridge, Fails: []string{"ACP-TURN-1"},
+			Why: "answers the prompt when the model calls todo_write and runs the rest of the turn after: the runner waits for it, so only the prompt-turn rule fails"},
 
 		{Name: "rename-tool", Layer: Tool, Fails: []string{"TW-EMPTY-1", "TW-TOOL-1"},
 			Why: "offered as todo_list: the todo_write calls fail as unknown tools"},
@@ -87,6 +89,8 @@ func All() []Breakage {
 			Why: "no loadSession capability: load is part of the contract, the load checks fail"},
 		{Name: "hang-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
 		{Name: "crash-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
+		{Name: "updates-after-response", Layer: Fake, Fails: []string{"ACP-TURN-1"},
+			Why: "answers the prompt when the model calls a tool and runs the rest of the turn after"},
 	}
 }
 

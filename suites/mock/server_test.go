@@ -426,6 +426,34 @@ var _ = Describe("HTTP server", func() {
 		})
 	})
 
+	It("reports its traffic: a request in flight until it is answered, the turns taken, the last activity", func() {
+		srv := startServer(mustParse("- text: first\n- text: a b\n  fault: hang\n", "activity.yaml"))
+		Expect(srv.Activity()).To(Equal(mockmodel.Activity{}))
+		before := time.Now()
+		_, err := client(srv, true).Stream(ctx(), userRequest("go"), nil)
+		Expect(err).NotTo(HaveOccurred())
+		a := srv.Activity()
+		Expect(a.InFlight).To(Equal(0))
+		Expect(a.Requests).To(Equal(1))
+		Expect(a.Taken).To(Equal(1))
+		Expect(a.Last).NotTo(BeTemporally("<", before))
+
+		c, cancel := context.WithCancel(ctx())
+		done := make(chan error, 1)
+		go func() {
+			defer GinkgoRecover()
+			_, err := client(srv, true).Stream(c, userRequest("go"), nil)
+			done <- err
+		}()
+		Eventually(func() int { return srv.Activity().Requests }).Should(Equal(2))
+		a = srv.Activity()
+		Expect(a.InFlight).To(Equal(1), "the hanging answer is in flight")
+		Expect(a.Taken).To(Equal(2))
+		cancel()
+		Eventually(done, 5*time.Second).Should(Receive())
+		Eventually(func() int { return srv.Activity().InFlight }, 5*time.Second).Should(Equal(0))
+	})
+
 	It("lists a model on GET /v1/models and /models", func() {
 		srv := startServer(mustParse("- text: ok\n", "m.yaml"))
 		for _, p := range []string{"/v1/models", "/models"} {

@@ -1,0 +1,202 @@
+package conformance
+
+import (
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lateCases are the cases the late-update specs run: one prompt, two
+// prompts with rejected calls, and a load after a restart.
+func lateCases(t *testing.T) []*Case {
+	t.Helper()
+	var out []*Case
+	for _, c := range builtinCases(t) {
+		switch c.ID {
+		case "plan-basic", "replace", "load-after-several":
+			out = append(out, c)
+		}
+	}
+	if len(out) != 3 {
+		t.Fatalf("found %d of the 3 cases", len(out))
+	}
+	return out
+}
+
+// outcomes maps each check to its outcome.
+func outcomes(rep *Report) map[string]Outcome {
+	m := map[string]Outcome{}
+	for _, c := range rep.Checks {
+		m[c.ID] = c.Outcome
+	}
+	return m
+}
+
+// lateFake is the fake agent that answers each prompt before its tool
+// calls run, which it starts delay after the answer.
+func lateFake(t *testing.T, delay time.Duration) Target {
+	tg := fakeTarget(t, "updates-after-response")
+	tg.Env = append(tg.Env, fakeDelayEnv+"="+delay.String())
+	return tg
+}
+
+var reLateGap = regexp.MustCompile(`came after its session/prompt answer, from \S+ to (\S+) after it`)
+
+// An agent that answers the prompt before its updates gets the same
+// verdict whatever the delay: the runner waits for the turn to end on both
+// wires, judges the plans it then sends, and ACP-TURN-1 lists the late
+// updates with how late they came.
+func TestLateUpdatesSameVerdictAtEveryDelay(t *testing.T) {
+	t.Parallel()
+	var first map[string]Outcome
+	for _, delay := range []time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond} {
+		rep := runFake(t, "", func(c *Config) {
+			c.Agent, c.Cases, c.Dialect, c.Parallel = lateFake(t, delay), lateCases(t), DialectTodoWrite, 3
+		})
+		got := outcomes(rep)
+		for _, id := range []string{"TW-PLAN-1", "TW-REPLACE-1", "TW-REJECT-KEEP-1", "TW-LOAD-1", "TW-LOAD-2", "RUN-1"} {
+			if got[id] != Pass {
+				dumpFailures(t, rep)
+				t.Fatalf("delay %s: %s is %s, want pass", delay, id, got[id])
+			}
+		}
+		turn, _ := rep.Check("ACP-TURN-1")
+		m := reLateGap.FindStringSubmatch(turn.Reason)
+		if turn.Outcome != Fail || m == nil {
+			t.Fatalf("delay %s: ACP-TURN-1 %s %q, want a failure listing the late updates and their gap", delay, turn.Outcome, turn.Reason)
+		}
+		if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay {
+			t.Errorf("delay %s: the last late update is reported %s after the answer (%v), want at least the delay", delay, m[1], err)
+		}
+		if first == nil {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Errorf("delay %s: outcomes %v, at delay 0 %v", delay, got, first)
+		}
+	}
+}
+
+// Done means: ten consecutive runs against an agent that answers before
+// its updates give the same outcome for every check.
+func TestLateUpdatesTenRunsAgree(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, "", func(c *Config) {
+		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = lateFake(t, 20*time.Millisecond), lateCases(t), DialectTodoWrite, 3, 10
+	})
+	if rep.Repeat != 10 || len(rep.Cases) != 10*3 {
+		t.Fatalf("repeat %d, %d cases: want 10 runs of 3", rep.Repeat, len(rep.Cases))
+	}
+	for _, c := range rep.Checks {
+		if c.Outcome == Flaky {
+			t.Errorf("%s is flaky: %s", c.ID, c.Reason)
+		}
+		if len(c.Runs) != 10 {
+			t.Errorf("%s: %d runs recorded, want 10", c.ID, len(c.Runs))
+		}
+	}
+	if p, _ := rep.Check("TW-PLAN-1"); p.Outcome != Pass {
+		dumpFailures(t, rep)
+		t.Errorf("TW-PLAN-1 %s: %s", p.Outcome, p.Reason)
+	}
+	if tc, _ := rep.Check("ACP-TURN-1"); tc.Outcome != Fail {
+		t.Errorf("ACP-TURN-1 %s, want fail in every run", tc.Outcome)
+	}
+	if len(rep.Failing) > 0 || len(rep.Flaky) > 0 || rep.Verdict != VerdictIncomplete {
+		dumpFailures(t, rep)
+		t.Errorf("verdict %s (failing %v, flaky %v): only a SHOULD check fails, and the cases run feed only some MUST checks", rep.Verdict, rep.Failing, rep.Flaky)
+	}
+}
+
+// --repeat on a racy agent (its plan is missing in every other process)
+// reports the plan check FLAKY, with the runs of each outcome, and the
+// verdict is not PASS.
+func TestRepeatReportsFlaky(t *testing.T) {
+	t.Parallel()
+	var cases []*Case
+	for _, c := range builtinCases(t) {
+		if c.ID == "plan-basic" {
+			cases = append(cases, c)
+		}
+	}
+	tg := fakeTarget(t, "flip-plan")
+	tg.Env = append(tg.Env, fakeCounterEnv+"="+filepath.Join(t.TempDir(), "count"))
+	out := t.TempDir()
+	rep := runFake(t, "", func(c *Config) {
+		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat, c.Out = tg, cases, DialectTodoWrite, 1, 5, out
+	})
+	// The evidence of each run is kept apart, and judged again it is as
+	// flaky (--judge DIR).
+	saved, err := ReadEvidenceDir(out)
+	if err != nil || len(saved) != 5 {
+		t.Fatalf("%d saved evidence files (%v), want one per run", len(saved), err)
+	}
+	again, err := Judge(saved, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := again.Check("TW-PLAN-1"); p.Outcome != Flaky {
+		t.Errorf("judged again: TW-PLAN-1 %s, want flaky", p.Outcome)
+	}
+	p, _ := rep.Check("TW-PLAN-1")
+	if p.Outcome != Flaky {
+		dumpFailures(t, rep)
+		t.Fatalf("TW-PLAN-1 %s %q, want flaky", p.Outcome, p.Reason)
+	}
+	if want := "fail in runs 1,3,5: plan-basic: no plan update shows call_1"; !strings.Contains(p.Reason, want) || !strings.Contains(p.Reason, "pass in runs 2,4") {
+		t.Errorf("reason %q, want the runs of each outcome (%q, pass in runs 2,4)", p.Reason, want)
+	}
+	// With no plan, the checks about plan entries are not judged in runs
+	// 1,3,5: not-run there, pass in 2,4, flaky too.
+	if want := []string{"TW-PLAN-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}; rep.OK || rep.Verdict != VerdictFail || !reflect.DeepEqual(rep.Flaky, want) {
+		t.Errorf("verdict %s, flaky %v: want FAIL for the flaky MUST checks %v", rep.Verdict, rep.Flaky, want)
+	}
+	if r, _ := rep.Check("TW-PLAN-PRIORITY-1"); r.Outcome != Flaky {
+		t.Errorf("TW-PLAN-PRIORITY-1 %s: no plan entry in runs 1,3,5, judged in 2,4", r.Outcome)
+	}
+	var sum strings.Builder
+	if err := rep.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TW-PLAN-1", "FLAKY", "MUST flaky (the outcome differed between runs): TW-PLAN-1", "run 2: pass"} {
+		if !strings.Contains(sum.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum.String())
+		}
+	}
+	var junit strings.Builder
+	if err := rep.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(junit.String(), `message="flaky: the outcome differs between runs`) {
+		t.Errorf("JUnit lacks the flaky failure:\n%s", junit.String())
+	}
+}
+
+// Judge stays a pure function of the evidence: the evidence of a repeated
+// run, judged again, says the same (the runs are in Evidence.Repeat).
+func TestJudgeRepeatedEvidenceAgain(t *testing.T) {
+	t.Parallel()
+	evs := append(append([]*Evidence(nil), savedRun(t, "fake-ok")...), savedRun(t, "fake-no-plan")...)
+	runs := make([]*Evidence, len(evs))
+	for i, ev := range evs {
+		e := *ev
+		e.Repeat = 1
+		if i >= len(savedRun(t, "fake-ok")) {
+			e.Repeat = 2
+		}
+		runs[i] = &e
+	}
+	rep, err := Judge(runs, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := rep.Check("TW-PLAN-1")
+	if p.Outcome != Flaky || !strings.Contains(p.Reason, "pass in run 1; fail in run 2: ") {
+		t.Errorf("TW-PLAN-1 %s %q, want flaky: pass in run 1; fail in run 2", p.Outcome, p.Reason)
+	}
+	if c, _ := rep.Check("TW-TOOL-1"); c.Outcome != Pass || len(c.Runs) != 2 {
+		t.Errorf("TW-TOOL-1 %s with %d runs, want pass in both", c.Outcome, len(c.Runs))
+	}
+}
