@@ -121,6 +121,9 @@ const (
 	srcDoc      = "todoharness docs/conformance.md"
 	srcSchema   = "ACP JSON schema (" + ACPSchemaSource + ")"
 	srcACP      = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
+	// srcPromptTurn is the protocol's own text on when a prompt turn ends.
+	srcPromptTurn = "ACP protocol v1, Prompt Turn, 4. Check for Completion (agentclientprotocol/agent-client-protocol@00816b899c docs/protocol/prompt-turn.mdx): " +
+		"\"If there are no pending tool calls, the turn ends and the Agent MUST respond to the original session/prompt request with a StopReason\""
 )
 
 // SpecSource is an upstream text the catalogue quotes from.
@@ -190,10 +193,15 @@ func Catalogue() []Check {
 			eval:   evalExit,
 		},
 		{
-			ID: "ACP-TURN-1", Level: SHOULD, Always: true,
+			// MUST: the prompt-turn page of the protocol ends a turn only
+			// when no tool call is pending, and then the agent MUST answer;
+			// an answer followed by more of the turn's updates ended the
+			// turn with tool calls pending (opencode's end_turn while its
+			// todowrite ran), and an editor has stopped listening by then.
+			ID: "ACP-TURN-1", Level: MUST, Always: true,
 			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late)",
 			Spec:   "Returns when the turn is complete with a stop reason",
-			Source: srcSchema + " ClientRequest session/prompt (PromptRequest)",
+			Source: srcSchema + " ClientRequest session/prompt (PromptRequest); " + srcPromptTurn,
 			eval:   evalTurnEnd,
 		},
 		{

@@ -468,9 +468,9 @@ script:
 		agent := "env TODOHARNESS_FAULT=updates-after-response " + bins.todoharness + " agent --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
 		code, out := conform("--agent", agent, "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
 			"--repeat", "3", "--settle", settleWindow.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
-		Expect(code).To(Equal(0), out)
+		Expect(code).To(Equal(1), out) // ACP-TURN-1 is a MUST check
 		Expect(out).To(MatchRegexp(`TW-PLAN-1\s+MUST\s+PASS`))
-		Expect(out).To(MatchRegexp(`ACP-TURN-1\s+SHOULD\s+FAIL\s+plan-basic: prompt 1: \d+ update\(s\) of the turn \(tool_call, plan, tool_call_update`))
+		Expect(out).To(MatchRegexp(`ACP-TURN-1\s+MUST\s+FAIL\s+plan-basic: prompt 1: \d+ update\(s\) of the turn \(tool_call, plan, tool_call_update`))
 		Expect(out).To(ContainSubstring("runs: every case 3 times; 0 check(s) flaky"))
 		Expect(out).To(ContainSubstring("(run 3/3)"))
 		var rep struct {
@@ -492,7 +492,7 @@ script:
 		}
 		x, err := os.ReadFile(filepath.Join(dir, "r.xml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(x)).To(ContainSubstring("SHOULD check fails (does not fail the run)"))
+		Expect(string(x)).To(MatchRegexp(`(?s)<testcase name="ACP-TURN-1: [^"]*" classname="conformance.MUST"[^>]*>\s*<failure message="plan-basic: prompt 1: `))
 	})
 
 	It("reports only the --check checks, running only the cases that feed them", func() {
