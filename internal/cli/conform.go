@@ -7,7 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +41,8 @@ type conformOptions struct {
 	baseline   string
 	keepGoing  bool
 	checks     []string
+	format     string
+	strict     bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -100,11 +101,13 @@ any agent starts).`,
 	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
 	o.run.register(f, "")
-	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE")
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
+	f.StringVar(&o.format, "format", conformance.FormatText, "how the report is printed: "+strings.Join(conformance.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
-	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases, and exit")
+	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
@@ -138,6 +141,12 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if _, err := conformance.ParsePolicy(o.policy); err != nil {
 		return err
 	}
+	if _, err := conformance.ParseFormat(o.format); err != nil {
+		return err
+	}
+	if o.jsonOut == "-" && !o.list {
+		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
+	}
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
@@ -153,7 +162,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	if o.list {
-		return printCatalogue(out, cases)
+		return listCatalogue(out, o, cases, only)
 	}
 	target, err := conformTarget(o, preset)
 	if err != nil {
@@ -161,6 +170,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	cfg := o.run.config(target, cases, preset, errw)
 	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
+	cfg.Strict = o.strict
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := target.CheckTemplates(); err != nil {
@@ -260,7 +270,7 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := conformance.JudgeConfig{}
+	cfg := conformance.JudgeConfig{Strict: o.strict}
 	if cfg.Only, err = selectChecks(o.checks); err != nil {
 		return err
 	}
@@ -309,6 +319,11 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 			return err
 		}
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
+	}
+	if o.format == conformance.FormatGitHub {
+		if err := rep.WriteGitHub(out); err != nil {
+			return err
+		}
 	}
 	switch rep.Verdict {
 	case conformance.VerdictPass:
@@ -572,29 +587,4 @@ func matchesAny(pat string, ids []string, pats ...string) bool {
 		}
 	}
 	return false
-}
-
-func printCatalogue(w io.Writer, cases []*conformance.Case) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tDIALECTS\tCHECKS THAT")
-	for _, c := range conformance.Catalogue() {
-		d := "all"
-		if len(c.Dialects) > 0 {
-			d = strings.Join(c.Dialects, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, d, c.Title)
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "CASE\tFEEDS\tSOURCE\tTITLE")
-	for _, c := range cases {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, strings.Join(c.Checks, ","), c.Source, c.Title)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("conform: %w", err)
-	}
-	fmt.Fprintln(w, "\nSPEC SENTENCES")
-	for _, c := range conformance.Catalogue() {
-		fmt.Fprintf(w, "%s (%s):\n    %s\n", c.ID, c.Source, c.Spec)
-	}
-	return nil
 }
