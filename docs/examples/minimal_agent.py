@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A minimal ACP agent with a todo_write tool that passes the todoharness
-conformance catalogue. Standard library only (Python 3.8+).
+conformance catalogue. Python 3, standard library only (tested with 3.11).
 
 It speaks ACP (JSON-RPC 2.0, one message per line) on stdin/stdout and
 talks to a model over the OpenAI chat completions API (non-streaming), at

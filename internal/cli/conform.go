@@ -71,21 +71,27 @@ throw-away HOME per case; --list-presets prints them and --preset NAME
 --explain prints exactly what one writes. --agent still replaces the
 preset's command; --env and --file add to (and override) its own.
 
+--format github prints GitHub Actions annotations next to the summary
+(docs/ci.md); --json, --junit and --out write the reports, the evidence and
+the transcripts for a CI job to keep.
+
 Exit status: 0 (PASS) when every MUST check that applies was judged and
 passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
-when a MUST check failed or a baseline entry matched no failure; 3
-(INCOMPLETE) when nothing failed but a MUST check could not be judged (its
-case did not complete, or --case left out every case that feeds it); 130
-when interrupted (Ctrl-C); 2 when the run could not start (a bad flag,
-template variable, output path, baseline or --case pattern: checked before
-any agent starts).`,
+when a MUST check failed (or, with --strict, a SHOULD check) or a baseline
+entry matched no failure; 3 (INCOMPLETE) when nothing failed but a MUST
+check could not be judged (its case did not complete, or --case left out
+every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
+could not start (a bad flag, template variable, output path, baseline,
+--case or --check pattern or --format: checked before any agent starts).`,
 		Example: `  todoharness conform
   todoharness conform --preset opencode
   todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
   todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
   todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
-  todoharness conform --expected-failures baseline.yaml --out transcripts/`,
+  todoharness conform --expected-failures baseline.yaml --out transcripts/
+  todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
+  todoharness conform --list --check 'TW-LOAD-*' --json -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConform(cmd, o)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -65,6 +66,21 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 			Expect(c.Outcome).To(Equal(string(conformance.Pass)), "%s: %s\n%s", c.ID, c.Reason, out)
 		}
 		Expect(rep.AgentInfo.Name).To(Equal("minimal-agent"))
+	})
+
+	It("is documented with the flaws of the registry and the checks each fails", func() {
+		doc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "validating-other-agents.md"))
+		Expect(err).NotTo(HaveOccurred())
+		rows := regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| [^|]+ \\| (`[^|]+`) \\|$").FindAllStringSubmatch(string(doc), -1)
+		documented := map[string][]string{}
+		for _, r := range rows {
+			documented[r[1]] = strings.Split(strings.ReplaceAll(r[2], "`", ""), ", ")
+		}
+		want := map[string][]string{}
+		for _, b := range breakage.In(breakage.Example) {
+			want[b.Name] = b.Fails
+		}
+		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and internal/breakage disagree")
 	})
 
 	It("knows exactly the flaws of the breakage registry, and refuses another naming them", func() {
