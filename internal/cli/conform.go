@@ -188,6 +188,10 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err := checkOutputs(o); err != nil {
 		return err
 	}
+	for _, arg := range relativeFileArgs(target.Command) {
+		abs, _ := filepath.Abs(arg)
+		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
+	}
 	if !o.run.quiet {
 		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
 	}
@@ -203,6 +207,26 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		}
 	}
 	return reportConform(out, o, rep)
+}
+
+// relativeFileArgs are the words of an agent command line that name a
+// file by a relative path from the runner's directory (the command itself
+// when it has a slash, or any argument that is not a flag or a template):
+// the agent runs in the case's directory, where they name nothing.
+func relativeFileArgs(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		switch {
+		case a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.Contains(a, "{{"):
+			continue
+		case i == 0 && !strings.Contains(a, "/"):
+			continue // looked up in the PATH
+		}
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // readBaseline reads --expected-failures (none when path is empty): its

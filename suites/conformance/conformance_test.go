@@ -410,6 +410,15 @@ script:
 		Expect(out).To(ContainSubstring("agent: codex preset, " + bins.mutant))
 	})
 
+	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", func() {
+		wd, err := os.Getwd()
+		Expect(err).NotTo(HaveOccurred())
+		// doc.go is in this test's directory, not in a case's.
+		code, out := conform("--agent", "/bin/sh doc.go", "--timeout", "5s", "--grace", "100ms")
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(ContainSubstring(`conform: warning: "doc.go" in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as ` + filepath.Join(wd, "doc.go")))
+	})
+
 	It("exits 2 when the run cannot start", func() {
 		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
 		Expect(code).To(Equal(2), out)
