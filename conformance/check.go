@@ -6,7 +6,18 @@ import (
 	"strings"
 )
 
-// Level is how binding a check is. Only a failed MUST fails a run.
+// CatalogueVersion is the version of the catalogue and the built-in cases
+// together: the JSON report carries it (catalogueVersion), so two reports
+// of the same version judged an agent by the same rules. Bump it when a
+// check is added, removed or renamed, changes its level, its dialects or
+// what it judges (its eval), or a built-in case changes what it sends or
+// which checks it feeds; TestCatalogueVersion fails when the catalogue or
+// the cases change and it was not bumped (an eval change it cannot see:
+// bump by hand). See docs/conformance.md, "Catalogue version".
+const CatalogueVersion = 1
+
+// Level is how binding a check is. Only a failed MUST fails a run (and,
+// under --strict, a failed SHOULD).
 type Level string
 
 // Levels.

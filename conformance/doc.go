@@ -118,6 +118,18 @@
 // requests the agent sent the model, in canonical form (messages, tool
 // results with their error flag, tools offered with their schemas).
 //
+// # Reports
+//
+// Report.WriteSummary is the table and the verdict; WriteJSON the whole
+// report, naming what judged what (ToolVersion, CatalogueVersion, the
+// agent's own AgentInfo from its initialize answer, Started, durations in
+// milliseconds); WriteJUnit one test case per check; WriteGitHub GitHub
+// Actions annotations (`conform --format github`); WriteTranscripts the
+// evidence and a transcript per failing case. Config.Strict (JudgeConfig
+// .Strict, `--strict`) makes a failed SHOULD check fail the run as a MUST
+// does: Report.Required says which checks must pass, Report.FailsRun which
+// results fail the run, and every writer asks them.
+//
 // # Presets
 //
 // Presets is the wiring that points a known agent at the mock: reference

@@ -67,6 +67,8 @@ type Config struct {
 	Only []string
 	// Expected lists known failures (see ReadExpectedFailures).
 	Expected []ExpectedFailure
+	// Strict makes a failed SHOULD check fail the run, as a MUST does.
+	Strict bool
 	// Progress receives one line per finished case (nil: none), one write
 	// at a time.
 	Progress io.Writer
@@ -174,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		evs = append(evs, got...)
 	}
-	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator})
+	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator, Strict: cfg.Strict})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,14 @@
 package conformance
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/todoharness/todoharness/internal/buildinfo"
 )
 
 // JudgeConfig is what a judgement needs besides the evidence.
@@ -19,6 +22,8 @@ type JudgeConfig struct {
 	Expected []ExpectedFailure
 	// Validator checks messages against the ACP schema (nil: compile one).
 	Validator *SchemaValidator
+	// Strict makes a failed SHOULD check fail the run, as a MUST does.
+	Strict bool
 }
 
 // Judge judges the evidence of a run's cases with a catalogue: every check
@@ -184,8 +189,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		}
 	}
 	info := evs[0].Run
-	rep := &Report{Agent: info.Agent, Dialect: evs[0].Dialect.Name, DialectSource: info.DialectSource, ToolsOffered: info.ToolsOffered,
-		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout}
+	rep := &Report{ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion,
+		Agent: info.Agent, AgentInfo: agentInfo(evs), Dialect: evs[0].Dialect.Name, DialectSource: info.DialectSource, ToolsOffered: info.ToolsOffered,
+		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout, Strict: cfg.Strict}
 	var end time.Time
 	for _, ev := range evs {
 		if ev == nil || ev.Case == nil {
@@ -236,6 +242,22 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	}
 	rep.applyExpected(cfg.Expected)
 	return rep, nil
+}
+
+// agentInfo is the agentInfo of the first initialize answer that has one
+// (nil: none did).
+func agentInfo(evs []*Evidence) *AgentInfo {
+	for _, ev := range evs {
+		for _, p := range ev.Procs {
+			var ir struct {
+				AgentInfo *AgentInfo `json:"agentInfo"`
+			}
+			if len(p.Init) > 0 && json.Unmarshal(p.Init, &ir) == nil && ir.AgentInfo != nil && ir.AgentInfo.Name != "" {
+				return ir.AgentInfo
+			}
+		}
+	}
+	return nil
 }
 
 // judgeable is a copy of ev that the evaluations can read with validator v
@@ -423,7 +445,7 @@ func (r *Report) decide() {
 	r.Failing, r.Flaky, r.NotJudged = nil, nil, nil
 	for _, c := range r.Checks {
 		switch {
-		case c.Level != MUST:
+		case !r.Required(c.Check):
 		case c.Outcome == Fail:
 			r.Failing = append(r.Failing, c.ID)
 		case c.Outcome == Flaky:

@@ -18,7 +18,14 @@ import (
 
 // Report is the verdict of a run.
 type Report struct {
-	Agent string `json:"agent"`
+	// ToolVersion is the version of the todoharness that judged the run
+	// (buildinfo.Version); CatalogueVersion the catalogue's.
+	ToolVersion      string `json:"toolVersion"`
+	CatalogueVersion int    `json:"catalogueVersion"`
+	Agent            string `json:"agent"`
+	// AgentInfo is the agent's own name and version, from its initialize
+	// answer (nil when it gave none).
+	AgentInfo *AgentInfo `json:"agentInfo,omitempty"`
 	// Dialect is the dialect the cases were run in; DialectSource says
 	// whether it was detected, forced or defaulted; ToolsOffered lists the
 	// tools the agent offered the model in the probe case.
@@ -33,8 +40,10 @@ type Report struct {
 	// Wires are the model APIs the agent used (mockmodel.Wire*), in order
 	// of first use.
 	Wires []string `json:"wires,omitempty"`
-	// Duration and Timeout are in the JSON report as durationMs and
-	// timeoutMs (milliseconds).
+	// Strict: a failed SHOULD check fails the run too (--strict).
+	Strict bool `json:"strict"`
+	// Started is when the run started. Duration and Timeout are in the
+	// JSON report as durationMs and timeoutMs (milliseconds).
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"-"`
 	Parallel int           `json:"parallel"`
@@ -51,17 +60,45 @@ type Report struct {
 	// is 0 exactly then.
 	Verdict string `json:"verdict"`
 	OK      bool   `json:"ok"`
-	// Failing lists the MUST checks that fail the run; Stale the baseline
-	// entries that matched no failure; NotJudged the MUST checks that apply
-	// but could not be judged (not run).
+	// Failing lists the checks that fail the run (the failed MUST checks,
+	// and under Strict the failed SHOULD checks); Stale the baseline
+	// entries that matched no failure; NotJudged the checks that must pass
+	// (MUST; SHOULD too under Strict) that apply but could not be judged
+	// (not run).
 	Failing []string `json:"failing,omitempty"`
 	Stale   []string `json:"stale,omitempty"`
-	// Flaky lists the MUST checks whose outcome differed between runs.
+	// Flaky lists the checks that must pass whose outcome differed between
+	// runs (--repeat).
 	Flaky     []string `json:"flaky,omitempty"`
 	NotJudged []string `json:"notJudged,omitempty"`
 	// Interrupted says why the run stopped before it finished ("" when it
 	// did not).
 	Interrupted string `json:"interrupted,omitempty"`
+}
+
+// AgentInfo is what the agent says it is in its initialize answer
+// (agentInfo: name, version, title).
+type AgentInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// String is "name version".
+func (a *AgentInfo) String() string {
+	return strings.TrimSpace(a.Name + " " + a.Version)
+}
+
+// Required reports whether check c must pass for the run to pass: a MUST
+// check, or a SHOULD check under Strict.
+func (r *Report) Required(c Check) bool {
+	return c.Level == MUST || (r.Strict && c.Level == SHOULD)
+}
+
+// FailsRun reports whether c's result fails the run: a required check
+// that failed (not as expected) or was flaky, or a stale baseline entry.
+func (r *Report) FailsRun(c CheckResult) bool {
+	return c.Stale || ((c.Outcome == Fail || c.Outcome == Flaky) && r.Required(c.Check))
 }
 
 // CheckResult is one check's outcome over the cases that feed it.
@@ -214,7 +251,11 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	for _, c := range r.Checks {
 		counts[c.Outcome]++
 	}
-	fmt.Fprintf(w, "\nagent: %s\ndialect: %s (%s)\n", r.Agent, r.Dialect, r.DialectSource)
+	fmt.Fprintf(w, "\nagent: %s\n", r.Agent)
+	if r.AgentInfo != nil {
+		fmt.Fprintf(w, "agent info: %s (its initialize answer)\n", r.AgentInfo)
+	}
+	fmt.Fprintf(w, "dialect: %s (%s)\n", r.Dialect, r.DialectSource)
 	if r.Policy != "" {
 		fmt.Fprintf(w, "policy: %s (%s)\n", r.Policy, r.PolicySource)
 	}
@@ -226,6 +267,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %d cases in %.2fs\n",
 		len(r.Checks), counts[Pass], counts[Fail], counts[XFail], counts[NotRun], counts[NA], len(r.Cases), r.Duration.Seconds())
+	if r.Strict {
+		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
+	}
 	_, err := fmt.Fprintln(w, r.verdictLine())
 	return err
 }
@@ -234,18 +278,35 @@ func (r *Report) WriteSummary(w io.Writer) error {
 func (r *Report) verdictLine() string {
 	switch r.Verdict {
 	case VerdictPass:
+		if r.Strict {
+			return "PASS: every MUST and SHOULD check passes"
+		}
 		return "PASS: every MUST check passes"
 	case VerdictInterrupted:
 		return "INTERRUPTED: " + r.Interrupted + "; the run stopped before it finished, nothing is blamed on the agent"
 	case VerdictIncomplete:
-		return "INCOMPLETE: MUST checks not judged: " + r.notJudgedWhy()
+		what := "MUST"
+		if r.Strict {
+			what = "MUST and SHOULD"
+		}
+		return "INCOMPLETE: " + what + " checks not judged: " + r.notJudgedWhy()
 	}
-	var why []string
-	if len(r.Failing) > 0 {
-		why = append(why, "MUST failed: "+strings.Join(r.Failing, ", "))
+	var why, must, should []string
+	for _, id := range r.Failing {
+		if c, _ := r.Check(id); c.Level == SHOULD {
+			should = append(should, id)
+		} else {
+			must = append(must, id)
+		}
+	}
+	if len(must) > 0 {
+		why = append(why, "MUST failed: "+strings.Join(must, ", "))
+	}
+	if len(should) > 0 {
+		why = append(why, "SHOULD failed (--strict): "+strings.Join(should, ", "))
 	}
 	if len(r.Flaky) > 0 {
-		why = append(why, "MUST flaky (the outcome differed between runs): "+strings.Join(r.Flaky, ", "))
+		why = append(why, "flaky (the outcome differed between runs): "+strings.Join(r.Flaky, ", "))
 	}
 	if len(r.Stale) > 0 {
 		why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
@@ -466,9 +527,10 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes one JUnit test case per check. A failed MUST check is
-// a failure; a failed SHOULD or INFO check, an expected failure (xfail),
-// not-run and n/a are skipped (with the reason); a stale baseline entry is
-// a failure.
+// a failure (a failed SHOULD too under Strict); a failed SHOULD or INFO
+// check that does not fail the run, an expected failure (xfail), not-run
+// and n/a are skipped (with the reason); a stale baseline entry is a
+// failure.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	s := junitSuite{Name: "todoharness conformance: " + r.Agent, Time: r.Duration.Seconds()}
 	for _, c := range r.Checks {
@@ -482,10 +544,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		switch {
 		case c.Stale:
 			jc.Failure = &junitMessage{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
-		case c.Outcome == Fail && c.Level == MUST:
-			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
-		case c.Outcome == Flaky && c.Level == MUST:
+		case c.Outcome == Flaky && r.FailsRun(c):
 			jc.Failure = &junitMessage{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
+		case r.FailsRun(c):
+			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
 		case c.Outcome == Flaky:
 			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
 		case c.Outcome == Fail:

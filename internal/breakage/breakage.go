@@ -22,6 +22,11 @@ const (
 	// some breakages (it keeps its list beside the session, so it still
 	// replays on load), hence its own rows.
 	Fake Layer = "fake"
+	// Example: the example agent for agent authors,
+	// docs/examples/minimal_agent.py (Python 3, standard library only),
+	// with $FLAW=Name. The tier:conformance suite runs it when python3 is
+	// on the PATH (and skips, saying so, when it is not).
+	Example Layer = "example"
 )
 
 // Breakage is one way to break an agent and the checks it must fail:
@@ -91,6 +96,15 @@ func All() []Breakage {
 		{Name: "crash-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
 		{Name: "updates-after-response", Layer: Fake, Fails: []string{"ACP-TURN-1"},
 			Why: "answers the prompt when the model calls a tool and runs the rest of the turn after"},
+
+		{Name: "no-priority", Layer: Example, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"},
+			Why: "plan entries without priority: invalid ACP"},
+		{Name: "no-validation", Layer: Example, Fails: []string{"TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
+			Why: "only the schema's rules: blank, duplicate and two in_progress lists are accepted (and shown, and replayed, as accepted)"},
+		{Name: "echo-list", Layer: Example, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"},
+			Why: "the result carries the list after the counts"},
+		{Name: "no-load", Layer: Example, Fails: []string{"TW-LOAD-1", "TW-LOAD-2", "TW-LOAD-CAP-1"},
+			Why: "no loadSession capability, session/load not served: load is part of the contract"},
 	}
 }
 

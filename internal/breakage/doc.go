@@ -1,10 +1,11 @@
 // Package breakage is the one registry of the ways the test suites break an
 // agent on purpose, and of the conformance checks each breakage must fail.
 //
-// Three broken agents carry the breakages — the reference agent with a
+// Four broken agents carry the breakages — the reference agent with a
 // bridge fault ($TODOHARNESS_FAULT, harness/acp), the mutant test agent
 // with a broken todo tool ($TODOHARNESS_MUTANT, suites/conformance/mutant),
-// and the fake agent of the runner's own tests (conformance) — plus a
+// the fake agent of the runner's own tests (conformance), and the example
+// agent for agent authors (docs/examples/minimal_agent.py, $FLAW) — plus a
 // composition and two shell commands. A breakage has one name whatever
 // agent carries it; the Layer says which. The tier:conformance table, the
 // "every MUST check can be failed" spec and the runner's fake-agent table

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/todoharness/todoharness/internal/buildinfo"
 )
 
 // Main runs the command line args (without the program name) on the
@@ -51,7 +53,10 @@ func NewRootCmd() *cobra.Command {
 		Short:         "Test and conformance harness for the todo_write tool contract",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version: the module version and the VCS revision.
+		Version: buildinfo.Version(),
 	}
+	root.SetVersionTemplate("todoharness {{.Version}}\n")
 	for _, c := range subcommands() {
 		root.AddCommand(c)
 	}

@@ -7,7 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +44,8 @@ type conformOptions struct {
 	checks     []string
 	settle     time.Duration
 	repeat     int
+	format     string
+	strict     bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -73,21 +74,27 @@ throw-away HOME per case; --list-presets prints them and --preset NAME
 --explain prints exactly what one writes. --agent still replaces the
 preset's command; --env and --file add to (and override) its own.
 
+--format github prints GitHub Actions annotations next to the summary
+(docs/ci.md); --json, --junit and --out write the reports, the evidence and
+the transcripts for a CI job to keep.
+
 Exit status: 0 (PASS) when every MUST check that applies was judged and
 passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
-when a MUST check failed or a baseline entry matched no failure; 3
-(INCOMPLETE) when nothing failed but a MUST check could not be judged (its
-case did not complete, or --case left out every case that feeds it); 130
-when interrupted (Ctrl-C); 2 when the run could not start (a bad flag,
-template variable, output path, baseline or --case pattern: checked before
-any agent starts).`,
+when a MUST check failed (or, with --strict, a SHOULD check) or a baseline
+entry matched no failure; 3 (INCOMPLETE) when nothing failed but a MUST
+check could not be judged (its case did not complete, or --case left out
+every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
+could not start (a bad flag, template variable, output path, baseline,
+--case or --check pattern or --format: checked before any agent starts).`,
 		Example: `  todoharness conform
   todoharness conform --preset opencode
   todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
   todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
   todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
-  todoharness conform --expected-failures baseline.yaml --out transcripts/`,
+  todoharness conform --expected-failures baseline.yaml --out transcripts/
+  todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
+  todoharness conform --list --check 'TW-LOAD-*' --json -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConform(cmd, o)
@@ -103,11 +110,13 @@ any agent starts).`,
 	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
 	o.run.register(f, "")
-	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE")
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
+	f.StringVar(&o.format, "format", conformance.FormatText, "how the report is printed: "+strings.Join(conformance.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
-	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases, and exit")
+	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
@@ -149,6 +158,12 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.settle <= 0 {
 		return fmt.Errorf("--settle %s: want a positive duration", o.settle)
 	}
+	if _, err := conformance.ParseFormat(o.format); err != nil {
+		return err
+	}
+	if o.jsonOut == "-" && !o.list {
+		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
+	}
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
@@ -164,7 +179,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	if o.list {
-		return printCatalogue(out, cases)
+		return listCatalogue(out, o, cases, only)
 	}
 	target, err := conformTarget(o, preset)
 	if err != nil {
@@ -173,6 +188,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	cfg := o.run.config(target, cases, preset, errw)
 	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
 	cfg.Settle, cfg.Repeat = o.settle, o.repeat
+	cfg.Strict = o.strict
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := target.CheckTemplates(); err != nil {
@@ -183,6 +199,10 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	if err := checkOutputs(o); err != nil {
 		return err
+	}
+	for _, arg := range relativeFileArgs(target.Command) {
+		abs, _ := filepath.Abs(arg)
+		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
 	}
 	if !o.run.quiet {
 		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
@@ -199,6 +219,26 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		}
 	}
 	return reportConform(out, o, rep)
+}
+
+// relativeFileArgs are the words of an agent command line that name a
+// file by a relative path from the runner's directory (the command itself
+// when it has a slash, or any argument that is not a flag or a template):
+// the agent runs in the case's directory, where they name nothing.
+func relativeFileArgs(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		switch {
+		case a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.Contains(a, "{{"):
+			continue
+		case i == 0 && !strings.Contains(a, "/"):
+			continue // looked up in the PATH
+		}
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // readBaseline reads --expected-failures (none when path is empty): its
@@ -272,7 +312,7 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := conformance.JudgeConfig{}
+	cfg := conformance.JudgeConfig{Strict: o.strict}
 	if cfg.Only, err = selectChecks(o.checks); err != nil {
 		return err
 	}
@@ -321,6 +361,11 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 			return err
 		}
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
+	}
+	if o.format == conformance.FormatGitHub {
+		if err := rep.WriteGitHub(out); err != nil {
+			return err
+		}
 	}
 	switch rep.Verdict {
 	case conformance.VerdictPass:
@@ -584,29 +629,4 @@ func matchesAny(pat string, ids []string, pats ...string) bool {
 		}
 	}
 	return false
-}
-
-func printCatalogue(w io.Writer, cases []*conformance.Case) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tDIALECTS\tCHECKS THAT")
-	for _, c := range conformance.Catalogue() {
-		d := "all"
-		if len(c.Dialects) > 0 {
-			d = strings.Join(c.Dialects, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, d, c.Title)
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "CASE\tFEEDS\tSOURCE\tTITLE")
-	for _, c := range cases {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, strings.Join(c.Checks, ","), c.Source, c.Title)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("conform: %w", err)
-	}
-	fmt.Fprintln(w, "\nSPEC SENTENCES")
-	for _, c := range conformance.Catalogue() {
-		fmt.Fprintf(w, "%s (%s):\n    %s\n", c.ID, c.Source, c.Spec)
-	}
-	return nil
 }

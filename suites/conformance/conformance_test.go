@@ -150,6 +150,8 @@ func breakageTarget(b breakage.Breakage) conformance.Target {
 		Expect(ok).To(BeTrue(), "no command for breakage %s", b.Name)
 		// The banner agent execs the reference agent: it needs its environment.
 		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}
+	case breakage.Example:
+		return exampleAgent(b.Name)
 	}
 	Fail("breakage " + b.Label() + ": no agent of this suite carries layer " + string(b.Layer))
 	return conformance.Target{}
@@ -170,6 +172,9 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 			return cmp.Compare(timeoutFor(b), timeoutFor(a))
 		})
 		for _, b := range bs {
+			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
+				continue // skipped below, saying why
+			}
 			wg.Add(1)
 			go func() {
 				defer GinkgoRecover()
@@ -194,6 +199,9 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 		entries = append(entries, Entry(b.Label(), b))
 	}
 	DescribeTable("fails exactly these checks", func(b breakage.Breakage) {
+		if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
+			Skip(missing)
+		}
 		rep := results[b.Label()]
 		Expect(rep).NotTo(BeNil())
 		Expect(rep.FailedIDs()).To(Equal(b.Fails), "%s\n%s", b.Why, explain(rep))
@@ -293,16 +301,20 @@ var _ = Describe("dialects", func() {
 	)
 })
 
-var _ = Describe("todoharness conform", func() {
-	conform := func(args ...string) (int, string) {
-		cmd := selfexec.Command("todoharness", append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), string(out)
-		}
-		Expect(err).NotTo(HaveOccurred())
-		return 0, string(out)
+// conformCLI runs `todoharness conform --timeout caseTimeout ARGS` (this
+// test binary) and returns its exit status and combined output.
+func conformCLI(args ...string) (int, string) {
+	cmd := selfexec.Command("todoharness", append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
 	}
+	Expect(err).NotTo(HaveOccurred())
+	return 0, string(out)
+}
+
+var _ = Describe("todoharness conform", func() {
+	conform := conformCLI
 
 	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", func() {
 		dir := GinkgoT().TempDir()
@@ -414,6 +426,15 @@ script:
 		Expect(out).To(ContainSubstring("agent: codex preset, " + bins.mutant))
 	})
 
+	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", func() {
+		wd, err := os.Getwd()
+		Expect(err).NotTo(HaveOccurred())
+		// doc.go is in this test's directory, not in a case's.
+		code, out := conform("--agent", "/bin/sh doc.go", "--timeout", "5s", "--grace", "100ms")
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(ContainSubstring(`conform: warning: "doc.go" in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as ` + filepath.Join(wd, "doc.go")))
+	})
+
 	It("exits 2 when the run cannot start", func() {
 		code, out := conform("--expected-failures", "/nonexistent/baseline.yaml")
 		Expect(code).To(Equal(2), out)
@@ -445,6 +466,9 @@ script:
 		Entry("a --check that matches nothing", `--check "TW-PLAN-9" matches no check: did you mean TW-PLAN-1? (checks: `, "--check", "TW-PLAN-9"),
 		Entry("a --case that matches nothing", `--case "plan-basc" matches no case: did you mean plan-basic? (cases: `, "--case", "plan-basc"),
 		Entry("an unwritable --json", "--json /dev/null/r.json: cannot write there", "--json", "/dev/null/r.json"),
+		Entry("an unknown --format", `unknown format "yaml" (formats: text, github)`, "--format", "yaml"),
+		Entry("a mistyped --format", `unknown format "githb": did you mean github?`, "--format", "githb"),
+		Entry("--json - outside --list", "--json -: stdout is the summary's; give a FILE", "--json", "-"),
 		Entry("an unwritable --out", "--out /dev/null/t", "--out", "/dev/null/t"),
 		Entry("a baseline naming an unknown check", `unknown check "TW-PLAN-9": did you mean TW-PLAN-1?`, "--expected-failures", "BASELINE:- id: TW-PLAN-9\n  reason: x\n"),
 		Entry("a --repeat under 1", "--repeat 0: want at least 1", "--repeat", "0"),
@@ -503,6 +527,82 @@ script:
 		Expect(out).To(MatchRegexp(`TW-LOAD-1\s+MUST\s+PASS`))
 		Expect(out).To(ContainSubstring("2 checks: 1 pass, 1 fail"))
 		Expect(out).NotTo(ContainSubstring("reject-empty"))
+	})
+
+	It("prints GitHub annotations next to the summary with --format github, and fails on SHOULD failures with --strict", func() {
+		dir := GinkgoT().TempDir()
+		agent := "env TODOHARNESS_FAULT=no-priority " + bins.todoharness + " agent --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
+		junit := filepath.Join(dir, "r.xml")
+		code, out := conform("--agent", agent, "--check", "TW-PLAN-PRIORITY-*", "--format", "github", "--junit", junit, "--out", filepath.Join(dir, "t"))
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`TW-PLAN-PRIORITY-1\s+MUST\s+FAIL`)) // the summary is still there
+		Expect(out).To(MatchRegexp(`(?m)^::error title=TW-PLAN-PRIORITY-1::MUST TW-PLAN-PRIORITY-1 fails: .*%0Acase \S+: `))
+		Expect(out).To(MatchRegexp(`(?m)^::warning title=TW-PLAN-PRIORITY-2::SHOULD TW-PLAN-PRIORITY-2 fails: .*without --strict`))
+		Expect(out).To(ContainSubstring("FAIL: MUST failed: TW-PLAN-PRIORITY-1\n"))
+		b, err := os.ReadFile(junit)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(ContainSubstring(`failures="1"`))
+
+		// The same evidence under --strict: the SHOULD failure fails the run.
+		code, out = conform("--judge", filepath.Join(dir, "t"), "--check", "TW-PLAN-PRIORITY-*", "--strict", "--format", "github", "--junit", junit)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`(?m)^::error title=TW-PLAN-PRIORITY-2::`))
+		Expect(out).To(ContainSubstring("FAIL: MUST failed: TW-PLAN-PRIORITY-1; SHOULD failed (--strict): TW-PLAN-PRIORITY-2\n"))
+		b, err = os.ReadFile(junit)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).To(ContainSubstring(`failures="2"`))
+		// Without --format github: no annotations.
+		_, out = conform("--judge", filepath.Join(dir, "t"))
+		Expect(out).NotTo(ContainSubstring("::error"))
+	})
+
+	It("lists the catalogue and the cases, narrowed by --case and --check, as JSON with --json", func() {
+		list := func(args ...string) (checks, cases []string, version int) {
+			code, out := conform(append([]string{"--list", "--json", "-"}, args...)...)
+			Expect(code).To(Equal(0), out)
+			var l struct {
+				CatalogueVersion int
+				ToolVersion      string
+				Checks           []struct{ ID string }
+				Cases            []struct{ ID string }
+			}
+			Expect(json.Unmarshal([]byte(out), &l)).To(Succeed(), out)
+			Expect(l.ToolVersion).NotTo(BeEmpty())
+			for _, c := range l.Checks {
+				checks = append(checks, c.ID)
+			}
+			for _, c := range l.Cases {
+				cases = append(cases, c.ID)
+			}
+			return checks, cases, l.CatalogueVersion
+		}
+		checks, cs, version := list()
+		Expect(version).To(Equal(conformance.CatalogueVersion))
+		var all []string
+		for _, c := range conformance.Catalogue() {
+			all = append(all, c.ID)
+		}
+		Expect(checks).To(Equal(all))
+		Expect(cs).To(HaveLen(len(cases())))
+
+		checks, cs, _ = list("--check", "TW-LOAD-*")
+		Expect(checks).To(Equal([]string{"TW-LOAD-CAP-1", "TW-LOAD-1", "TW-LOAD-2"}))
+		Expect(cs).To(ConsistOf("load-replay", "load-after-several"))
+
+		checks, cs, _ = list("--case", "reject-empty")
+		Expect(cs).To(Equal([]string{"reject-empty"}))
+		Expect(checks).To(ContainElements("RUN-1", "TW-VALID-EMPTY"))
+		Expect(checks).NotTo(ContainElement("TW-LOAD-1"))
+
+		// The table honours them too, and --json FILE writes the file.
+		code, out := conform("--list", "--case", "reject-empty")
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(ContainSubstring("TW-VALID-EMPTY"))
+		Expect(out).NotTo(ContainSubstring("TW-LOAD-1"))
+		file := filepath.Join(GinkgoT().TempDir(), "list.json")
+		code, out = conform("--list", "--json", file)
+		Expect(code).To(Equal(0), out)
+		Expect(file).To(BeAnExistingFile())
 	})
 
 	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", func() {

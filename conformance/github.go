@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Report formats for the command line (--format): FormatText is the summary
+// alone, FormatGitHub the summary and GitHub Actions annotations.
+const (
+	FormatText   = "text"
+	FormatGitHub = "github"
+)
+
+// Formats lists the report formats, the default first.
+func Formats() []string { return []string{FormatText, FormatGitHub} }
+
+// ParseFormat checks a --format value ("" is FormatText); an unknown one
+// is an error listing them, with the nearest suggested.
+func ParseFormat(s string) (string, error) {
+	if s == "" {
+		return FormatText, nil
+	}
+	for _, f := range Formats() {
+		if s == f {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("conformance: unknown format %q%s", s, Suggest(s, Formats(), "formats"))
+}
+
+// githubCasesShown bounds the cases an annotation names, one line each.
+const githubCasesShown = 5
+
+// WriteGitHub writes the report as GitHub Actions workflow commands, one
+// annotation per check worth one: ::error for a check that fails the run
+// (a failed MUST, a failed SHOULD under Strict, a stale baseline entry),
+// ::warning for a failed SHOULD that does not, ::notice for a failed INFO;
+// and one ::error for a run that is INCOMPLETE or INTERRUPTED. The title
+// is the check ID; the message says the level and what the check
+// observes, then the failing cases with what was seen, then the quoted
+// spec sentence. Values are escaped as GitHub's runner unescapes them
+// (EscapeGitHubData, EscapeGitHubProperty).
+func (r *Report) WriteGitHub(w io.Writer) error {
+	var b strings.Builder
+	for _, c := range r.Checks {
+		var kind string
+		switch {
+		case r.FailsRun(c):
+			kind = "error"
+		case c.Outcome == Flaky:
+			kind = "warning"
+		case c.Outcome != Fail:
+			continue
+		case c.Level == SHOULD:
+			kind = "warning"
+		default:
+			kind = "notice"
+		}
+		var msg strings.Builder
+		switch {
+		case c.Stale:
+			fmt.Fprintf(&msg, "%s %s: a baseline entry (%s) matches no failure: remove it from the baseline", c.Level, c.ID, c.Expected)
+		case c.Outcome == Flaky:
+			fmt.Fprintf(&msg, "%s %s is flaky (its outcome differed between runs): %s\n%s", c.Level, c.ID, c.Title, oneLine(c.Reason, 600))
+		default:
+			fmt.Fprintf(&msg, "%s %s fails: %s", c.Level, c.ID, c.Title)
+			if c.Level == SHOULD && !r.Required(c.Check) {
+				msg.WriteString(" (a SHOULD check: it does not fail the run without --strict)")
+			}
+			n := 0
+			for _, cv := range c.Cases {
+				if cv.Outcome != Fail {
+					continue
+				}
+				if n++; n <= githubCasesShown {
+					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, oneLine(cv.Reason, 300))
+				}
+			}
+			if n > githubCasesShown {
+				fmt.Fprintf(&msg, "\n(and %d more cases)", n-githubCasesShown)
+			}
+			fmt.Fprintf(&msg, "\nspec: %q (%s)", c.Spec, c.Source)
+		}
+		fmt.Fprintf(&b, "::%s title=%s::%s\n", kind, EscapeGitHubProperty(c.ID), EscapeGitHubData(msg.String()))
+	}
+	switch r.Verdict {
+	case VerdictIncomplete, VerdictInterrupted:
+		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(r.verdictLine()))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("conformance: write GitHub annotations: %w", err)
+	}
+	return nil
+}
+
+// EscapeGitHubData escapes the message of a workflow command: % as %25,
+// CR as %0D, LF as %0A.
+func EscapeGitHubData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// EscapeGitHubProperty escapes a property value of a workflow command
+// (title=...): as the message, and : as %3A and , as %2C.
+func EscapeGitHubProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
