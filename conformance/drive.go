@@ -24,11 +24,6 @@ const (
 	// DefaultGrace is how long an agent gets to exit after its stdin closes
 	// (and again after SIGTERM) before it is signalled (killed).
 	DefaultGrace = 3 * time.Second
-	// quietPeriod is how long the wire must stay silent after a
-	// session/load answer before the next request (a replay sent after the
-	// answer is then still seen as part of the load).
-	quietPeriod = 150 * time.Millisecond
-	maxDrain    = time.Second
 	// DefaultSettle is how long both wires (ACP and the model) must stay
 	// quiet after a prompt is answered, and after the last step, before the
 	// runner goes on (and, at the end, closes the agent's stdin): real
@@ -553,8 +548,10 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		cr.settle(&ev.Steps[len(ev.Steps)-1], true)
 	case OpLoadSession:
 		// A replay sent after the answer still belongs to the load: let it
-		// arrive before the next request.
-		drain(cr.ctx, cr.wire)
+		// arrive before the next request. The same wait as after a prompt,
+		// with its window (--settle, short in tests): it ends after
+		// settleFast when the answer stays the agent's last message.
+		cr.settle(&ev.Steps[len(ev.Steps)-1], false)
 	case OpInitialize:
 		cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
 		cr.curProc.Init = res.Result
@@ -677,9 +674,9 @@ func (cr *caseRun) teardown() {
 // settle waits, after step sr, until both wires are quiet: no model
 // request in flight and nothing on either wire for Config.Settle. When the
 // prompt was answered (answered) but the model has not yet been asked for
-// every turn of the prompts sent, the agent is still working whatever it
-// said: the settle waits for those turns (at most settlePendingMin, or 10 x
-// Settle), then for quiet. It ends early once the agent's last message is
+// every turn of the prompts sent, and no model request failed, the agent
+// is still working whatever it said: the settle waits for those turns (at
+// most settlePendingMin, or 10 x Settle), then for quiet. It ends early once the agent's last message is
 // sr's answer, the model took every such turn and has nothing in flight,
 // and settleFast passed quietly; and at once when the agent's stdout closed
 // or the case timed out. It records in sr how long it waited and why it
@@ -704,7 +701,10 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 			quietSince = at
 		}
 		quiet := now.Sub(quietSince)
-		pending := answered && act.Taken < want
+		// Turns still to come, unless a model request failed: the
+		// agent's conversation ended on that error (a retry shows as
+		// traffic, which the window waits out anyway).
+		pending := answered && act.Taken < want && act.Failed == 0
 		switch {
 		case cr.ctx.Err() != nil:
 			sr.Settled = "the case timed out"
@@ -755,23 +755,6 @@ func (cr *caseRun) turnsOfPromptsSent() int {
 		}
 	}
 	return n
-}
-
-// drain waits until the wire has been quiet for quietPeriod (at most
-// maxDrain).
-func drain(ctx context.Context, w *wireLog) {
-	deadline := time.Now().Add(maxDrain)
-	last, since := w.len(), time.Now()
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(10 * time.Millisecond)
-		if n := w.len(); n != last {
-			last, since = n, time.Now()
-			continue
-		}
-		if time.Since(since) >= quietPeriod {
-			return
-		}
-	}
 }
 
 // stepRequest is the ACP request of a step.

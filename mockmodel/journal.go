@@ -119,6 +119,7 @@ type Journal struct {
 	sizes   []int
 	bytes   int
 	total   int // entries ever added: the next Index
+	failed  int // entries ever added with an Error (dropped ones too)
 	tee     io.Writer
 	teeErr  error
 }
@@ -149,6 +150,9 @@ func (j *Journal) add(e JournalEntry) JournalEntry {
 	defer j.mu.Unlock()
 	e.Index = j.total
 	j.total++
+	if e.Error != "" {
+		j.failed++
+	}
 	e = capTexts(copyEntry(e))
 	size := entrySize(e)
 	j.entries = append(j.entries, e)
@@ -205,6 +209,14 @@ func (j *Journal) Last() (JournalEntry, bool) {
 		return JournalEntry{}, false
 	}
 	return copyEntry(j.entries[len(j.entries)-1]), true
+}
+
+// Failed counts the requests ever answered with an error, including any
+// the ring has dropped since.
+func (j *Journal) Failed() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
 }
 
 // Errors returns the entries that were refused.

@@ -62,6 +62,9 @@ type Activity struct {
 	// Taken counts the script turns taken so far (side requests take none,
 	// nor do refused ones past the end of the script).
 	Taken int
+	// Failed counts the requests answered with an error (a failed
+	// expect, a request past the end of the script, a fault).
+	Failed int
 }
 
 // Activity reports the server's traffic so far. It is safe to call while
@@ -71,6 +74,7 @@ func (s *Server) Activity() Activity {
 	a := Activity{InFlight: s.active, Requests: s.requests, Last: s.last}
 	s.mu.Unlock()
 	a.Taken = s.p.taken()
+	a.Failed = s.p.journal.Failed()
 	return a
 }
 

@@ -21,9 +21,10 @@ What it does, in the order the runner sees it (docs/validating-other-agents.md,
 - session/load: replays the stored updates (the plan among them) and only
   then answers.
 
-$FLAW breaks one behaviour on purpose (the conformance tier checks that each
-flaw fails exactly the checks it should; see internal/breakage):
-no-priority, no-validation, echo-list, no-load.
+$FLAW breaks behaviours on purpose (the conformance tier checks that each
+flaw fails exactly the checks it should, and that no combination passes;
+see internal/breakage): no-priority, no-validation, echo-list, no-load, or
+several of them separated by commas.
 """
 
 import json
@@ -33,8 +34,8 @@ import urllib.error
 import urllib.request
 import uuid
 
-FLAW = os.environ.get("FLAW", "")
-FLAWS = ("", "no-priority", "no-validation", "echo-list", "no-load")
+FLAWS = ("no-priority", "no-validation", "echo-list", "no-load")
+FLAW = set(f for f in os.environ.get("FLAW", "").split(",") if f)
 
 STATUSES = ("pending", "in_progress", "completed")
 
@@ -90,7 +91,7 @@ def validate(args):
             return None, "invalid arguments: todos[%d].status %s is not one of %s" % (
                 i, json.dumps(status), ", ".join(STATUSES))
         out.append({"content": content.strip(), "status": status})
-    if FLAW == "no-validation":
+    if "no-validation" in FLAW:
         return out, None
     seen = set()
     for t in out:
@@ -190,7 +191,7 @@ class Agent:
         if method == "initialize":
             return {
                 "protocolVersion": 1,
-                "agentCapabilities": {"loadSession": FLAW != "no-load"},
+                "agentCapabilities": {"loadSession": "no-load" not in FLAW},
                 "agentInfo": {"name": "minimal-agent", "version": "0.1.0"},
                 "authMethods": [],
             }
@@ -198,7 +199,7 @@ class Agent:
             s = Session(str(uuid.uuid4()), params["cwd"])
             self.sessions[s.id] = s
             return {"sessionId": s.id}
-        if method == "session/load" and FLAW != "no-load":
+        if method == "session/load" and "no-load" not in FLAW:
             try:
                 s = Session.load(params["sessionId"], params["cwd"])
             except KeyError:
@@ -251,12 +252,12 @@ class Agent:
         else:
             s.append("todo/write", {"todos": todos})
             entries = [{"content": t["content"], "status": t["status"]} for t in todos]
-            if FLAW != "no-priority":
+            if "no-priority" not in FLAW:
                 for e in entries:
                     e["priority"] = "medium"  # ACP requires one; the list has none
             self.update(s, {"sessionUpdate": "plan", "entries": entries})
             result, status = counts_text(todos), "completed"
-            if FLAW == "echo-list":
+            if "echo-list" in FLAW:
                 result += " The list: " + json.dumps(todos)
         self.update(s, {"sessionUpdate": "tool_call_update", "toolCallId": call["id"], "status": status,
                         "content": [{"type": "content", "content": {"type": "text", "text": result}}]})
@@ -294,8 +295,8 @@ def main(argv):
             sys.exit("minimal_agent: unknown argument %r (use --base-url URL, --model NAME)" % a)
     if not base_url:
         sys.exit("minimal_agent: no model: give --base-url URL or set TODOHARNESS_MODEL_URL")
-    if FLAW not in FLAWS:
-        sys.exit("minimal_agent: unknown FLAW %r (known: %s)" % (FLAW, ", ".join(f for f in FLAWS if f)))
+    for f in sorted(FLAW - set(FLAWS)):
+        sys.exit("minimal_agent: unknown FLAW %r (known: %s)" % (f, ", ".join(FLAWS)))
     Agent(base_url, model).serve()
 
 

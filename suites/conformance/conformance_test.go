@@ -76,8 +76,11 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 	return caseTimeout
 }
 
+// run runs the catalogue against t, every case at once (a run then takes
+// as long as its longest case).
 func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
-	cfg := conformance.Config{Agent: t, Cases: cases(), Timeout: caseTimeout, Grace: time.Second, Parallel: 3, Validator: validator,
+	cs := cases()
+	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: time.Second, Parallel: len(cs), Validator: validator,
 		Settle: settleWindow}
 	if mod != nil {
 		mod(&cfg)
@@ -303,8 +306,11 @@ var _ = Describe("dialects", func() {
 
 // conformCLI runs `todoharness conform --timeout caseTimeout ARGS` (this
 // test binary) and returns its exit status and combined output.
+// conformCLI runs `todoharness conform` with the suite's timeout, settle
+// window and every case at once; args given later override them.
 func conformCLI(args ...string) (int, string) {
-	cmd := selfexec.Command("todoharness", append([]string{"conform", "--timeout", caseTimeout.String()}, args...)...)
+	base := []string{"conform", "--timeout", caseTimeout.String(), "--settle", settleWindow.String(), "--parallel", "12"}
+	cmd := selfexec.Command("todoharness", append(base, args...)...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -81,6 +82,50 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 			want[b.Name] = b.Fails
 		}
 		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and internal/breakage disagree")
+	})
+
+	// Each flaw alone fails exactly its checks (the breakage table); here,
+	// every combination of two or more fails the run, and still fails
+	// every check each of its flaws fails alone: no flaw hides another.
+	It("never passes with any combination of its flaws", func() {
+		flaws := breakage.In(breakage.Example)
+		type combo struct {
+			names []string
+			want  []string
+		}
+		var combos []combo
+		for mask := 1; mask < 1<<len(flaws); mask++ {
+			var c combo
+			for i, f := range flaws {
+				if mask&(1<<i) != 0 {
+					c.names = append(c.names, f.Name)
+					c.want = append(c.want, f.Fails...)
+				}
+			}
+			if len(c.names) > 1 {
+				combos = append(combos, c)
+			}
+		}
+		reps := make([]*conformance.Report, len(combos))
+		sem := make(chan struct{}, 4)
+		var wg sync.WaitGroup
+		for i, c := range combos {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				reps[i] = run(exampleAgent(strings.Join(c.names, ",")), nil)
+			}()
+		}
+		wg.Wait()
+		for i, c := range combos {
+			rep := reps[i]
+			Expect(rep.Verdict).To(Equal(conformance.VerdictFail), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
+			Expect(rep.FailedIDs()).To(ContainElements(c.want), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
+		}
+		Expect(combos).To(HaveLen(11), "the pairs, triples and the quadruple of four flaws")
 	})
 
 	It("knows exactly the flaws of the breakage registry, and refuses another naming them", func() {
