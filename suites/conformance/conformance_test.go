@@ -90,6 +90,26 @@ func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Repor
 	return rep
 }
 
+// runEach calls one(i) for every i in [0, n), at most `at` of them at once,
+// and returns the reports in order of i.
+func runEach(at, n int, one func(i int) *conformance.Report) []*conformance.Report {
+	reps := make([]*conformance.Report, n)
+	sem := make(chan struct{}, at)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reps[i] = one(i)
+		}()
+	}
+	wg.Wait()
+	return reps
+}
+
 // explain is the summary table, for failure messages.
 func explain(rep *conformance.Report) string {
 	var b strings.Builder
@@ -168,33 +188,24 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 	BeforeAll(func() {
 		// The runs are independent: run several at once, the hanging ones
 		// first (each waits out its timeout; the others finish meanwhile).
-		sem := make(chan struct{}, 6)
-		var wg sync.WaitGroup
-		bs := suiteBreakages()
-		slices.SortStableFunc(bs, func(a, b breakage.Breakage) int {
-			return cmp.Compare(timeoutFor(b), timeoutFor(a))
-		})
-		for _, b := range bs {
+		var bs []breakage.Breakage
+		for _, b := range suiteBreakages() {
 			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
 				continue // skipped below, saying why
 			}
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				// Every case at once: a hanging agent costs one timeout,
-				// not one per round of cases.
-				rep := run(breakageTarget(b), func(c *conformance.Config) {
-					c.Parallel, c.Timeout = len(c.Cases), timeoutFor(b)
-				})
-				mu.Lock()
-				results[b.Label()] = rep
-				mu.Unlock()
-			}()
+			bs = append(bs, b)
 		}
-		wg.Wait()
+		slices.SortStableFunc(bs, func(a, b breakage.Breakage) int {
+			return cmp.Compare(timeoutFor(b), timeoutFor(a))
+		})
+		reps := runEach(6, len(bs), func(i int) *conformance.Report {
+			return run(breakageTarget(bs[i]), func(c *conformance.Config) { c.Timeout = timeoutFor(bs[i]) })
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		for i, b := range bs {
+			results[b.Label()] = reps[i]
+		}
 	})
 
 	var entries []TableEntry

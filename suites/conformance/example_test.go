@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -106,20 +105,9 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 				combos = append(combos, c)
 			}
 		}
-		reps := make([]*conformance.Report, len(combos))
-		sem := make(chan struct{}, 4)
-		var wg sync.WaitGroup
-		for i, c := range combos {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				reps[i] = run(exampleAgent(strings.Join(c.names, ",")), nil)
-			}()
-		}
-		wg.Wait()
+		reps := runEach(6, len(combos), func(i int) *conformance.Report {
+			return run(exampleAgent(strings.Join(combos[i].names, ",")), nil)
+		})
 		for i, c := range combos {
 			rep := reps[i]
 			Expect(rep.Verdict).To(Equal(conformance.VerdictFail), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
