@@ -457,10 +457,16 @@ func evalRejected(ev *Evidence) verdict {
 		case !w.Result.Found:
 			return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
 		case !w.Result.IsError:
-			if rule := ev.errorRule(w.Result); rule != "" {
-				return failf("%s was accepted: the model saw a result without the error flag: %q%s", w.CallID, truncate(w.Result.Text, 120), rule)
+			seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
+			wire := ev.flaglessWire(w.Result)
+			switch {
+			case wire != "" && readsAsRefusal(w.Result.Text):
+				// A refusal in words only: the fix is its first word.
+				return failf("%s; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", seen, wire, mockmodel.ToolErrorPrefix)
+			case wire != "":
+				return failf("%s; refuse such a call: answer it with an error result (on %s a tool result carries no error flag: it counts as an error only when its text starts with %q) and send no plan", seen, wire, mockmodel.ToolErrorPrefix)
 			}
-			return failf("%s was accepted: the model saw a result without the error flag: %q; refuse such a call: answer it with an error result and send no plan", w.CallID, truncate(w.Result.Text, 120))
+			return failf("%s; refuse such a call: answer it with an error result and send no plan", seen)
 		}
 		if g := m.gap(i); len(g) > 0 {
 			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0])).at(g[0].Seq, "a plan update for the rejected call "+w.CallID)
@@ -877,10 +883,11 @@ func first(s []string, n int) []string {
 	return append(append([]string(nil), s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
 }
 
-// errorRule quotes, for a result that came on a wire with no error flag,
-// the rule by which the mock read it ("" on a wire with a flag): an agent
-// that words its refusals otherwise is told why it was not taken as one.
-func (ev *Evidence) errorRule(r result) string {
+// flaglessWire names the wire a result came on when that wire has no
+// error flag ("" on a wire with one): there the mock reads a result as an
+// error only by its "Error:" prefix, and an agent that words its refusals
+// otherwise is told so.
+func (ev *Evidence) flaglessWire(r result) string {
 	if !r.Found || r.Request >= len(ev.Journal) {
 		return ""
 	}
@@ -888,9 +895,17 @@ func (ev *Evidence) errorRule(r result) string {
 	if e.ToolErrors != mockmodel.ToolErrorsPrefix {
 		return ""
 	}
-	wire := map[string]string{mockmodel.WireOpenAIChat: "OpenAI chat completions", mockmodel.WireOpenAIResponses: "OpenAI Responses"}[e.Wire]
-	if wire == "" {
-		wire = e.Wire
+	if wire := map[string]string{mockmodel.WireOpenAIChat: "OpenAI chat completions", mockmodel.WireOpenAIResponses: "OpenAI Responses"}[e.Wire]; wire != "" {
+		return wire
 	}
-	return fmt.Sprintf("; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", wire, mockmodel.ToolErrorPrefix)
+	return e.Wire
 }
+
+// refusalWords are what a tool result that refuses a call says, in any
+// wording: "failed to parse …", "invalid todos: …", "refused: duplicate
+// content …".
+var refusalWords = regexp.MustCompile(`(?i)\b(error|invalid|refus|reject|fail|not allowed|must|cannot|can't|duplicate|unknown)`)
+
+// readsAsRefusal reports whether a result's text reads as a refusal (as
+// against "Updated todo list: …", an acceptance).
+func readsAsRefusal(text string) bool { return refusalWords.MatchString(text) }

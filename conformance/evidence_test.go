@@ -162,7 +162,12 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"TW-REPLACE-1", "bridge-no-plan", "replace", nil, Fail, "no plan shows exactly the new list"},
 		{"TW-EMPTY-1", "bridge-no-plan", "empty-list", nil, Fail, "no plan with zero entries was sent"},
 		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, "was accepted: the model saw a result without the error flag"},
-		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, `it counts as an error only when its text starts with "Error:" (start the refusal with it)`},
+		// An acceptance on a wire with no error flag: the fix is to refuse
+		// (the rule of that wire said); a refusal in words only: the fix is
+		// the "Error:" prefix.
+		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, `; refuse such a call: answer it with an error result (on OpenAI chat completions a tool result carries no error flag: it counts as an error only when its text starts with "Error:") and send no plan`},
+		{"TW-VALID-EMPTY", "fake-no-error-prefix", "reject-empty", nil, Fail, `"failed to parse function arguments: invalid todo: `},
+		{"TW-VALID-EMPTY", "fake-no-error-prefix", "reject-empty", nil, Fail, `; on OpenAI chat completions a tool result carries no error flag: it counts as an error only when its text starts with "Error:" (start the refusal with it)`},
 		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", func(t *testing.T, ev *Evidence) {
 			for i := range ev.Journal {
 				ev.Journal[i].ToolErrors = mockmodel.ToolErrorsFlag // as if on a wire with an error flag
