@@ -7,7 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,8 +41,6 @@ type conformOptions struct {
 	baseline   string
 	keepGoing  bool
 	checks     []string
-	settle     time.Duration
-	repeat     int
 	format     string
 	strict     bool
 }
@@ -127,8 +124,6 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
 	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
-	f.DurationVar(&o.settle, "settle", conformance.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
-	f.IntVar(&o.repeat, "repeat", 1, "run every case N times; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
 	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
 	return cmd
 }
@@ -152,11 +147,8 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if _, err := conformance.ParsePolicy(o.policy); err != nil {
 		return err
 	}
-	if o.repeat < 1 {
-		return fmt.Errorf("--repeat %d: want at least 1", o.repeat)
-	}
-	if o.settle <= 0 {
-		return fmt.Errorf("--settle %s: want a positive duration", o.settle)
+	if err := o.run.check(); err != nil {
+		return err
 	}
 	if _, err := conformance.ParseFormat(o.format); err != nil {
 		return err
@@ -187,7 +179,6 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	cfg := o.run.config(target, cases, preset, errw)
 	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
-	cfg.Settle, cfg.Repeat = o.settle, o.repeat
 	cfg.Strict = o.strict
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.

@@ -51,6 +51,9 @@ Exit status: 0 when every agent could be run (whatever its verdict), 1 when
 one could not be installed or started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.run.check(); err != nil {
+				return err
+			}
 			return runPeers(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -175,7 +178,7 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 		switch c.Outcome {
 		case conformance.Pass:
 			row.Pass++
-		case conformance.Fail, conformance.XFail:
+		case conformance.Fail, conformance.XFail, conformance.Flaky:
 			row.Fail++
 		case conformance.NotRun:
 			row.Skip++

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -19,6 +20,9 @@ type runFlags struct {
 	grace    time.Duration
 	parallel int
 	quiet    bool
+	// settle and repeat: Config.Settle and Config.Repeat.
+	settle time.Duration
+	repeat int
 }
 
 // register defines --timeout, --grace, --parallel and -q on f; what names
@@ -27,6 +31,19 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	r.registerTimeouts(f, "case")
 	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+" (default: number of CPUs)")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
+	f.DurationVar(&r.settle, "settle", conformance.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
+	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
+}
+
+// check validates the options register defined (before any agent starts).
+func (r runFlags) check() error {
+	if r.repeat < 1 {
+		return fmt.Errorf("--repeat %d: want at least 1", r.repeat)
+	}
+	if r.settle <= 0 {
+		return fmt.Errorf("--settle %s: want a positive duration", r.settle)
+	}
+	return nil
 }
 
 // registerTimeouts defines --timeout and --grace only (snapshot runs one
@@ -51,7 +68,8 @@ func (r runFlags) caseTimeout(p *conformance.Preset) time.Duration {
 // config is the run of cases against target with these options; progress
 // lines go to progress unless -q.
 func (r runFlags) config(target conformance.Target, cases []*conformance.Case, p *conformance.Preset, progress io.Writer) conformance.Config {
-	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel}
+	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
+		Settle: r.settle, Repeat: r.repeat}
 	if !r.quiet {
 		cfg.Progress = progress
 	}

@@ -45,3 +45,45 @@ func TestRunFlagsShared(t *testing.T) {
 		t.Errorf("config %+v", cfg)
 	}
 }
+
+// --settle and --repeat are run flags too: peers takes them as conform
+// does, into the run's Config, and both refuse the same bad values.
+func TestRunFlagsSettleRepeat(t *testing.T) {
+	var r runFlags
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	r.register(f, " per agent")
+	if err := f.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := r.config(conformance.Target{Name: "x"}, nil, nil, nil); cfg.Settle != conformance.DefaultSettle || cfg.Repeat != 1 || r.check() != nil {
+		t.Errorf("defaults: settle %s, repeat %d, check %v", cfg.Settle, cfg.Repeat, r.check())
+	}
+	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := r.config(conformance.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 {
+		t.Errorf("settle %s, repeat %d; want 40ms, 4", cfg.Settle, cfg.Repeat)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"--repeat=0", "--repeat 0: want at least 1"},
+		{"--settle=0s", "--settle 0s: want a positive duration"},
+	} {
+		var r runFlags
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		r.register(f, "")
+		if err := f.Parse([]string{tc.args}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.check(); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	var out, errw bytes.Buffer
+	cmd := NewRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errw)
+	cmd.SetArgs([]string{"peers", "--repeat", "0", "--cache", t.TempDir()})
+	if err := cmd.Execute(); err == nil || err.Error() != "--repeat 0: want at least 1" {
+		t.Errorf("peers --repeat 0: %v", err)
+	}
+}
