@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench fuzz golden demo peers record record-mock cassette-from-log clean
+.PHONY: all build test vet fmt-check unit bench tiers fuzz golden demo peers record record-mock cassette-from-log clean
 
 all: build
 
@@ -26,6 +26,11 @@ fmt-check:
 # Benchmarks: speed and memory are measured here, never asserted in tests.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# The test tiers timed with their binaries built first: wall time and peak
+# RSS per tier (docs/performance.md, "Test tiers"); RACE=1 for -race.
+tiers:
+	scripts/tier-times.sh $(TIERS)
 
 # Fuzzing, bounded: each target runs for FUZZTIME. Inputs the fuzzer finds
 # interesting land in Go's cache ($(go env GOCACHE)/fuzz), failing ones in
