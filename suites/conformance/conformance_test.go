@@ -110,6 +110,41 @@ func runEach(at, n int, one func(i int) *conformance.Report) []*conformance.Repo
 	return reps
 }
 
+// plannedRun is a catalogue run a spec of an Ordered container judges.
+type plannedRun struct {
+	target conformance.Target
+	mod    func(*conformance.Config)
+}
+
+// runsBeforeAll declares, in an Ordered container, the runs its specs
+// judge: a BeforeAll runs them all, four at a time (each starts every case
+// at once), and each spec takes its report by name. The runs then cost
+// about one round instead of one run each; they start only when a spec of
+// the container runs.
+func runsBeforeAll(plan func() map[string]plannedRun) func(name string) *conformance.Report {
+	var reps map[string]*conformance.Report
+	BeforeAll(func() {
+		runs := plan()
+		names := make([]string, 0, len(runs))
+		for n := range runs {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		got := runEach(4, len(names), func(i int) *conformance.Report {
+			return run(runs[names[i]].target, runs[names[i]].mod)
+		})
+		reps = map[string]*conformance.Report{}
+		for i, n := range names {
+			reps[n] = got[i]
+		}
+	})
+	return func(name string) *conformance.Report {
+		rep, ok := reps[name]
+		Expect(ok).To(BeTrue(), "no planned run %q", name)
+		return rep
+	}
+}
+
 // explain is the summary table, for failure messages.
 func explain(rep *conformance.Report) string {
 	var b strings.Builder
@@ -293,10 +328,19 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", func() 
 	)
 })
 
-var _ = Describe("dialects", func() {
+var _ = Describe("dialects", Ordered, ContinueOnFailure, func() {
+	dialects := []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude}
+	report := runsBeforeAll(func() map[string]plannedRun {
+		runs := map[string]plannedRun{}
+		for _, d := range dialects {
+			runs[d] = plannedRun{target: mutant("as-" + d)}
+		}
+		return runs
+	})
 	DescribeTable("an agent speaking another dialect is detected and driven in it",
 		func(dialect string) {
-			rep := run(mutant("as-"+dialect), nil)
+			Expect(dialects).To(ContainElement(dialect))
+			rep := report(dialect)
 			Expect(rep.Dialect).To(Equal(dialect))
 			Expect(rep.DialectSource).To(Equal("detected"))
 			for _, c := range rep.Checks {

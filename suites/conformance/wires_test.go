@@ -20,17 +20,36 @@ func overWire(wire, m string) conformance.Target {
 	return t
 }
 
-var _ = Describe("the checks work whatever model API the agent speaks", func() {
+var _ = Describe("the checks work whatever model API the agent speaks", Ordered, ContinueOnFailure, func() {
 	wireOf := map[string]string{
 		"openai":    mockmodel.WireOpenAIChat,
 		"responses": mockmodel.WireOpenAIResponses,
 		"anthropic": mockmodel.WireAnthropic,
 		"gemini":    mockmodel.WireGemini,
 	}
+	// The runs the specs below judge, by "MUTATION over WIRE".
+	breakages := [][2]string{{"anthropic", "accept-empty"}, {"gemini", "accept-empty"}, {"responses", "accept-empty"}, {"gemini", "rename-tool"}}
+	report := runsBeforeAll(func() map[string]plannedRun {
+		runs := map[string]plannedRun{}
+		for w := range wireOf {
+			runs["none over "+w] = plannedRun{target: overWire(w, "none")}
+		}
+		for _, b := range breakages {
+			runs[b[1]+" over "+b[0]] = plannedRun{target: overWire(b[0], b[1])}
+		}
+		runs["as-claude over anthropic"] = plannedRun{target: overWire("anthropic", "as-claude")}
+		// A side request before every prompt, as opencode's title request:
+		// the mutant's first model request of a case offers no tools when
+		// TODOHARNESS_SIDE_REQUEST is set.
+		side := overWire("anthropic", "none")
+		side.Env = append(side.Env, "TODOHARNESS_SIDE_REQUEST=1")
+		runs["side requests over anthropic"] = plannedRun{target: side}
+		return runs
+	})
 
 	DescribeTable("the reference behaviour passes every check over each wire",
 		func(wire string) {
-			rep := run(overWire(wire, "none"), nil)
+			rep := report("none over " + wire)
 			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}), "the agent must have used the %s wire only", wire)
 			Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
 			for _, c := range rep.Checks {
@@ -50,7 +69,8 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	// same checks on every wire.
 	DescribeTable("a breakage fails the same checks over each wire",
 		func(wire, m string, want ...string) {
-			rep := run(overWire(wire, m), nil)
+			Expect(breakages).To(ContainElement([2]string{wire, m}))
+			rep := report(m + " over " + wire)
 			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}))
 			sort.Strings(want)
 			Expect(rep.FailedIDs()).To(Equal(want), explain(rep))
@@ -62,7 +82,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	)
 
 	It("detects a dialect from the tools offered on a non-OpenAI wire (claude TodoWrite over Anthropic Messages)", func() {
-		rep := run(overWire("anthropic", "as-claude"), nil)
+		rep := report("as-claude over anthropic")
 		Expect(rep.Dialect).To(Equal(conformance.DialectClaude))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		Expect(rep.ToolsOffered).To(ContainElement("TodoWrite"))
@@ -75,12 +95,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	})
 
 	It("keeps side requests (no tools offered) out of the script and out of the checks", func() {
-		// A side request before every prompt, as opencode's title request:
-		// the mutant's first model request of a case offers no tools when
-		// TODOHARNESS_SIDE_REQUEST is set.
-		t := overWire("anthropic", "none")
-		t.Env = append(t.Env, "TODOHARNESS_SIDE_REQUEST=1")
-		rep := run(t, nil)
+		rep := report("side requests over anthropic")
 		Expect(rep.OK).To(BeTrue(), explain(rep))
 		sides := 0
 		for _, c := range rep.Cases {
