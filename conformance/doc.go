@@ -88,7 +88,17 @@
 // script over OpenAI chat, OpenAI Responses, Anthropic Messages and Gemini;
 // a request offering no tools (a real agent's title or topic request) is a
 // side request answered with SideText outside the script and kept out of
-// the checks (Evidence.SideRequests). A restart step
+// the checks (Evidence.SideRequests). After every prompt answer, every
+// session/load answer and the last step the runner settles: it waits until
+// the mock has no request in flight (mockmodel.Server.Activity) and both
+// wires were quiet for Config.Settle, and, when the agent answered before
+// the model was asked for the prompt's scripted turns (and no model request
+// failed), for those turns too; updates that come after an answer are kept
+// and judged with their turn, and ACP-TURN-1 lists them (StepResult.Settle
+// and Settled say how long and why). Config.Repeat runs every case that
+// many times and judges each run apart: a check whose outcome differs
+// between runs is Flaky (never a pass; a flaky required check fails the
+// run). A restart step
 // shuts the process down as an editor does (close stdin, wait Grace, SIGTERM
 // the group, wait Grace, SIGKILL the group) and starts a new one in the same
 // directory. A case that exceeds Timeout is killed with its whole process
