@@ -582,7 +582,7 @@ func (cr *caseRun) startAgent() error {
 		return err
 	}
 	idx := len(cr.ev.Procs)
-	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: cr.target.argv, StartedAt: time.Since(cr.start)})
+	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: cr.target.argv, InProcess: cr.target.inproc != nil, StartedAt: time.Since(cr.start)})
 	cr.curProc = &cr.ev.Procs[idx]
 	cr.cur = newConn(p, cr.wire, idx, cr.ev.Cwd)
 	return nil

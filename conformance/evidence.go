@@ -120,6 +120,9 @@ type StepResult struct {
 type ProcResult struct {
 	Index int      `json:"index"`
 	Argv  []string `json:"argv"`
+	// InProcess: the agent ran as a function in the runner's process
+	// (Target.InProcess), not as a process.
+	InProcess bool `json:"inProcess,omitempty"`
 	// StartedAt is the offset from the case start; Startup the time from
 	// process start to the initialize answer (process start + handshake).
 	StartedAt time.Duration   `json:"startedAt"`

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +46,35 @@ type proc struct {
 	stdinOpen bool
 	killed    string   // how the runner ended it, if it had to
 	leftovers []string // descendants still running at the end, killed
+
+	// inproc is set for an in-process agent (Target.InProcess): cmd is
+	// nil, the agent is a goroutine running the function on pipes.
+	inproc *inProc
 }
+
+// inProc is the process-like state of an in-process agent.
+type inProc struct {
+	// cancel cancels the function's context: the runner's SIGTERM.
+	cancel context.CancelCauseFunc
+	// in and out are the agent's ends of its stdin and stdout; closing
+	// them is the runner's SIGKILL (every read and write fails).
+	in, out *os.File
+	// exitOnce closes proc.exited: when the function returns, or when the
+	// runner abandons it.
+	exitOnce sync.Once
+	// code is the function's exit status; panicked or abandoned say why it
+	// has none (set before proc.exited is closed).
+	code      int
+	panicked  string
+	abandoned bool
+}
+
+// abandonAfter is how long a killed in-process agent has to return
+// before the runner abandons it.
+const abandonAfter = time.Second
+
+// errTerminated is the cause of an in-process agent's cancelled context.
+var errTerminated = errors.New("conformance: the runner ended the agent (its SIGTERM)")
 
 // procMarkerEnv is set in every agent's environment to a token of its
 // own (see findDescendants).
@@ -57,6 +86,9 @@ const stderrKeep = 256 << 10
 // startProc starts argv in cwd, in its own process group. When ctx ends
 // before the process has exited, its process group is killed.
 func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
+	if r.inproc != nil {
+		return startInProc(ctx, r, cwd)
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
@@ -110,6 +142,65 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	return p, nil
 }
 
+// startInProc starts an in-process agent: the function on pipes, in a
+// goroutine. It ends as startProc's process does: when the case's ctx
+// ends the agent is killed (its context cancelled, its pipes closed).
+func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("conformance: stdout pipe: %w", err)
+	}
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	marker := fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
+	actx, cancel := context.WithCancelCause(context.Background())
+	ip := &inProc{cancel: cancel, in: inR, out: outW}
+	p := &proc{
+		ctx: ctx, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true, inproc: ip,
+	}
+	// Stderr is written straight into the tail: it is done when the
+	// function is.
+	close(p.errDone)
+	pio := ProcIO{
+		Args: slices.Clone(r.argv), Env: append(r.env[:len(r.env):len(r.env)], marker), Dir: cwd,
+		Stdin: inR, Stdout: outW, Stderr: p.stderr,
+	}
+	p.started = time.Now()
+	stopWatch := context.AfterFunc(ctx, func() {
+		p.kill(fmt.Sprintf("killed (in-process: context cancelled, pipes closed) when the case ended: %v", context.Cause(ctx)))
+	})
+	go func() {
+		code, panicked := runInProc(actx, r.inproc, pio)
+		cancel(errTerminated)
+		// As a process's exit closes its descriptors.
+		closeAll(inR, outW)
+		stopWatch()
+		ip.exitOnce.Do(func() {
+			ip.code, ip.panicked = code, panicked
+			close(p.exited)
+		})
+	}()
+	return p, nil
+}
+
+// runInProc calls the in-process agent; a panic is its crash (status 2,
+// the panic and its stack on its stderr, as the Go runtime prints them).
+func runInProc(ctx context.Context, f InProcessFunc, pio ProcIO) (code int, panicked string) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(pio.Stderr, "panic: %v\n\n%s", v, debug.Stack())
+			code, panicked = 2, fmt.Sprint(v)
+		}
+	}()
+	return f(ctx, pio), ""
+}
+
 func closeAll(fs ...*os.File) {
 	for _, f := range fs {
 		_ = f.Close()
@@ -143,13 +234,16 @@ func (p *proc) hasExited() bool {
 func (p *proc) shutdown(grace time.Duration) string {
 	p.closeStdin()
 	how := "exited after stdin closed"
+	term, kill := "SIGTERM", "SIGKILL"
+	if p.inproc != nil {
+		term, kill = "context cancelled (its SIGTERM)", "pipes closed (its SIGKILL)"
+	}
 	if !waitFor(p.exited, grace) {
-		how = fmt.Sprintf("did not exit within %s of stdin closing: SIGTERM", grace)
-		signalGroup(p.cmd.Process.Pid, sigTerm)
+		how = fmt.Sprintf("did not exit within %s of stdin closing: %s", grace, term)
+		p.terminate()
 		if !waitFor(p.exited, grace) {
-			how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of SIGTERM: SIGKILL", grace, grace)
-			signalGroup(p.cmd.Process.Pid, sigKill)
-			<-p.exited
+			how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of %s: %s", grace, grace, term, kill)
+			p.forceEnd()
 		}
 	}
 	// End anything the agent left running, in its group or not.
@@ -173,14 +267,48 @@ func (p *proc) kill(why string) {
 	p.mu.Unlock()
 	p.closeStdin()
 	p.endDescendants()
-	<-p.exited
+	p.forceEnd()
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
+}
+
+// terminate asks the agent to end: SIGTERM to its process group, or the
+// in-process agent's context cancelled.
+func (p *proc) terminate() {
+	if p.inproc != nil {
+		p.inproc.cancel(errTerminated)
+		return
+	}
+	signalGroup(p.cmd.Process.Pid, sigTerm)
+}
+
+// forceEnd ends the agent and waits until it has: SIGKILL to its process
+// group; for an in-process agent its context cancelled and its pipes
+// closed, and if the function still has not returned after abandonAfter,
+// it is abandoned (its goroutine is left running, and the exit says so).
+func (p *proc) forceEnd() {
+	ip := p.inproc
+	if ip == nil {
+		signalGroup(p.cmd.Process.Pid, sigKill)
+		<-p.exited
+		return
+	}
+	ip.cancel(errTerminated)
+	closeAll(ip.in, ip.out)
+	if !waitFor(p.exited, abandonAfter) {
+		ip.exitOnce.Do(func() {
+			ip.abandoned = true
+			close(p.exited)
+		})
+	}
 }
 
 // endDescendants kills the agent's process group and every descendant
 // that left it (Linux), noting those that were still running.
 func (p *proc) endDescendants() {
+	if p.inproc != nil {
+		return // no process: nothing outside the function to end
+	}
 	p.endMu.Lock()
 	defer p.endMu.Unlock()
 	left := findDescendants(p.cmd.Process.Pid, p.marker)
@@ -213,6 +341,15 @@ func (p *proc) killedHow() string {
 func (p *proc) exitDescription() string {
 	if !p.hasExited() {
 		return "still running"
+	}
+	if ip := p.inproc; ip != nil {
+		switch {
+		case ip.abandoned:
+			return fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", abandonAfter)
+		case ip.panicked != "":
+			return "panic: " + ip.panicked + " (exit status 2)"
+		}
+		return fmt.Sprintf("exit status %d", ip.code)
 	}
 	if p.waitErr == nil {
 		return "exit status 0"

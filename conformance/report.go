@@ -631,7 +631,11 @@ func writeTranscript(d string, cr *CaseResult) error {
 	}
 	b.WriteString("\n== processes\n")
 	for _, p := range ev.Procs {
-		fmt.Fprintf(&b, "process %d: %s\n  startup %s, %s, %s\n", p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
+		kind := "process"
+		if p.InProcess {
+			kind = "in-process agent"
+		}
+		fmt.Fprintf(&b, "%s %d: %s\n  startup %s, %s, %s\n", kind, p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
 		for _, q := range p.ClientRequests {
 			detail := ""
 			if q.Detail != "" {

@@ -2,8 +2,11 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +42,53 @@ type Target struct {
 	// there (Vars.Home is made for every case, so {{.Home}} and "~/" work
 	// without it too, but HOME is then the runner's).
 	Home bool `json:"home,omitempty"`
+	// InProcess, when set, is the agent as a function the runner calls in
+	// its own process, on pipes, instead of starting Command: it gets the
+	// templated Command as its arguments, the environment the process
+	// would get, the case's directory, and stdio (see ProcIO). The checks
+	// judge it exactly as a process; only what needs a process differs:
+	// the runner's SIGTERM is a cancelled context, and a function that
+	// does not return once its context ended and its pipes closed is
+	// abandoned (a goroutine cannot be killed). Use it for fast suites
+	// over agents written in Go; keep the subprocess target for what is
+	// about processes (exit, kill, orphans, restart across processes).
+	InProcess InProcessFunc `json:"-"`
+}
+
+// InProcessFunc is an in-process agent (Target.InProcess): it serves ACP
+// on p.Stdin and p.Stdout until its stdin ends or ctx is cancelled (the
+// runner's SIGTERM), and returns its exit status.
+type InProcessFunc func(ctx context.Context, p ProcIO) int
+
+// ProcIO is what an in-process agent gets in place of a process.
+type ProcIO struct {
+	// Args is the templated Command (Args[0] the program; just the
+	// target's Name when it has no Command).
+	Args []string
+	// Env is the environment the process would get, K=V; a later entry
+	// wins over an earlier one of the same K (Getenv).
+	Env []string
+	// Dir is the working directory the process would start in.
+	Dir    string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// LookupEnv returns the value of k in Env (the last entry for k).
+func (p ProcIO) LookupEnv(k string) (string, bool) {
+	for i := len(p.Env) - 1; i >= 0; i-- {
+		if key, val, ok := strings.Cut(p.Env[i], "="); ok && key == k {
+			return val, true
+		}
+	}
+	return "", false
+}
+
+// Getenv returns the value of k in Env, "" when unset.
+func (p ProcIO) Getenv(k string) string {
+	v, _ := p.LookupEnv(k)
+	return v
 }
 
 // HomeEnv lists the variables a Target with Home points into Vars.Home, as
@@ -184,16 +234,20 @@ func expand(name, text string, v Vars) (string, error) {
 
 // resolved is a Target with every template expanded for one case.
 type resolved struct {
-	argv []string
-	env  []string
+	argv   []string
+	env    []string
+	inproc InProcessFunc
 }
 
 // resolve expands the target's templates and writes its files into v.Cwd.
 func (t Target) resolve(v Vars) (resolved, error) {
-	if len(t.Command) == 0 {
+	if len(t.Command) == 0 && t.InProcess == nil {
 		return resolved{}, errors.New("conformance: target has no command")
 	}
-	var r resolved
+	r := resolved{inproc: t.InProcess}
+	if len(t.Command) == 0 {
+		r.argv = []string{cmp.Or(t.Name, "in-process agent")}
+	}
 	for i, a := range t.Command {
 		s, err := expand(fmt.Sprintf("arg %d", i), a, v)
 		if err != nil {

@@ -80,19 +80,24 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	faults, err := acp.ParseFaults(os.Getenv(acp.FaultEnv))
+	env := environOf(cmd.Context())
+	faults, err := acp.ParseFaults(env.getenv(acp.FaultEnv))
 	if err != nil {
 		return fmt.Errorf("$%s: %w", acp.FaultEnv, err)
 	}
-	reg, err := builtin.Compose(f.composition)
+	composition, err := env.path(f.composition)
+	if err != nil {
+		return fmt.Errorf("--composition: %w", err)
+	}
+	reg, err := builtin.Compose(composition)
 	if err != nil {
 		return fmt.Errorf("composition: %w", err)
 	}
-	model, modelName, desc, err := agentModel(f)
+	model, modelName, desc, err := agentModel(env, f)
 	if err != nil {
 		return err
 	}
-	dir, err := sessionsDir(f.sessions)
+	dir, err := sessionsDir(env, f.sessions)
 	if err != nil {
 		return err
 	}
@@ -107,7 +112,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		Tools:     reg,
 		Logger:    logger,
 		Faults:    faults,
-		Exit:      os.Exit,
+		Exit:      env.exitFunc(),
 	})
 	if err != nil {
 		return err
@@ -123,8 +128,8 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 
 // agentModel picks the model: --script, then --model-url, then DeepSeek when
 // DEEPSEEK_API_KEY is set.
-func agentModel(f agentFlags) (model llm.Model, name, desc string, err error) {
-	return modelChoice{script: f.script, modelURL: f.modelURL, model: f.model}.build(
+func agentModel(env environ, f agentFlags) (model llm.Model, name, desc string, err error) {
+	return modelChoice{script: f.script, modelURL: f.modelURL, model: f.model}.build(env,
 		"no model: give --script FILE (the scripted mock model), --model-url URL (an OpenAI-compatible server such as `todoharness mock`), or set DEEPSEEK_API_KEY (DeepSeek)")
 }
 
@@ -135,10 +140,14 @@ type modelChoice struct {
 }
 
 // build makes the chosen model; missing is the error text when none is given.
-func (c modelChoice) build(missing string) (model llm.Model, name, desc string, err error) {
+func (c modelChoice) build(env environ, missing string) (model llm.Model, name, desc string, err error) {
 	switch {
 	case c.script != "":
-		s, err := mockmodel.LoadScript(c.script)
+		script, err := env.path(c.script)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--script: %w", err)
+		}
+		s, err := mockmodel.LoadScript(script)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("--script: %w", err)
 		}
@@ -147,7 +156,7 @@ func (c modelChoice) build(missing string) (model llm.Model, name, desc string, 
 		}
 		return mockmodel.NewModel(s), c.model, "script " + c.script, nil
 	case c.modelURL != "":
-		cfg := openaichat.ConfigFromEnv(c.model)
+		cfg := openaichat.ConfigFromLookup(env.getenv, c.model)
 		cfg.BaseURL = c.modelURL
 		if cfg.APIKey == "" {
 			cfg.APIKey = "mock"
@@ -157,8 +166,8 @@ func (c modelChoice) build(missing string) (model llm.Model, name, desc string, 
 			return nil, "", "", fmt.Errorf("--model-url: %w", err)
 		}
 		return cl, cfg.Model, fmt.Sprintf("%s at %s", cfg.Model, cfg.BaseURL), nil
-	case os.Getenv("DEEPSEEK_API_KEY") != "":
-		cfg := openaichat.ConfigFromEnv(c.model)
+	case env.getenv("DEEPSEEK_API_KEY") != "":
+		cfg := openaichat.ConfigFromLookup(env.getenv, c.model)
 		cl, err := openaichat.NewClient(cfg)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("DeepSeek: %w", err)
@@ -170,17 +179,17 @@ func (c modelChoice) build(missing string) (model llm.Model, name, desc string, 
 
 // sessionsDir resolves the sessions directory: the flag, $TODOHARNESS_SESSIONS,
 // $XDG_STATE_HOME/todoharness/sessions, ~/.local/state/todoharness/sessions.
-func sessionsDir(flag string) (string, error) {
+func sessionsDir(env environ, flag string) (string, error) {
 	if flag != "" {
-		return filepath.Abs(flag)
+		return env.abs(flag)
 	}
-	if d := os.Getenv(sessionsEnv); d != "" {
-		return filepath.Abs(d)
+	if d := env.getenv(sessionsEnv); d != "" {
+		return env.abs(d)
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+	if d := env.getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "todoharness", "sessions"), nil
 	}
-	home, err := os.UserHomeDir()
+	home, err := env.userHome()
 	if err != nil {
 		return "", fmt.Errorf("sessions directory: no --sessions, $%s or $XDG_STATE_HOME, and %w", sessionsEnv, err)
 	}

@@ -63,7 +63,7 @@ else $XDG_STATE_HOME/todoharness/sessions; its path is printed on stderr.`,
 }
 
 func runChat(cmd *cobra.Command, f chatFlags) error {
-	model, modelName, desc, err := chatModel(f)
+	model, modelName, desc, err := chatModel(environOf(cmd.Context()), f)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 	if err != nil {
 		return fmt.Errorf("composition: %w", err)
 	}
-	dir, err := sessionsDir(f.sessions)
+	dir, err := sessionsDir(environOf(cmd.Context()), f.sessions)
 	if err != nil {
 		return err
 	}
@@ -149,8 +149,8 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 
 // chatModel picks the model: --script, else DeepSeek when DEEPSEEK_API_KEY
 // is set.
-func chatModel(f chatFlags) (model llm.Model, name, desc string, err error) {
-	return modelChoice{script: f.script, model: f.model}.build(
+func chatModel(env environ, f chatFlags) (model llm.Model, name, desc string, err error) {
+	return modelChoice{script: f.script, model: f.model}.build(env,
 		"no model: DEEPSEEK_API_KEY is not set, so --script FILE is required (a mock-model script, see `todoharness mock serve --help`); set DEEPSEEK_API_KEY to chat with DeepSeek")
 }
 

@@ -52,16 +52,22 @@ type ClientConfig struct {
 // DEEPSEEK_API_KEY and DEEPSEEK_MODEL (default DefaultModel). A non-empty
 // model argument (from a flag) wins over DEEPSEEK_MODEL.
 func ConfigFromEnv(model string) ClientConfig {
+	return ConfigFromLookup(os.Getenv, model)
+}
+
+// ConfigFromLookup is ConfigFromEnv with the variables read through getenv
+// (for a command run in process on behalf of another process).
+func ConfigFromLookup(getenv func(string) string, model string) ClientConfig {
 	cfg := ClientConfig{
-		BaseURL: os.Getenv("DEEPSEEK_BASE_URL"),
-		APIKey:  os.Getenv("DEEPSEEK_API_KEY"),
+		BaseURL: getenv("DEEPSEEK_BASE_URL"),
+		APIKey:  getenv("DEEPSEEK_API_KEY"),
 		Model:   model,
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.Model == "" {
-		cfg.Model = os.Getenv("DEEPSEEK_MODEL")
+		cfg.Model = getenv("DEEPSEEK_MODEL")
 	}
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel

@@ -46,6 +46,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -82,22 +83,35 @@ func mutations() []string {
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, args); err != nil {
-		fmt.Fprintln(os.Stderr, "mutant:", err)
+	return InProcess(ctx, conformance.ProcIO{Args: append([]string{"mutant"}, args...), Env: os.Environ(),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// InProcess runs the mutant agent as conformance's in-process agent
+// (conformance.Target's InProcess): p.Args[1:] are its command line, and
+// p's environment, working directory and stdio stand in for the process's.
+func InProcess(ctx context.Context, p conformance.ProcIO) int {
+	if err := run(ctx, p); err != nil {
+		fmt.Fprintln(p.Stderr, "mutant:", err)
 		return 2
 	}
 	return 0
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, p conformance.ProcIO) error {
+	var args []string
+	if len(p.Args) > 1 {
+		args = p.Args[1:]
+	}
 	fl := flag.NewFlagSet("mutant", flag.ContinueOnError)
+	fl.SetOutput(p.Stderr)
 	modelURL := fl.String("model-url", "", "OpenAI-compatible base URL")
 	sessions := fl.String("sessions", ".sessions", "sessions directory")
 	wire := fl.String("wire", "openai", "model API: openai, responses, anthropic or gemini")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	mut := os.Getenv(Env)
+	mut := p.Getenv(Env)
 	known := false
 	for _, m := range mutations() {
 		known = known || m == mut
@@ -113,7 +127,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	key := os.Getenv(KeyEnv)
+	key := p.Getenv(KeyEnv)
 	var client llm.Model
 	if *wire == "openai" {
 		apiKey := key
@@ -127,21 +141,25 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv(SideEnv) != "" {
+	if p.Getenv(SideEnv) != "" {
 		client = &sideFirst{Model: client}
 	}
-	if err := os.MkdirAll(*sessions, 0o755); err != nil {
+	dir := *sessions
+	if !filepath.IsAbs(dir) && p.Dir != "" {
+		dir = filepath.Join(p.Dir, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	logger := slog.New(slog.NewTextHandler(p.Stderr, nil))
 	if mut != "none" {
 		logger.Warn("mutant agent: broken on purpose", "mutation", mut)
 	}
-	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: *sessions}, Model: client, ModelName: "mock", Tools: reg, Logger: logger})
+	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: dir}, Model: client, ModelName: "mock", Tools: reg, Logger: logger})
 	if err != nil {
 		return err
 	}
-	return b.Serve(ctx, os.Stdin, os.Stdout)
+	return b.Serve(ctx, p.Stdin, p.Stdout)
 }
 
 // mutate returns a copy of reg whose todo tool carries the mutation.
