@@ -89,25 +89,14 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	if r.inproc != nil {
 		return startInProc(ctx, r, cwd)
 	}
-	inR, inW, err := os.Pipe()
+	ps, err := openPipes("stdin", "stdout", "stderr")
 	if err != nil {
-		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
+		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, fmt.Errorf("conformance: stdout pipe: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, fmt.Errorf("conformance: stderr pipe: %w", err)
-	}
+	inR, inW, outR, outW, errR, errW := ps[0][0], ps[0][1], ps[1][0], ps[1][1], ps[2][0], ps[2][1]
 	// Orphans of the agent's children come back to the runner (Linux).
 	_ = becomeSubreaper()
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	marker := fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
+	marker := newMarker()
 	cmd := exec.Command(commandPath(r.argv[0], r.env), r.argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Env = append(r.env[:len(r.env):len(r.env)], marker)
@@ -146,18 +135,12 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 // goroutine. It ends as startProc's process does: when the case's ctx
 // ends the agent is killed (its context cancelled, its pipes closed).
 func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
-	inR, inW, err := os.Pipe()
+	ps, err := openPipes("stdin", "stdout")
 	if err != nil {
-		return nil, fmt.Errorf("conformance: stdin pipe: %w", err)
+		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, fmt.Errorf("conformance: stdout pipe: %w", err)
-	}
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	marker := fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
+	inR, inW, outR, outW := ps[0][0], ps[0][1], ps[1][0], ps[1][1]
+	marker := newMarker()
 	actx, cancel := context.WithCancelCause(context.Background())
 	ip := &inProc{cancel: cancel, in: inR, out: outW}
 	p := &proc{
@@ -199,6 +182,29 @@ func runInProc(ctx context.Context, f InProcessFunc, pio ProcIO) (code int, pani
 		}
 	}()
 	return f(ctx, pio), ""
+}
+
+// openPipes opens one pipe (read end, write end) per name, or none.
+func openPipes(names ...string) ([][2]*os.File, error) {
+	var ps [][2]*os.File
+	for _, n := range names {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps {
+				closeAll(p[0], p[1])
+			}
+			return nil, fmt.Errorf("conformance: %s pipe: %w", n, err)
+		}
+		ps = append(ps, [2]*os.File{r, w})
+	}
+	return ps, nil
+}
+
+// newMarker is procMarkerEnv=token with a token of the agent's own.
+func newMarker() string {
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	return fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
 }
 
 func closeAll(fs ...*os.File) {
