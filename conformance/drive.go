@@ -11,8 +11,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -218,38 +220,64 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 		info.DialectSource = "default (nothing detected)"
 	}
 	evs := make([]*Evidence, len(cases))
-	ev := r.runCase(ctx, cases[first], dialect, nil)
-	evs[first] = ev
-	if cfg.Dialect == "" && len(ev.Journal) > 0 {
+	// The others start once the first case has told what they need: its
+	// initialize answered (a forced dialect), or the tools of its first
+	// model request (detection); at the latest when it ends. A hanging
+	// agent then costs one case timeout, not two.
+	gate := newProbeGate(cfg.Dialect == "")
+	firstDone := make(chan *Evidence, 1)
+	go func() {
+		ev := r.runCase(ctx, cases[first], dialect, nil, gate)
+		gate.close(initAnswered(ev), firstRequestTools(ev))
+		firstDone <- ev
+	}()
+	<-gate.opened
+	if cfg.Dialect == "" && gate.tools != nil {
 		var names []string
-		for _, t := range ev.Journal[0].Tools {
+		for _, t := range gate.tools {
 			names = append(names, t.Name)
 		}
 		info.ToolsOffered = names
 		if d, ok := DetectDialect(names); ok {
 			dialect, info.DialectSource = d, "detected"
-			for _, t := range ev.Journal[0].Tools {
+			for _, t := range gate.tools {
 				if t.Name == d.Tool {
 					itemProps = d.itemProperties(t.Parameters)
 				}
 			}
 		}
 	}
-	ev.Dialect = dialect
-	r.progress(ev, len(cases))
-	notRun := ""
-	if ev.Aborted != "" && !initAnswered(ev) && !cfg.KeepGoing {
-		notRun = fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
-		if cfg.Progress != nil {
-			r.progressMu.Lock()
-			fmt.Fprintf(cfg.Progress, "stopping: %s could not get initialize answered; the other %d case(s) are not run (--keep-going runs them)\n", ev.Case.ID, len(cases)-1)
-			r.progressMu.Unlock()
+	notRun, reported := "", false
+	if !gate.initAnswered && !cfg.KeepGoing {
+		ev := <-firstDone
+		firstDone <- ev
+		if ev.Aborted != "" && !initAnswered(ev) {
+			ev.Dialect, evs[first], reported = dialect, ev, true
+			r.progress(ev, len(cases))
+			notRun = fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
+			if cfg.Progress != nil {
+				r.progressMu.Lock()
+				fmt.Fprintf(cfg.Progress, "stopping: %s could not get initialize answered; the other %d case(s) are not run (--keep-going runs them)\n", ev.Case.ID, len(cases)-1)
+				r.progressMu.Unlock()
+			}
 		}
 	}
 
-	// The other cases, in parallel.
+	// The other cases, in parallel (the first one holds a slot until it
+	// ends).
 	sem := make(chan struct{}, cfg.Parallel)
+	sem <- struct{}{}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ev := <-firstDone
+		<-sem
+		if !reported {
+			ev.Dialect, evs[first] = dialect, ev
+			r.progress(ev, len(cases))
+		}
+	}()
 	for i, c := range cases {
 		if i == first {
 			continue
@@ -272,7 +300,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 				evs[i] = unrunCase(c, dialect, interrupted(ctx), "")
 				return
 			}
-			ev := r.runCase(ctx, c, dialect, itemProps)
+			ev := r.runCase(ctx, c, dialect, itemProps, nil)
 			evs[i] = ev
 			r.progress(ev, len(cases))
 		}()
@@ -355,6 +383,51 @@ func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
 
 // initAnswered reports whether the agent answered an initialize request
 // in the case (with a result or an error).
+// probeGate holds the other cases of a run until the first case has
+// told what they need (see drive).
+type probeGate struct {
+	detect bool
+	once   sync.Once
+	opened chan struct{}
+	// Set before opened is closed: initAnswered, the first case's
+	// initialize was answered; tools, those of its first model request
+	// (nil when none was made yet).
+	initAnswered bool
+	tools        []llm.ToolSpec
+}
+
+func newProbeGate(detect bool) *probeGate {
+	return &probeGate{detect: detect, opened: make(chan struct{})}
+}
+
+// close opens the gate once (later calls do nothing). A nil gate is
+// ignored (the cases after the first have none).
+func (g *probeGate) close(initAnswered bool, tools []llm.ToolSpec) {
+	if g == nil {
+		return
+	}
+	g.once.Do(func() {
+		g.initAnswered, g.tools = initAnswered, tools
+		close(g.opened)
+	})
+}
+
+// firstRequestTools returns the tools of the case's first model request
+// (side requests aside), nil when it made none.
+func firstRequestTools(ev *Evidence) []llm.ToolSpec {
+	if len(ev.Journal) > 0 {
+		return nonNil(ev.Journal[0].Tools)
+	}
+	return nil
+}
+
+func nonNil(ts []llm.ToolSpec) []llm.ToolSpec {
+	if ts == nil {
+		return []llm.ToolSpec{}
+	}
+	return ts
+}
+
 func initAnswered(ev *Evidence) bool {
 	for _, s := range ev.Steps {
 		if s.Op == OpInitialize && s.RespSeq >= 0 {
@@ -416,6 +489,12 @@ type caseRun struct {
 	target resolved
 	wire   *wireLog
 
+	// gate, for the first case of a run, is opened as soon as the other
+	// cases can start (nil for the others); initDone is set once an
+	// initialize was answered.
+	gate     *probeGate
+	initDone atomic.Bool
+
 	cur       *conn       // the running agent process (nil: none)
 	curProc   *ProcResult // its record in ev.Procs
 	sessionID string
@@ -425,8 +504,8 @@ type caseRun struct {
 // runCase drives one case to completion or abortion and returns its
 // evidence; it never returns an error: whatever went wrong is in the
 // evidence (Aborted).
-func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool) *Evidence {
-	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx}
+func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool, gate *probeGate) *Evidence {
+	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate}
 	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start}
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cr.teardown()
@@ -470,6 +549,11 @@ func (cr *caseRun) setup(d Dialect, itemProps map[string]bool) error {
 // run starts the agent and runs the steps; the first failure aborts the
 // case (Evidence.Aborted) and ends the agent at once.
 func (cr *caseRun) run() {
+	if cr.gate != nil && cr.gate.detect {
+		stop := make(chan struct{})
+		defer close(stop)
+		go cr.watchFirstRequest(stop)
+	}
 	if err := cr.startAgent(); err != nil {
 		cr.abort(err.Error())
 		return
@@ -491,6 +575,26 @@ func (cr *caseRun) run() {
 	cr.endAgent("")
 	for _, e := range cr.srv.Journal().Errors() {
 		cr.ev.ModelErrors = append(cr.ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
+	}
+}
+
+// watchFirstRequest opens the gate with the tools of the first model
+// request (side requests aside) as soon as the mock has it.
+func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, e := range cr.srv.Journal().Entries() {
+			if !e.Side {
+				cr.gate.close(cr.initDone.Load(), nonNil(e.Tools))
+				return
+			}
+		}
 	}
 }
 
@@ -553,6 +657,10 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		// settleFast when the answer stays the agent's last message.
 		cr.settle(&ev.Steps[len(ev.Steps)-1], false)
 	case OpInitialize:
+		cr.initDone.Store(true)
+		if cr.gate != nil && !cr.gate.detect {
+			cr.gate.close(true, nil)
+		}
 		cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
 		cr.curProc.Init = res.Result
 		var ir struct {

@@ -51,8 +51,10 @@ type SchemaValidator struct {
 	cache map[string]*jsonschema.Schema
 
 	// unstable validates against the draft schema, for messages the stable
-	// schema rejects (nil inside the unstable validator itself).
-	unstable *SchemaValidator
+	// schema rejects (loadUnstable is nil inside the unstable validator
+	// itself). It is compiled on first use: it is twice the stable one's
+	// work (about 45 ms), and most runs never need it.
+	loadUnstable func() (*SchemaValidator, error)
 
 	// updateBranch maps a sessionUpdate kind to the pointer of its branch
 	// of SessionUpdate's oneOf; updateKinds lists the kinds in order.
@@ -60,15 +62,20 @@ type SchemaValidator struct {
 	updateKinds  []string
 }
 
-// NewSchemaValidator compiles the embedded ACP schemas, stable and unstable.
+// NewSchemaValidator compiles the embedded stable ACP schema; the unstable
+// one is compiled the first time a message needs it (ValidateUnstable).
 func NewSchemaValidator() (*SchemaValidator, error) {
 	v, err := newSchemaValidator(acpSchemaJSON)
 	if err != nil {
 		return nil, err
 	}
-	if v.unstable, err = newSchemaValidator(acpUnstableSchemaJSON); err != nil {
-		return nil, fmt.Errorf("unstable schema: %w", err)
-	}
+	v.loadUnstable = sync.OnceValues(func() (*SchemaValidator, error) {
+		u, err := newSchemaValidator(acpUnstableSchemaJSON)
+		if err != nil {
+			return nil, fmt.Errorf("unstable schema: %w", err)
+		}
+		return u, nil
+	})
 	return v, nil
 }
 
@@ -76,10 +83,14 @@ func NewSchemaValidator() (*SchemaValidator, error) {
 // schema. Use it to tell a message from a newer protocol draft from a
 // malformed one after Validate rejected it.
 func (v *SchemaValidator) ValidateUnstable(m WireMsg, fromAgent bool) error {
-	if v.unstable == nil {
+	if v.loadUnstable == nil {
 		return v.Validate(m, fromAgent)
 	}
-	return v.unstable.Validate(m, fromAgent)
+	u, err := v.loadUnstable()
+	if err != nil {
+		return fmt.Errorf("conformance: %w", err)
+	}
+	return u.Validate(m, fromAgent)
 }
 
 func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {

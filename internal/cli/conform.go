@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,7 @@ type conformOptions struct {
 	checks     []string
 	format     string
 	strict     bool
+	inProcess  bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -118,6 +120,7 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
 	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
 	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
@@ -396,6 +399,9 @@ func writeReportFile(path string, write func(io.Writer) error) error {
 // (nil: none).
 func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.Target, error) {
 	if preset != nil {
+		if o.inProcess {
+			return conformance.Target{}, errors.New("conform: --in-process runs the built-in reference agent: not with --preset")
+		}
 		t := preset.Target()
 		if preset.Self {
 			exe, err := os.Executable()
@@ -427,7 +433,15 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 		return t, nil
 	}
 	t := conformance.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
-	if o.agent == "" {
+	if o.inProcess {
+		if o.agent != "" {
+			return t, errors.New("conform: --in-process runs the built-in reference agent: not with --agent")
+		}
+		t.Command, t.InProcess = ReferenceAgentArgs("todoharness"), InProcessAgent
+		if t.Name == "" {
+			t.Name = "reference agent (built in, in process)"
+		}
+	} else if o.agent == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			return t, fmt.Errorf("conform: find the reference agent: %w", err)

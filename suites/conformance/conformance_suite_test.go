@@ -36,6 +36,7 @@ var (
 
 var _ = BeforeSuite(func() {
 	bins.todoharness, bins.mutant = selfexec.Path(), selfexec.Path()
+	findPython()
 	var err error
 	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
