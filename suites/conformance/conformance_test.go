@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"maps"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -71,6 +72,9 @@ func cases() []*conformance.Case {
 	return cs
 }
 
+// casesE is cases for background work (no Expect).
+func casesE() ([]*conformance.Case, error) { return conformance.LoadCases(conformancefixtures.FS, ".") }
+
 // The case timeouts. An agent that finishes its cases never waits for the
 // timeout, so caseTimeout is generous: under the race detector on a loaded
 // 2-core machine a case of eight steps has taken over 3 s, and a timeout is
@@ -83,6 +87,11 @@ const (
 	// settleWindow is short: the runner waits for the model turns an agent
 	// still has coming whatever the window.
 	settleWindow = 50 * time.Millisecond
+	// graceWindow is how long an agent has to exit once its stdin closed
+	// (ACP-EXIT-1): generous, as the case timeout, because the suite runs
+	// some hundred agents at once on two cores (a Python agent has taken
+	// over a second to exit there), and agents that exit never wait for it.
+	graceWindow = 5 * time.Second
 )
 
 // timeoutFor is the case timeout of a breakage's run: short only for a
@@ -97,15 +106,46 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 // run runs the catalogue against t, every case at once (a run then takes
 // as long as its longest case).
 func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
-	cs := cases()
-	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: time.Second, Parallel: len(cs), Validator: validator,
+	rep, err := runE(t, mod)
+	Expect(err).NotTo(HaveOccurred())
+	return rep
+}
+
+// runE is run for background work (no Expect).
+func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Report, error) {
+	cs, err := casesE()
+	if err != nil {
+		return nil, err
+	}
+	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: graceWindow, Parallel: len(cs), Validator: validator,
 		Settle: settleWindow}
 	if mod != nil {
 		mod(&cfg)
 	}
 	rep, err := conformance.Run(context.Background(), cfg)
-	Expect(err).NotTo(HaveOccurred())
-	return rep
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", t.Name, err)
+	}
+	return rep, nil
+}
+
+// runEachE calls one(i) for every i in [0, n), at most `at` of them at
+// once, and returns the reports in order of i (or the first error).
+func runEachE(at, n int, one func(i int) (*conformance.Report, error)) ([]*conformance.Report, error) {
+	reps, errs := make([]*conformance.Report, n), make([]error, n)
+	sem := make(chan struct{}, at)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reps[i], errs[i] = one(i)
+		}()
+	}
+	wg.Wait()
+	return reps, errors.Join(errs...)
 }
 
 // runEach calls one(i) for every i in [0, n), at most `at` of them at once,
@@ -202,50 +242,63 @@ func suiteBreakages() []breakage.Breakage {
 
 // breakageTarget is the agent that carries b.
 func breakageTarget(b breakage.Breakage) conformance.Target {
+	t, err := breakageTargetE(b)
+	Expect(err).NotTo(HaveOccurred())
+	return t
+}
+
+// breakageTargetE is breakageTarget for background work (no Expect).
+func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 	switch b.Layer {
 	case breakage.Bridge:
 		if b.FailsCheck("RUN-1") {
 			// Hanging and crashing are about the process: the runner's
 			// timeout kills its group, the crash is its exit status.
-			return asProcess(withFault(b.Name))
+			return asProcess(withFault(b.Name)), nil
 		}
-		return withFault(b.Name)
+		return withFault(b.Name), nil
 	case breakage.Tool:
-		return mutant(b.Name)
+		return mutant(b.Name), nil
 	case breakage.Composition:
 		configs := map[string]string{"allow-parallel-in-progress": "allowParallelInProgress: true"}
 		cfg, ok := configs[b.Name]
-		Expect(ok).To(BeTrue(), "no composition for breakage %s", b.Name)
+		if !ok {
+			return conformance.Target{}, fmt.Errorf("no composition for breakage %s", b.Name)
+		}
 		t := reference()
 		t.Name = "composition " + b.Name
 		t.Command = referenceArgs("--composition", "{{.Cwd}}/composition.yaml")
 		t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline",
 			Content: "plugins:\n  - name: todo\n    config:\n      " + cfg + "\n"}}
-		return t
+		return t, nil
 	case breakage.Protocol:
 		commands := map[string][]string{
 			"silent-on-initialize": {"/bin/sh", "-c", "cat >/dev/null"},
 			"banner-on-stdout":     append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`}, referenceArgs()...),
 		}
 		cmd, ok := commands[b.Name]
-		Expect(ok).To(BeTrue(), "no command for breakage %s", b.Name)
+		if !ok {
+			return conformance.Target{}, fmt.Errorf("no command for breakage %s", b.Name)
+		}
 		// The banner agent execs the reference agent: it needs its environment.
-		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}
+		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}, nil
 	case breakage.Example:
-		return exampleAgent(b.Name)
+		return exampleAgentE(b.Name)
 	}
-	Fail("breakage " + b.Label() + ": no agent of this suite carries layer " + string(b.Layer))
-	return conformance.Target{}
+	return conformance.Target{}, fmt.Errorf("breakage %s: no agent of this suite carries layer %s", b.Label(), b.Layer)
 }
 
-var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
+// Its specs wait for background work (early): they run last, after the
+// specs that keep the cores busy meanwhile.
+var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, SpecPriority(-1), func() {
 	var (
 		mu      sync.Mutex
 		results = map[string]*conformance.Report{}
 	)
-	BeforeAll(func() {
-		// The runs are independent: run several at once, the hanging ones
-		// first (each waits out its timeout; the others finish meanwhile).
+	// The runs are independent: they run in the background from the start
+	// of the suite (early), several at once, the hanging ones first (each
+	// waits out its timeout; the others finish meanwhile).
+	breakageRuns := earlyWork("the breakage table's runs", true, func() (map[string]*conformance.Report, error) {
 		var bs []breakage.Breakage
 		for _, b := range suiteBreakages() {
 			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
@@ -256,8 +309,12 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 		slices.SortStableFunc(bs, func(a, b breakage.Breakage) int {
 			return cmp.Compare(timeoutFor(b), timeoutFor(a))
 		})
-		reps := runEach(6, len(bs), func(i int) *conformance.Report {
-			return run(breakageTarget(bs[i]), func(c *conformance.Config) {
+		reps, err := runEachE(6, len(bs), func(i int) (*conformance.Report, error) {
+			t, err := breakageTargetE(bs[i])
+			if err != nil {
+				return nil, err
+			}
+			return runE(t, func(c *conformance.Config) {
 				c.Timeout = timeoutFor(bs[i])
 				if bs[i].FailsCheck("RUN-1") {
 					// The agent cannot show its tools when it hangs
@@ -266,11 +323,20 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				}
 			})
 		})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]*conformance.Report{}
+		for i, b := range bs {
+			out[b.Label()] = reps[i]
+		}
+		return out, nil
+	})
+	BeforeAll(func() {
+		got := breakageRuns()
 		mu.Lock()
 		defer mu.Unlock()
-		for i, b := range bs {
-			results[b.Label()] = reps[i]
-		}
+		maps.Copy(results, got)
 	})
 
 	var entries []TableEntry
@@ -332,19 +398,36 @@ var _ = Describe("the expected-failures baseline", func() {
 	})
 })
 
-var _ = Describe("a broken agent is a failed case, never a hung runner", func() {
-	DescribeTable("within the case timeout",
-		func(script, reason string) {
+var _ = Describe("a broken agent is a failed case, never a hung runner", SpecPriority(-1), func() {
+	type brokenRun struct {
+		rep  *conformance.Report
+		took time.Duration
+	}
+	// Each run waits out its case timeout: they run in the background from
+	// the start of the suite (early).
+	broken := func(script string) func() brokenRun {
+		return earlyWork("broken agent "+script, true, func() (brokenRun, error) {
 			start := time.Now()
-			rep := run(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
+			cs, err := casesE()
+			if err != nil {
+				return brokenRun{}, err
+			}
+			rep, err := runE(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
 				c.Timeout, c.Grace, c.Dialect = 2*time.Second, 200*time.Millisecond, conformance.DialectTodoWrite
-				for _, cs := range c.Cases {
+				for _, cs := range cs {
 					if cs.ID == "plan-basic" {
 						c.Cases = []*conformance.Case{cs}
 					}
 				}
 			})
-			Expect(time.Since(start)).To(BeNumerically("<", 6*time.Second))
+			return brokenRun{rep: rep, took: time.Since(start)}, err
+		})
+	}
+	DescribeTable("within the case timeout",
+		func(got func() brokenRun, reason string) {
+			r := got()
+			rep := r.rep
+			Expect(r.took).To(BeNumerically("<", 6*time.Second))
 			Expect(rep.Cases).To(HaveLen(1))
 			Expect(rep.Cases[0].Completed).To(BeFalse())
 			Expect(rep.OK).To(BeFalse())
@@ -352,9 +435,9 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", func() 
 			Expect(run1.Outcome).To(Equal(conformance.Fail))
 			Expect(run1.Reason).To(ContainSubstring(reason))
 		},
-		Entry("hung (its whole process group is killed)", `sleep 600 & echo "child started" >&2; wait`, "child started"),
-		Entry("crashing", `read line; echo "panic: boom" >&2; exit 2`, "exit status 2"),
-		Entry("writing non-JSON to stdout", `echo "Welcome!"; cat >/dev/null`, "deadline"),
+		Entry("hung (its whole process group is killed)", broken(`sleep 600 & echo "child started" >&2; wait`), "child started"),
+		Entry("crashing", broken(`read line; echo "panic: boom" >&2; exit 2`), "exit status 2"),
+		Entry("writing non-JSON to stdout", broken(`echo "Welcome!"; cat >/dev/null`), "deadline"),
 	)
 })
 
@@ -410,15 +493,27 @@ func inProcessFault(fault string) []string {
 
 // conformCLIEnv is conformCLI with env added to the command's environment.
 func conformCLIEnv(env []string, args ...string) (int, string) {
-	base := []string{"conform", "--timeout", caseTimeout.String(), "--settle", settleWindow.String(), "--parallel", "12"}
+	r, err := conformCLIE(env, args...)
+	Expect(err).NotTo(HaveOccurred())
+	return r.code, r.out
+}
+
+// cliRun is how a `todoharness conform` ended: its exit status and output.
+type cliRun struct {
+	code int
+	out  string
+}
+
+// conformCLIE is conformCLIEnv for background work (no Expect).
+func conformCLIE(env []string, args ...string) (cliRun, error) {
+	base := []string{"conform", "--timeout", caseTimeout.String(), "--grace", graceWindow.String(), "--settle", settleWindow.String(), "--parallel", "12"}
 	cmd := selfexec.Command("todoharness", append(base, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), string(out)
+		return cliRun{ee.ExitCode(), string(out)}, nil
 	}
-	Expect(err).NotTo(HaveOccurred())
-	return 0, string(out)
+	return cliRun{0, string(out)}, err
 }
 
 var _ = Describe("todoharness conform", func() {
@@ -585,13 +680,22 @@ script:
 		Entry("a baseline naming an unknown case", `no case matches "plan-basik": did you mean plan-basic?`, "--expected-failures", "BASELINE:- id: TW-PLAN-1\n  reason: x\n  cases: [plan-basik]\n"),
 	)
 
-	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", func() {
-		code, out := conform("--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms")
+	// Both runs wait out case timeouts: they run in the background from
+	// the start of the suite (early).
+	silent := []string{"--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms"}
+	stopRun := earlyWork("conform a silent agent", true, func() (cliRun, error) { return conformCLIE(nil, silent...) })
+	keepGoingRun := earlyWork("conform a silent agent --keep-going", true, func() (cliRun, error) {
+		return conformCLIE(nil, append(slices.Clone(silent), "--keep-going", "--parallel", "20")...)
+	})
+	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", SpecPriority(-1), func() {
+		r := stopRun()
+		code, out := r.code, r.out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(ContainSubstring("stopping: tool-offered could not get initialize answered; the other"))
 		Expect(out).To(ContainSubstring("FAIL: MUST failed: RUN-1, ACP-INIT-1"))
 		Expect(strings.Count(out, "ERROR ")).To(Equal(1), out)
-		code, out = conform("--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms", "--keep-going", "--parallel", "20")
+		r = keepGoingRun()
+		code, out = r.code, r.out
 		Expect(code).To(Equal(1), out)
 		Expect(strings.Count(out, "ERROR ")).To(BeNumerically(">", 1), out)
 	})
