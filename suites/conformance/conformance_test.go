@@ -2,13 +2,13 @@ package conformance
 
 import (
 	"bufio"
-	"maps"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
