@@ -101,7 +101,7 @@ type Config struct {
 // is set only when the run could not happen at all (bad configuration);
 // a misbehaving agent yields failed checks, never an error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if len(cfg.Agent.Command) == 0 {
+	if len(cfg.Agent.Command) == 0 && cfg.Agent.InProcess == nil {
 		return nil, errors.New("conformance: no agent command")
 	}
 	if len(cfg.Cases) == 0 {

@@ -161,13 +161,15 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	go func() {
 		code, panicked := runInProc(actx, r.inproc, pio)
 		cancel(errTerminated)
-		// As a process's exit closes its descriptors.
-		closeAll(inR, outW)
 		stopWatch()
 		ip.exitOnce.Do(func() {
 			ip.code, ip.panicked = code, panicked
 			close(p.exited)
 		})
+		// As a process's exit closes its descriptors; after the exit is
+		// marked, so that a runner that sees its stdout end finds it
+		// exited (ExitedEarly).
+		closeAll(inR, outW)
 	}()
 	return p, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,9 @@ type environ struct {
 	dir string
 	// exit ends the process with a status (nil: os.Exit).
 	exit func(code int)
+	// home is the process's home folder, asked when HOME is unset (nil:
+	// not the process's environment, which has no other home).
+	home func() (string, error)
 }
 
 type environKey struct{}
@@ -35,7 +39,7 @@ func environOf(ctx context.Context) environ {
 	if e, ok := ctx.Value(environKey{}).(environ); ok && e.lookup != nil {
 		return e
 	}
-	return environ{lookup: os.LookupEnv}
+	return environ{lookup: os.LookupEnv, home: os.UserHomeDir}
 }
 
 // getenv returns the variable k, "" when unset.
@@ -71,12 +75,16 @@ func (e environ) exitFunc() func(int) {
 	return os.Exit
 }
 
-// userHome is $HOME, else the process's home folder.
+// userHome is $HOME, else the process's home folder (for the process's own
+// environment only: an in-process agent without HOME has none).
 func (e environ) userHome() (string, error) {
 	if h := e.getenv("HOME"); h != "" {
 		return h, nil
 	}
-	return os.UserHomeDir()
+	if e.home == nil {
+		return "", errors.New("$HOME is not defined")
+	}
+	return e.home()
 }
 
 // InProcessAgent runs the todoharness command line of p.Args (p.Args[0] is

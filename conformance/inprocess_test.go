@@ -1,0 +1,526 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// The in-process target (Target.InProcess): the runner calls a function on
+// pipes instead of starting Command. These tests drive small in-process
+// agents (stubServe) through Run and Launch, and check what the function
+// gets and how each way of ending is recorded. The reference agent run in
+// process over the whole catalogue is in internal/cli (environ_test.go):
+// internal/cli imports this package.
+
+func TestProcIOLookupEnv(t *testing.T) {
+	p := ProcIO{Env: []string{"A=1", "B=two", "A=3", "EMPTY=", "NOEQUALS", "EQ=x=y", "LATE=1", "LATE="}}
+	for _, tc := range []struct {
+		k    string
+		want string
+		ok   bool
+	}{
+		{"A", "3", true},         // the last entry wins
+		{"B", "two", true},       // a single entry
+		{"EMPTY", "", true},      // set, empty
+		{"LATE", "", true},       // the last entry wins, even empty
+		{"EQ", "x=y", true},      // the value keeps its own '='
+		{"NOEQUALS", "", false},  // not K=V: not an entry
+		{"MISSING", "", false},   // unset
+		{"a", "", false},         // keys are case-sensitive
+		{"", "", false},          // no empty key
+		{"A=1", "", false},       // a whole entry is no key
+		{ModelURLEnv, "", false}, // nothing but Env is read
+		{"PATH", "", false},      // not even the process's own
+		{"TODOHARNESS_FAULT", "", false},
+	} {
+		got, ok := p.LookupEnv(tc.k)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("LookupEnv(%q) = %q, %v; want %q, %v", tc.k, got, ok, tc.want, tc.ok)
+		}
+		if g := p.Getenv(tc.k); g != tc.want {
+			t.Errorf("Getenv(%q) = %q, want %q", tc.k, g, tc.want)
+		}
+	}
+	if v, ok := (ProcIO{}).LookupEnv("HOME"); v != "" || ok {
+		t.Errorf("an empty Env gives HOME %q, %v; want \"\", false", v, ok)
+	}
+}
+
+// stubServe is an in-process agent's ACP loop: it answers initialize and
+// session/new, calls onPrompt for session/prompt (nil: answers end_turn),
+// answers anything else with "method not found", and returns when its
+// stdin ends (or its read fails: the runner closed the pipe).
+func stubServe(p ProcIO, onPrompt func()) {
+	in := bufio.NewScanner(p.Stdin)
+	in.Buffer(make([]byte, 64<<10), 4<<20)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		var res any
+		switch m.Method {
+		case "initialize":
+			res = map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": false},
+				"agentInfo": map[string]any{"name": "stub", "version": "0"}, "authMethods": []any{}}
+		case "session/new":
+			res = map[string]any{"sessionId": "stub-session"}
+		case "session/prompt":
+			if onPrompt != nil {
+				onPrompt()
+			}
+			res = map[string]any{"stopReason": "end_turn"}
+		default:
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			_, _ = p.Stdout.Write(append(b, '\n'))
+			continue
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+		if _, err := p.Stdout.Write(append(b, '\n')); err != nil {
+			return
+		}
+	}
+}
+
+// holdAgent is for an agent that does not return by itself: release is
+// closed when the test ends, and the test then waits (bounded) for the
+// function to report, with returned, that it has returned: no goroutine of
+// the test outlives it.
+func holdAgent(t *testing.T) (release <-chan struct{}, returned func()) {
+	t.Helper()
+	rel, ret := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() {
+		close(rel)
+		select {
+		case <-ret:
+		case <-time.After(10 * time.Second):
+			t.Error("the in-process agent did not return once released")
+		}
+	})
+	return rel, func() { close(ret) }
+}
+
+// stubCase is initialize and newSession, and with prompt a prompt (the
+// script's one turn, which the stub never asks for: it does not matter,
+// the prompt steps of these tests are never answered).
+func stubCase(prompt bool) *Case {
+	c := &Case{ID: "inproc", Title: "an in-process agent", Source: "(test)", Checks: []string{"RUN-1"},
+		Steps: []Step{{Op: OpInitialize}, {Op: OpNewSession}}}
+	if prompt {
+		c.Steps = append(c.Steps, Step{Op: OpPrompt, Text: "hello"})
+		c.Script = []mockmodel.Turn{{Text: "OK"}}
+	}
+	return c
+}
+
+// stubTarget is f with a command line (the runner never starts it).
+func stubTarget(f InProcessFunc) Target {
+	return Target{Name: "stub", Command: []string{"stub-agent", "--acp"}, InProcess: f}
+}
+
+// runStub runs case c against the in-process agent tg. The grace is long:
+// an agent that returns at its stdin's end never waits for it (a test of
+// the grace sets its own).
+func runStub(t *testing.T, tg Target, c *Case, mod func(*Config)) *Report {
+	t.Helper()
+	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: DialectTodoWrite, Timeout: 20 * time.Second,
+		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
+	if mod != nil {
+		mod(&cfg)
+	}
+	var rep *Report
+	hangCheck(t, hangLimit, "Run of an in-process agent", func() {
+		var err error
+		if rep, err = Run(context.Background(), cfg); err != nil {
+			t.Error(err)
+		}
+	})
+	if rep == nil {
+		t.FailNow()
+	}
+	if len(rep.Cases) != 1 || len(rep.Cases[0].ev.Procs) != 1 {
+		t.Fatalf("%d cases, want 1 with 1 agent: %+v", len(rep.Cases), rep.Cases)
+	}
+	return rep
+}
+
+// The function gets the templated Command as Args, the environment the
+// process would get (the runner's, TODOHARNESS_MODEL_URL, the target's
+// templated Env, the marker) and the case's directory.
+func TestInProcessGetsArgsEnvDir(t *testing.T) {
+	t.Parallel()
+	got := make(chan ProcIO, 1)
+	f := func(ctx context.Context, p ProcIO) int {
+		got <- p
+		stubServe(p, nil)
+		return 0
+	}
+	tg := Target{Name: "stub", InProcess: f,
+		Command: []string{"stub-agent", "--url", "{{.BaseURL}}", "--cwd={{.Cwd}}", "{{.Case}}/{{.Model}}"},
+		Env:     []string{"STUB_PORT={{.Port}}", "STUB_HOST={{.Host}}", "STUB_HOME={{.Home}}"}}
+	environ := os.Environ()
+	rep := runStub(t, tg, stubCase(false), nil)
+	p := <-got
+	ev := rep.Cases[0].ev
+	base := p.Getenv(ModelURLEnv)
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "" || u.Path != "/v1" {
+		t.Fatalf("%s=%q (%v), want the mock's http://127.0.0.1:PORT/v1", ModelURLEnv, base, err)
+	}
+	if want := []string{"stub-agent", "--url", base, "--cwd=" + ev.Cwd, "inproc/mock"}; !reflect.DeepEqual(p.Args, want) {
+		t.Errorf("Args %q, want %q", p.Args, want)
+	}
+	if p.Dir != ev.Cwd || ev.Cwd == "" {
+		t.Errorf("Dir %q, want the case's directory %q", p.Dir, ev.Cwd)
+	}
+	want := append(slices.Clone(environ), ModelURLEnv+"="+base, "STUB_PORT="+u.Port(), "STUB_HOST=127.0.0.1", "STUB_HOME="+ev.Home)
+	if n := len(p.Env); n != len(want)+1 || !reflect.DeepEqual(p.Env[:n-1], want) {
+		t.Errorf("Env:\n%q\nwant the runner's environment, then:\n%q", p.Env, want[len(environ):])
+	} else if !strings.HasPrefix(p.Env[n-1], procMarkerEnv+"=") {
+		t.Errorf("the last Env entry is %q, want the marker %s=…", p.Env[n-1], procMarkerEnv)
+	}
+	if p.Stdin == nil || p.Stdout == nil || p.Stderr == nil {
+		t.Errorf("stdio %v %v %v", p.Stdin, p.Stdout, p.Stderr)
+	}
+	pr := ev.Procs[0]
+	if !pr.InProcess || !reflect.DeepEqual(pr.Argv, p.Args) {
+		t.Errorf("ProcResult InProcess %v Argv %q, want true and %q", pr.InProcess, pr.Argv, p.Args)
+	}
+	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+		t.Errorf("RUN-1: %s %q", c.Outcome, c.Reason)
+	}
+}
+
+// Launch gives the same, from the Vars given; with CleanEnv the
+// environment is exactly PATH, HOME, TMPDIR, the model URL and Env; a
+// target with no Command gets its Name as Args (Run too).
+func TestInProcessLaunch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	v := Vars{BaseURL: "http://127.0.0.1:9/v1", URL: "http://127.0.0.1:9", Host: "127.0.0.1", Port: "9", Cwd: dir, Case: "c1", Model: "m1"}
+	launch := func(t *testing.T, tg Target, code int) (ProcIO, string) {
+		t.Helper()
+		got := make(chan ProcIO, 1)
+		tg.InProcess = func(ctx context.Context, p ProcIO) int {
+			got <- p
+			stubServe(p, nil)
+			return code
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		a, err := tg.Launch(ctx, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Step(ctx, OpInitialize, "", ""); err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+		how, _ := a.Stop(time.Second)
+		p := <-got
+		if !reflect.DeepEqual(a.Argv(), p.Args) {
+			t.Errorf("Argv %q, Args %q", a.Argv(), p.Args)
+		}
+		return p, how
+	}
+	t.Run("command", func(t *testing.T) {
+		t.Parallel()
+		p, how := launch(t, Target{Command: []string{"agent", "{{.BaseURL}}", "{{.Cwd}}/s", "--model={{.Model}}"},
+			Env: []string{"K={{.Case}}", "K=again", "EMPTY="}, CleanEnv: true}, 7)
+		if want := []string{"agent", v.BaseURL, dir + "/s", "--model=m1"}; !reflect.DeepEqual(p.Args, want) {
+			t.Errorf("Args %q, want %q", p.Args, want)
+		}
+		if p.Dir != dir {
+			t.Errorf("Dir %q, want %q", p.Dir, dir)
+		}
+		var want []string
+		for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+			if val, ok := os.LookupEnv(k); ok {
+				want = append(want, k+"="+val)
+			}
+		}
+		want = append(want, ModelURLEnv+"="+v.BaseURL, "K=c1", "K=again", "EMPTY=")
+		if n := len(p.Env); n != len(want)+1 || !reflect.DeepEqual(p.Env[:n-1], want) || !strings.HasPrefix(p.Env[n-1], procMarkerEnv+"=") {
+			t.Errorf("Env %q, want %q and the marker", p.Env, want)
+		}
+		if got := p.Getenv("K"); got != "again" {
+			t.Errorf("K=%q, want the last entry's value", got)
+		}
+		if want := "exited after stdin closed, exit status 7"; how != want {
+			t.Errorf("Stop: %q, want %q", how, want)
+		}
+	})
+	t.Run("no command", func(t *testing.T) {
+		t.Parallel()
+		if p, _ := launch(t, Target{Name: "solo"}, 0); !reflect.DeepEqual(p.Args, []string{"solo"}) {
+			t.Errorf("Args %q, want [solo]", p.Args)
+		}
+		if p, _ := launch(t, Target{}, 0); !reflect.DeepEqual(p.Args, []string{"in-process agent"}) {
+			t.Errorf("Args %q, want [in-process agent]", p.Args)
+		}
+	})
+	t.Run("Run with no command", func(t *testing.T) {
+		t.Parallel()
+		got := make(chan []string, 1)
+		tg := Target{Name: "solo", InProcess: func(ctx context.Context, p ProcIO) int {
+			got <- p.Args
+			stubServe(p, nil)
+			return 0
+		}}
+		rep := runStub(t, tg, stubCase(false), nil)
+		if args := <-got; !reflect.DeepEqual(args, []string{"solo"}) {
+			t.Errorf("Args %q, want [solo]", args)
+		}
+		if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+			t.Errorf("RUN-1: %s %q", c.Outcome, c.Reason)
+		}
+	})
+}
+
+// A function that returns when its stdin ends exited after stdin closed,
+// with the status it returned; one that returns before is an early exit.
+func TestInProcessExitOnStdinEOF(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{0, 7} {
+		t.Run(fmt.Sprint("status ", code), func(t *testing.T) {
+			t.Parallel()
+			eof := make(chan bool, 1)
+			rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+				stubServe(p, nil)
+				eof <- ctx.Err() == nil // stdin ended, not the context
+				return code
+			}), stubCase(false), nil)
+			pr := rep.Cases[0].ev.Procs[0]
+			if !strings.HasPrefix(pr.Shutdown, "exited after stdin closed") {
+				t.Errorf("Shutdown %q, want it to start %q", pr.Shutdown, "exited after stdin closed")
+			}
+			if want := fmt.Sprintf("exit status %d", code); pr.Exit != want {
+				t.Errorf("Exit %q, want %q", pr.Exit, want)
+			}
+			if !pr.InProcess || pr.ExitedEarly {
+				t.Errorf("InProcess %v ExitedEarly %v, want true, false", pr.InProcess, pr.ExitedEarly)
+			}
+			if !<-eof {
+				t.Error("the function's context was cancelled before its stdin ended")
+			}
+			if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+				t.Errorf("RUN-1: %s %q", c.Outcome, c.Reason)
+			}
+		})
+	}
+	t.Run("before stdin closed", func(t *testing.T) {
+		t.Parallel()
+		c := stubCase(false)
+		c.Steps = c.Steps[:1] // initialize only, then the function returns
+		rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+			in := bufio.NewScanner(p.Stdin)
+			in.Scan()
+			_, _ = p.Stdout.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}` + "\n"))
+			return 4
+		}), c, func(c *Config) { c.Settle = time.Second }) // the settle waits up to settleFast for the exit
+		pr := rep.Cases[0].ev.Procs[0]
+		if !pr.ExitedEarly || pr.Exit != "exit status 4" {
+			t.Errorf("ExitedEarly %v Exit %q, want true and exit status 4", pr.ExitedEarly, pr.Exit)
+		}
+		run, _ := rep.Check("RUN-1")
+		if want := "inproc: agent process 1 exited (exit status 4) before the client closed its stdin"; run.Outcome != Fail || run.Reason != want {
+			t.Errorf("RUN-1: %s %q, want a failure %q", run.Outcome, run.Reason, want)
+		}
+	})
+}
+
+// A function that ignores its stdin's end but returns when its context is
+// cancelled ends at the runner's SIGTERM, after the grace.
+func TestInProcessExitOnCancel(t *testing.T) {
+	t.Parallel()
+	cause := make(chan error, 1)
+	// The first grace is waited in full; the second is the function's
+	// time to return once cancelled (long enough for a loaded machine).
+	grace := 300 * time.Millisecond
+	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+		stubServe(p, nil)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return 143
+	}), stubCase(false), func(c *Config) { c.Grace = grace })
+	pr := rep.Cases[0].ev.Procs[0]
+	if want := "did not exit within 300ms of stdin closing: context cancelled (its SIGTERM)"; pr.Shutdown != want {
+		t.Errorf("Shutdown %q, want %q", pr.Shutdown, want)
+	}
+	if pr.Exit != "exit status 143" {
+		t.Errorf("Exit %q, want exit status 143", pr.Exit)
+	}
+	if err := <-cause; !errors.Is(err, errTerminated) || !strings.Contains(err.Error(), "its SIGTERM") {
+		t.Errorf("the context's cause is %v, want %v", err, errTerminated)
+	}
+}
+
+// A function that ignores its stdin's end and its context is abandoned
+// abandonAfter after its pipes were closed; the run still ends.
+func TestInProcessAbandoned(t *testing.T) {
+	t.Parallel()
+	release, returned := holdAgent(t)
+	start := time.Now()
+	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+		defer returned()
+		stubServe(p, nil)
+		<-release
+		return 0
+	}), stubCase(false), func(c *Config) { c.Grace = 50 * time.Millisecond })
+	pr := rep.Cases[0].ev.Procs[0]
+	if want := "did not exit within 50ms of stdin closing nor 50ms of context cancelled (its SIGTERM): pipes closed (its SIGKILL)"; pr.Shutdown != want {
+		t.Errorf("Shutdown %q, want %q", pr.Shutdown, want)
+	}
+	if want := fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", abandonAfter); pr.Exit != want {
+		t.Errorf("Exit %q, want %q", pr.Exit, want)
+	}
+	if !rep.Cases[0].Completed {
+		t.Errorf("the case did not complete: %s", rep.Cases[0].Error)
+	}
+	// The runner waited the abandon time, not less (and not forever:
+	// runStub's hangCheck).
+	if d := time.Since(start); d < abandonAfter {
+		t.Errorf("the run took %s, less than abandonAfter (%s): nothing was waited for", d, abandonAfter)
+	}
+	t.Logf("run %s", time.Since(start))
+}
+
+// A panic in the function is the agent's crash: status 2, the panic and
+// its stack on its stderr; the runner goes on.
+func TestInProcessPanic(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+		fmt.Fprintln(p.Stderr, "stub: starting")
+		stubServe(p, func() { panic("boom") })
+		return 0
+	}), stubCase(true), func(c *Config) { c.Out = out })
+	cr := rep.Cases[0]
+	pr := cr.ev.Procs[0]
+	if pr.Exit != "panic: boom (exit status 2)" {
+		t.Errorf("Exit %q, want panic: boom (exit status 2)", pr.Exit)
+	}
+	if !strings.HasPrefix(pr.Stderr, "stub: starting\npanic: boom\n\ngoroutine ") || !strings.Contains(pr.Stderr, "TestInProcessPanic") {
+		t.Errorf("Stderr %q, want what the agent wrote, then the panic and the stack through TestInProcessPanic", pr.Stderr)
+	}
+	run, _ := rep.Check("RUN-1")
+	if run.Outcome != Fail || !strings.Contains(run.Reason, "step 3 (prompt)") || !strings.Contains(run.Reason, "the agent exited (panic: boom (exit status 2))") ||
+		!strings.Contains(run.Reason, "stderr: ") {
+		t.Errorf("RUN-1: %s %q, want a failure at the prompt naming the panic and quoting stderr", run.Outcome, run.Reason)
+	}
+	if !strings.HasPrefix(cr.Transcript, out) {
+		t.Errorf("transcript folder %q, want it under %s", cr.Transcript, out)
+	}
+	b, err := os.ReadFile(filepath.Join(cr.Transcript, "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "in-process agent 1: stub-agent --acp\n") || !strings.Contains(string(b), "panic: boom (exit status 2)") {
+		t.Errorf("the transcript does not name the in-process agent and its panic:\n%s", b)
+	}
+	// A second run in the same process works: the panic was contained.
+	rep = runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int { stubServe(p, nil); return 0 }), stubCase(false), nil)
+	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
+		t.Errorf("after the panic, RUN-1: %s %q", c.Outcome, c.Reason)
+	}
+}
+
+// goroutines returns every goroutine's stack, by goroutine ID.
+func goroutines() map[string]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[string]string{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		id, _, _ := strings.Cut(strings.TrimPrefix(head, "goroutine "), " ")
+		out[id] = g
+	}
+	return out
+}
+
+// runnerGoroutines lists the goroutines not in before that run code of
+// this package or of the mock model, other than in-process agents' own
+// (runInProc) and tests'.
+func runnerGoroutines(before map[string]string) []string {
+	var out []string
+	for id, g := range goroutines() {
+		if _, old := before[id]; old || strings.Contains(g, "conformance.runInProc") || strings.Contains(g, "testing.tRunner") {
+			continue
+		}
+		if strings.Contains(g, "todoharness/conformance.") || strings.Contains(g, "todoharness/mockmodel.") || strings.Contains(g, "net/http/httptest.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// A hung in-process agent (it ignores its context and its closed pipes)
+// fails RUN-1 at the case timeout; the runner abandons it and leaves no
+// goroutine of its own behind. Not parallel: it counts goroutines.
+func TestInProcessHungAgentTimeout(t *testing.T) {
+	release, returned := holdAgent(t)
+	hung := make(chan struct{})
+	before := goroutines()
+	timeout := time.Second
+	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+		defer returned()
+		stubServe(p, func() {
+			close(hung)
+			<-release
+		})
+		return 0
+	}), stubCase(true), func(c *Config) { c.Timeout = timeout })
+	select {
+	case <-hung:
+	default:
+		t.Fatal("the agent never got the prompt")
+	}
+	cr := rep.Cases[0]
+	run, _ := rep.Check("RUN-1")
+	if run.Outcome != Fail || !strings.Contains(run.Reason, "step 3 (prompt): no answer to session/prompt: context deadline exceeded") ||
+		!strings.Contains(run.Reason, "case timeout 1s") {
+		t.Errorf("RUN-1: %s %q, want a failure at the prompt naming the case timeout", run.Outcome, run.Reason)
+	}
+	if cr.Completed || cr.Duration < timeout {
+		t.Errorf("case completed %v after %s, want it aborted at its timeout (%s)", cr.Completed, cr.Duration, timeout)
+	}
+	pr := cr.ev.Procs[0]
+	if !strings.Contains(pr.Exit, "abandoned") || !strings.HasPrefix(pr.Shutdown, "killed") {
+		t.Errorf("Shutdown %q Exit %q, want the kill and the abandon named", pr.Shutdown, pr.Exit)
+	}
+	t.Logf("case %s, exit %q", cr.Duration, pr.Exit)
+	// Run has returned: what the runner started has ended (or is ending:
+	// a goroutine that closed a channel may not have returned yet).
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if left = runnerGoroutines(before); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("%d goroutine(s) of the runner left after Run returned:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
