@@ -59,7 +59,8 @@ scripted mock model, drive it over ACP on stdio, and judge every check of the
 catalogue clause by clause (see --list).
 
 Without --agent the built-in reference agent is tested (this executable's own
-"agent" command). The agent command line, --env values and --file templates
+"agent" command); --in-process runs it inside this process instead, on pipes,
+with no process per case (--env TODOHARNESS_FAULT=NAME still reaches it). The agent command line, --env values and --file templates
 may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}}
 (the same without /v1, for Anthropic and Gemini clients), {{.Host}},
 {{.Port}}, {{.Cwd}} (the case's working directory), {{.Home}} (the case's
