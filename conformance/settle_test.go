@@ -69,8 +69,12 @@ func TestLateUpdatesSameVerdictAtEveryDelay(t *testing.T) {
 		if turn.Outcome != Fail || m == nil {
 			t.Fatalf("delay %s: ACP-TURN-1 %s %q, want a failure listing the late updates and their gap", delay, turn.Outcome, turn.Reason)
 		}
-		if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay {
-			t.Errorf("delay %s: the last late update is reported %s after the answer (%v), want at least the delay", delay, m[1], err)
+		// The gap is between two receive times of the runner: the answer
+		// can be read a little late (a loaded machine; CI once reported
+		// 499ms for 500ms), so it may fall short of the delay by that much.
+		const jitter = 25 * time.Millisecond
+		if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay-jitter {
+			t.Errorf("delay %s: the last late update is reported %s after the answer (%v), want at least the delay (less %s of read jitter)", delay, m[1], err, jitter)
 		}
 		if first == nil {
 			first = got
