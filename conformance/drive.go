@@ -381,8 +381,6 @@ func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
 	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun}
 }
 
-// initAnswered reports whether the agent answered an initialize request
-// in the case (with a result or an error).
 // probeGate holds the other cases of a run until the first case has
 // told what they need (see drive).
 type probeGate struct {
@@ -428,6 +426,8 @@ func nonNil(ts []llm.ToolSpec) []llm.ToolSpec {
 	return ts
 }
 
+// initAnswered reports whether the agent answered an initialize request
+// in the case (with a result or an error).
 func initAnswered(ev *Evidence) bool {
 	for _, s := range ev.Steps {
 		if s.Op == OpInitialize && s.RespSeq >= 0 {

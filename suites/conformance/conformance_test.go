@@ -148,26 +148,6 @@ func runEachE(at, n int, one func(i int) (*conformance.Report, error)) ([]*confo
 	return reps, errors.Join(errs...)
 }
 
-// runEach calls one(i) for every i in [0, n), at most `at` of them at once,
-// and returns the reports in order of i.
-func runEach(at, n int, one func(i int) *conformance.Report) []*conformance.Report {
-	reps := make([]*conformance.Report, n)
-	sem := make(chan struct{}, at)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer GinkgoRecover()
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			reps[i] = one(i)
-		}()
-	}
-	wg.Wait()
-	return reps
-}
-
 // plannedRun is a catalogue run a spec of an Ordered container judges.
 type plannedRun struct {
 	target conformance.Target
@@ -188,9 +168,10 @@ func runsBeforeAll(plan func() map[string]plannedRun) func(name string) *conform
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		got := runEach(4, len(names), func(i int) *conformance.Report {
-			return run(runs[names[i]].target, runs[names[i]].mod)
+		got, err := runEachE(4, len(names), func(i int) (*conformance.Report, error) {
+			return runE(runs[names[i]].target, runs[names[i]].mod)
 		})
+		Expect(err).NotTo(HaveOccurred())
 		reps = map[string]*conformance.Report{}
 		for i, n := range names {
 			reps[n] = got[i]
