@@ -5,7 +5,10 @@ conformance catalogue. Python 3, standard library only (tested with 3.11).
 It speaks ACP (JSON-RPC 2.0, one message per line) on stdin/stdout and
 talks to a model over the OpenAI chat completions API (non-streaming), at
 the base URL given with --base-url or in $TODOHARNESS_MODEL_URL (which the
-conformance runner always sets):
+conformance runner always sets to its mock model, on 127.0.0.1). It speaks
+plain HTTP over a socket: the runner starts the agent once per case, and
+urllib's imports alone would double its start-up (an https:// URL is
+refused, saying so):
 
     todoharness conform --agent "python3 $PWD/docs/examples/minimal_agent.py"
 
@@ -30,9 +33,7 @@ several of them separated by commas.
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
-import uuid
+import socket
 
 FLAWS = ("no-priority", "no-validation", "echo-list", "no-load")
 FLAW = set(f for f in os.environ.get("FLAW", "").split(",") if f)
@@ -153,7 +154,14 @@ class Session:
 
 class Agent:
     def __init__(self, base_url, model):
-        self.base_url, self.model = base_url.rstrip("/"), model
+        scheme, _, rest = base_url.rstrip("/").partition("://")
+        if scheme != "http":
+            raise ValueError("base URL %r: want http://HOST:PORT/PATH (plain HTTP only)" % base_url)
+        hostport, _, path = rest.partition("/")
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError("base URL %r: want http://HOST:PORT/PATH" % base_url)
+        self.addr, self.path, self.model = (host, int(port)), "/" + path, model
         self.sessions = {}
 
     # --- the wire -------------------------------------------------------
@@ -196,7 +204,7 @@ class Agent:
                 "authMethods": [],
             }
         if method == "session/new":
-            s = Session(str(uuid.uuid4()), params["cwd"])
+            s = Session(os.urandom(16).hex(), params["cwd"])
             self.sessions[s.id] = s
             return {"sessionId": s.id}
         if method == "session/load" and "no-load" not in FLAW:
@@ -265,14 +273,22 @@ class Agent:
 
     # --- the model ------------------------------------------------------
     def chat(self, messages):
-        body = json.dumps({"model": self.model, "messages": messages, "tools": [TODO_TOOL], "stream": False})
-        req = urllib.request.Request(self.base_url + "/chat/completions", data=body.encode(),
-                                     headers={"Content-Type": "application/json", "Authorization": "Bearer mock"})
-        try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                return json.load(r)
-        except urllib.error.HTTPError as e:
-            raise RuntimeError("model: HTTP %d: %s" % (e.code, e.read().decode(errors="replace")[:500]))
+        """POST /chat/completions over HTTP/1.0: one connection per request,
+        the answer read to the end (no chunked encoding in HTTP/1.0)."""
+        body = json.dumps({"model": self.model, "messages": messages, "tools": [TODO_TOOL], "stream": False}).encode()
+        head = ("POST %s/chat/completions HTTP/1.0\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+                "Authorization: Bearer mock\r\nContent-Length: %d\r\n\r\n") % (
+            self.path.rstrip("/"), self.addr[0], self.addr[1], len(body))
+        with socket.create_connection(self.addr, timeout=120) as c:
+            c.sendall(head.encode() + body)
+            with c.makefile("rb") as r:
+                answer = r.read()
+        header, _, data = answer.partition(b"\r\n\r\n")
+        status = header.split(b"\r\n", 1)[0].split()
+        if len(status) < 2 or status[1] != b"200":
+            raise RuntimeError("model: %s: %s" % (b" ".join(status[1:]).decode(errors="replace") or "no HTTP answer",
+                                                   data.decode(errors="replace")[:500]))
+        return json.loads(data)
 
 
 class RPCError(Exception):
@@ -297,7 +313,11 @@ def main(argv):
         sys.exit("minimal_agent: no model: give --base-url URL or set TODOHARNESS_MODEL_URL")
     for f in sorted(FLAW - set(FLAWS)):
         sys.exit("minimal_agent: unknown FLAW %r (known: %s)" % (f, ", ".join(FLAWS)))
-    Agent(base_url, model).serve()
+    try:
+        agent = Agent(base_url, model)
+    except ValueError as e:
+        sys.exit("minimal_agent: %s" % e)
+    agent.serve()
 
 
 if __name__ == "__main__":
