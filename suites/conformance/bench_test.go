@@ -10,14 +10,18 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
-// BenchmarkCatalogue runs the whole catalogue against the reference agent
-// binary, sequentially and with one case per CPU, and reports the wall time
-// per catalogue, the mean wall time per case, and the runner's overhead per
-// agent process: process start to the initialize answer (start-up plus
-// handshake). The per-case means are logged with -v.
+// BenchmarkCatalogue runs the whole catalogue against the reference agent,
+// as a process (this test binary) and in process (conformance.Target's
+// InProcess, as most of the tier's runs), sequentially, with one case per
+// CPU and with every case at once (the tier's runs), and reports the wall
+// time per catalogue, the mean wall time per case, and the runner's
+// overhead per agent: start to the initialize answer (start-up plus
+// handshake). The per-case means are logged with -v. CPU per catalogue is
+// what `go test -cpuprofile` or /usr/bin/time shows of the benchmark.
 //
 //	go test -run '^$' -bench Catalogue -benchtime 10x ./suites/conformance/
 func BenchmarkCatalogue(b *testing.B) {
@@ -25,15 +29,32 @@ func BenchmarkCatalogue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	target := conformance.Target{Name: "reference", Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+	validator, err := conformance.NewSchemaValidator()
+	if err != nil {
+		b.Fatal(err)
+	}
+	process := conformance.Target{Name: "reference", Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
 		Env: selfexec.Environ("todoharness")}
-	for _, parallel := range []int{1, runtime.NumCPU()} {
-		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
+	inProcess := process
+	inProcess.InProcess = cli.InProcessAgent
+	for _, run := range []struct {
+		name     string
+		target   conformance.Target
+		parallel int
+	}{
+		{"process/parallel=1", process, 1},
+		{fmt.Sprintf("process/parallel=%d", runtime.NumCPU()), process, runtime.NumCPU()},
+		{"in-process/parallel=1", inProcess, 1},
+		{fmt.Sprintf("in-process/parallel=%d", len(cases)), inProcess, len(cases)},
+	} {
+		target, parallel := run.target, run.parallel
+		b.Run(run.name, func(b *testing.B) {
 			perCase := map[string]time.Duration{}
 			var caseTotal, startupTotal, total time.Duration
 			procs, ncases := 0, 0
 			for i := 0; i < b.N; i++ {
-				rep, err := conformance.Run(context.Background(), conformance.Config{Agent: target, Cases: cases, Parallel: parallel})
+				rep, err := conformance.Run(context.Background(), conformance.Config{Agent: target, Cases: cases, Parallel: parallel,
+					Validator: validator, Settle: settleWindow, Timeout: caseTimeout, Grace: graceWindow})
 				if err != nil {
 					b.Fatal(err)
 				}
