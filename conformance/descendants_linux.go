@@ -113,8 +113,25 @@ func findDescendants(agent int, marker string) []procEntry {
 		}
 	}
 	add(agent)
+	// An orphan is re-parented to the nearest subreaper above it: the
+	// runner, or, when the runner could not become one, an ancestor of the
+	// runner (init at the latest). Only those processes' environments are
+	// read for the marker: the others are found by their parent links.
+	adopters := map[int]bool{self: true}
+	for pid, n := self, 0; n < len(all); n++ {
+		e, ok := all[pid]
+		if !ok || e.ppid <= 0 || adopters[e.ppid] {
+			break
+		}
+		adopters[e.ppid] = true
+		pid = e.ppid
+	}
+	adopters[1] = true
 	for pid, e := range all {
-		if pid != self && (e.pgid == agent || (marker != "" && hasMarker(pid, marker))) {
+		if pid == self {
+			continue
+		}
+		if e.pgid == agent || (marker != "" && adopters[e.ppid] && hasMarker(pid, marker)) {
 			add(pid)
 		}
 	}

@@ -13,13 +13,27 @@ import (
 
 // An agent that leaves a child running in a session of its own (setsid:
 // out of the agent's process group) gets that child killed when the case
-// ends, and the transcript names it.
+// ends, and the transcript names it: a child of the agent's tree (found
+// by its parent links), and an orphan whose parent exited (re-parented to
+// the runner, found by the case's marker in its environment).
 func TestRunKillsEscapedDescendants(t *testing.T) {
 	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "orphan.pid")
 	// The agent starts `sleep 300` in a new session, records its pid, then
 	// answers nothing (killed at the case timeout).
-	script := "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 600"
+	t.Run("child", func(t *testing.T) {
+		t.Parallel()
+		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+		testKillsEscaped(t, pidFile, "setsid sh -c 'echo $$ > "+pidFile+"; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 600")
+	})
+	// The subshell that starts it exits at once: its parent link is gone.
+	t.Run("orphan", func(t *testing.T) {
+		t.Parallel()
+		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+		testKillsEscaped(t, pidFile, "(setsid sh -c 'echo $$ > "+pidFile+"; exec sleep 300' </dev/null >/dev/null 2>&1 &); sleep 600")
+	})
+}
+
+func testKillsEscaped(t *testing.T, pidFile, script string) {
 	rep, err := Run(context.Background(), Config{Agent: shellTarget(script), Cases: oneCase(t, "plan-basic"),
 		Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
 	if err != nil {
