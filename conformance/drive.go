@@ -378,7 +378,8 @@ func (r *runner) progress(ev *Evidence, total int) {
 // unrunCase is the evidence of a case that was not started: the run was
 // interrupted (interrupted set) or stopped early (notRun).
 func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
-	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun}
+	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun,
+		schema: &schemaMemo{}}
 }
 
 // probeGate holds the other cases of a run until the first case has
@@ -506,7 +507,8 @@ type caseRun struct {
 // evidence (Aborted).
 func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool, gate *probeGate) *Evidence {
 	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate}
-	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start}
+	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start,
+		schema: &schemaMemo{}}
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cr.teardown()
 	if err := cr.setup(d, itemProps); err != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
@@ -146,7 +147,34 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 	if v == nil {
 		return nil, nil, 0, false
 	}
-	for _, m := range ev.Wire {
+	if m := ev.schema; m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.v != v || m.wire != len(ev.Wire) {
+			m.bad, m.draft, m.n = findSchemaProblems(ev.Wire, v)
+			m.v, m.wire = v, len(ev.Wire)
+		}
+		return m.bad, m.draft, m.n, true
+	}
+	bad, draft, n = findSchemaProblems(ev.Wire, v)
+	return bad, draft, n, true
+}
+
+// schemaMemo keeps what findSchemaProblems found on a case's messages:
+// ACP-SCHEMA-1 and ACP-SCHEMA-2 read the same validation, and a case is
+// judged twice (its progress line, then the run). It is shared by the
+// judge's copies of the evidence (judgeable).
+type schemaMemo struct {
+	mu         sync.Mutex
+	v          *SchemaValidator // the validator the result is from
+	wire       int              // the number of messages it covers
+	bad, draft []schemaProblem
+	n          int
+}
+
+// findSchemaProblems validates each message the agent sent.
+func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schemaProblem, n int) {
+	for _, m := range wire {
 		if m.Dir != Received || m.Kind == KindInvalid {
 			continue
 		}
@@ -168,7 +196,7 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 		}
 		bad = append(bad, schemaProblem{m.Seq, fmt.Sprintf("#%d %s: %v", m.Seq, what, err), err.Error()})
 	}
-	return bad, draft, n, true
+	return bad, draft, n
 }
 
 // updateKind returns the sessionUpdate kind of a session/update message.

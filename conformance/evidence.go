@@ -76,8 +76,11 @@ type Evidence struct {
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`
 
-	// validator is set by the judge on its own copy of the evidence.
+	// validator is set by the judge on its own copy of the evidence;
+	// schema keeps the messages' validation for every copy (nil: none
+	// kept).
 	validator *SchemaValidator
+	schema    *schemaMemo
 }
 
 // RunInfo is what a case's evidence records of the run it was part of:

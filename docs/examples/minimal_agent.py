@@ -122,14 +122,18 @@ class Session:
         self.id, self.cwd = sid, cwd
         self.messages, self.updates = [], []
         self.path = os.path.join(cwd, ".minimal-agent", sid + ".jsonl")
+        self.file = None  # opened for appending at the first event
 
     def append(self, kind, value):
+        """Writes the event to the file before anyone hears of it: flushed
+        to the kernel, it survives the process being killed (a machine
+        crash is another matter: that would take an fsync per event)."""
         self.keep(kind, value)
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"type": kind, "value": value}) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        if self.file is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.file = open(self.path, "a", encoding="utf-8")
+        self.file.write(json.dumps({"type": kind, "value": value}) + "\n")
+        self.file.flush()
 
     @classmethod
     def load(cls, sid, cwd):
