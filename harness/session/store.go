@@ -47,7 +47,8 @@ type Holder struct {
 
 // LockedError is returned when another open store (in this process or
 // another) holds the session log. Holder is nil when the holder recorded
-// nothing (it is just starting or stopping).
+// nothing (it is starting or stopping) for as long as the opener waited
+// (unrecordedHolderWait).
 type LockedError struct {
 	Path   string
 	Holder *Holder
@@ -72,8 +73,17 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 // lockPath is the holder sidecar of a log.
 func lockPath(path string) string { return path + ".lock" }
 
+// unrecordedHolderWait bounds how long openLocked waits for a lock whose
+// holder recorded nothing. Such a holder is starting (it has the lock, not
+// yet the sidecar) or gone: a store closed in this process whose
+// descriptor a child being started (between fork and exec) still shares
+// holds the flock for that moment, with the sidecar already removed. The
+// wait absorbs both; a recorded holder is reported at once.
+const unrecordedHolderWait = time.Second
+
 // openLocked opens path for appending (creating it when create is set) and
-// takes the exclusive flock without waiting.
+// takes the exclusive flock: at once when another holder is recorded (a
+// *LockedError naming it), else waiting up to unrecordedHolderWait.
 func openLocked(path string, create bool) (*os.File, error) {
 	flags := os.O_RDWR | os.O_APPEND
 	if create {
@@ -83,25 +93,42 @@ func openLocked(path string, create bool) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := flock(f); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			le := &LockedError{Path: path}
-			if b, rerr := os.ReadFile(lockPath(path)); rerr == nil {
-				var h Holder
-				if json.Unmarshal(b, &h) == nil && h.PID != 0 {
-					le.Holder = &h
-				}
-			}
+	deadline := time.Now().Add(unrecordedHolderWait)
+	for {
+		err := flock(f)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		le := &LockedError{Path: path, Holder: recordedHolder(path)}
+		if le.Holder != nil || !time.Now().Before(deadline) {
+			f.Close()
 			return nil, le
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		time.Sleep(5 * time.Millisecond)
 	}
 	if err := writeHolder(path); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// recordedHolder reads the holder's sidecar of path: nil when it records
+// none.
+func recordedHolder(path string) *Holder {
+	b, err := os.ReadFile(lockPath(path))
+	if err != nil {
+		return nil
+	}
+	var h Holder
+	if json.Unmarshal(b, &h) != nil || h.PID == 0 {
+		return nil
+	}
+	return &h
 }
 
 func flock(f *os.File) error {

@@ -424,3 +424,62 @@ func TestReadStopsOnContextOnASilentFIFO(t *testing.T) {
 		t.Fatal("LoadFileContext did not stop on cancel")
 	}
 }
+
+// A lock held by a descriptor that recorded no holder (a closed store's
+// descriptor shared by a child between fork and exec, or a holder that is
+// starting) is waited for, briefly; when it is not released, the opener
+// gets a *LockedError with no holder.
+func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
+	dir := session.Dir{Path: t.TempDir()}
+	l, err := dir.Create("s", "", session.WithClock(fixedClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path, err := dir.File("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hold takes the flock on a description of its own, as the inherited
+	// copy does, and records nothing.
+	hold := func() *os.File {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+
+	t.Run("released", func(t *testing.T) {
+		f := hold()
+		released := make(chan struct{})
+		go func() {
+			defer close(released)
+			time.Sleep(100 * time.Millisecond)
+			f.Close()
+		}()
+		r, _, err := dir.Open("s")
+		<-released
+		if err != nil {
+			t.Fatalf("open while an unrecorded holder lets go: %v, want it to wait and open", err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("kept", func(t *testing.T) {
+		f := hold()
+		defer f.Close()
+		_, _, err := dir.Open("s")
+		var le *session.LockedError
+		if !errors.As(err, &le) || le.Holder != nil || !strings.Contains(err.Error(), "holder unknown") {
+			t.Fatalf("open while an unrecorded holder keeps the lock: %v, want a *LockedError with no holder", err)
+		}
+	})
+}
