@@ -256,19 +256,12 @@ func TestSecondOpenerGetsLockedErrorNamingTheHolder(t *testing.T) {
 }
 
 func TestSecondProcessGetsLockedErrorNamingTheHolder(t *testing.T) {
-	dir := session.Dir{Path: t.TempDir()}
-	l, err := dir.Create("s", "", session.WithClock(fixedClock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := closedSession(t)
 	cmd, out, stdin := startChild(t, "hold", dir.Path, "s")
 	if got := readLine(t, out); got != "holding" {
 		t.Fatalf("child: %q", got)
 	}
-	_, _, err = dir.Open("s")
+	_, _, err := dir.Open("s")
 	var le *session.LockedError
 	if !errors.As(err, &le) || le.Holder == nil || le.Holder.PID != cmd.Process.Pid {
 		t.Fatalf("open while another process holds it: %v (holder %+v), want a *LockedError naming pid %d", err, le, cmd.Process.Pid)
@@ -425,11 +418,9 @@ func TestReadStopsOnContextOnASilentFIFO(t *testing.T) {
 	}
 }
 
-// A lock held by a descriptor that recorded no holder (a closed store's
-// descriptor shared by a child between fork and exec, or a holder that is
-// starting) is waited for, briefly; when it is not released, the opener
-// gets a *LockedError with no holder.
-func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
+// closedSession is a folder holding session "s", created and closed.
+func closedSession(t *testing.T) session.Dir {
+	t.Helper()
 	dir := session.Dir{Path: t.TempDir()}
 	l, err := dir.Create("s", "", session.WithClock(fixedClock))
 	if err != nil {
@@ -438,6 +429,15 @@ func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// A lock held by a descriptor that recorded no holder (a closed store's
+// descriptor shared by a child between fork and exec, or a holder that is
+// starting) is waited for, briefly; when it is not released, the opener
+// gets a *LockedError with no holder.
+func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
+	dir := closedSession(t)
 	path, err := dir.File("s")
 	if err != nil {
 		t.Fatal(err)
