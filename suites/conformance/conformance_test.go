@@ -900,7 +900,11 @@ script:
 		Expect(out).To(MatchRegexp(`kept reject-duplicate: working directory (\S+), home \S+`))
 		kept := regexp.MustCompile(`kept reject-duplicate: working directory (\S+),`).FindStringSubmatch(out)[1]
 		Expect(kept).To(BeADirectory())
-		DeferCleanup(os.RemoveAll, kept)
+		// --keep kept every case's folders: none is left behind.
+		for _, m := range regexp.MustCompile(`(?m)^kept \S+: working directory (\S+), home (\S+)$`).FindAllStringSubmatch(out, -1) {
+			DeferCleanup(os.RemoveAll, m[1])
+			DeferCleanup(os.RemoveAll, m[2])
+		}
 		b, err := os.ReadFile(baseline)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(b)).To(ContainSubstring("- id: TW-VALID-DUP\n  reason: TODO\n  cases: [reject-duplicate]\n"))
