@@ -129,12 +129,13 @@ type plannedRun struct {
 }
 
 // earlyRuns declares the runs a container's specs judge as background work
-// (early), one work a run, in the order of their names; each spec takes
-// its report by name (and has SpecPriority(-1): it waits for the run).
+// (early), one work a run, in the order of their names, a group named
+// what; each spec takes its report by name (and has SpecPriority(-1): it
+// waits for the run).
 func earlyRuns(what string, plan map[string]plannedRun) func(name string) *conformance.Report {
 	runs := map[string]func() *conformance.Report{}
 	for _, n := range slices.Sorted(maps.Keys(plan)) {
-		runs[n] = earlyRun(what+": "+n, plan[n].target, plan[n].mod)
+		runs[n] = earlyRun(what, what+": "+n, plan[n].target, plan[n].mod)
 	}
 	return func(name string) *conformance.Report {
 		get, ok := runs[name]
@@ -156,7 +157,7 @@ func explain(rep *conformance.Report) string {
 }
 
 var _ = Describe("the reference agent", SpecPriority(-1), func() {
-	refRun := earlyRun("the reference agent", reference, nil)
+	refRun := earlyRun("", "the reference agent", reference, nil)
 	It("passes every MUST and SHOULD check (and the INFO ones)", func() {
 		rep := refRun()
 		Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
@@ -247,11 +248,13 @@ func breakageKind(b breakage.Breakage) earlyKind {
 // specs that keep the cores busy meanwhile.
 var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, SpecPriority(-1), func() {
 	// The runs are independent: each is background work (early), from the
-	// start of the suite; those that hang or crash are waiting work (each
-	// waits out its timeout; the others finish meanwhile).
+	// start of the suite, in one group (a filtered suite starts them all
+	// when the BeforeAll asks for the first); those that hang or crash are
+	// waiting work (each waits out its timeout; the others finish
+	// meanwhile).
 	runs := map[string]func() *conformance.Report{}
 	for _, b := range suiteBreakages() {
-		runs[b.Label()] = earlyWork("breakage "+b.Label(), breakageKind(b), func() (*conformance.Report, error) {
+		runs[b.Label()] = earlyGroupWork("breakages", "breakage "+b.Label(), breakageKind(b), func() (*conformance.Report, error) {
 			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
 				return nil, nil // skipped below, saying why
 			}

@@ -22,8 +22,9 @@ import (
 // is built (earlyWork) and gets the result when it runs, waiting for it if
 // need be; such specs have SpecPriority(-1), so that the specs that do
 // their own work run first, meanwhile. When the suite runs filtered
-// (--ginkgo.focus, label filters, ...), nothing starts in the background:
-// each work starts when a spec first asks for it.
+// (--ginkgo.focus, label filters, ...), nothing starts in the background
+// at its start: each work starts when a spec first asks for it (with the
+// other works of its group, earlyGroupWork).
 //
 // The work runs outside any spec, so it must not use Expect: it returns
 // an error instead, which the spec that asks for it fails on.
@@ -56,6 +57,10 @@ const (
 type earlyQueue struct {
 	mu   sync.Mutex
 	jobs []*earlyJob
+	// all says every job has been started (the suite runs unfiltered);
+	// started names the groups whose jobs have been (startGroup).
+	all     bool
+	started map[string]bool
 	// tmp is the folder the works make their folders in (earlyTempDir),
 	// removed after the suite.
 	tmp string
@@ -64,23 +69,37 @@ type earlyQueue struct {
 // earlyJob is one background work and its result.
 type earlyJob struct {
 	name string
-	kind earlyKind
-	fn   func() (any, error)
-	once sync.Once
-	done chan struct{}
-	val  any
-	err  error
+	// group names the works a container's specs judge together ("" for
+	// none; see earlyGroupWork).
+	group string
+	kind  earlyKind
+	fn    func() (any, error)
+	once  sync.Once
+	done  chan struct{}
+	val   any
+	err   error
 }
 
 // earlyWork declares fn, work of that kind, as background work and
 // returns the getter a spec calls for its result (it fails the spec when
 // fn failed).
 func earlyWork[T any](name string, kind earlyKind, fn func() (T, error)) func() T {
-	j := &earlyJob{name: name, kind: kind, done: make(chan struct{}), fn: func() (any, error) { return fn() }}
+	return earlyGroupWork("", name, kind, fn)
+}
+
+// earlyGroupWork is earlyWork for one of the works of group, which a
+// container's specs judge together: when the suite runs filtered, the first
+// of them a spec asks for starts them all, as the unfiltered suite starts
+// every work, instead of one after another as the specs ask.
+func earlyGroupWork[T any](group, name string, kind earlyKind, fn func() (T, error)) func() T {
+	j := &earlyJob{name: name, group: group, kind: kind, done: make(chan struct{}), fn: func() (any, error) { return fn() }}
 	early.mu.Lock()
 	early.jobs = append(early.jobs, j)
 	early.mu.Unlock()
 	return func() T {
+		if group != "" {
+			early.startGroup(group)
+		}
 		j.start()
 		<-j.done
 		Expect(j.err).NotTo(HaveOccurred(), "background work %q", j.name)
@@ -91,9 +110,9 @@ func earlyWork[T any](name string, kind earlyKind, fn func() (T, error)) func() 
 
 // earlyRun declares a catalogue run (runE) of the in-process agent that
 // target builds when the run starts (the programs under test are known
-// from BeforeSuite on) as background work.
-func earlyRun(name string, target func() conformance.Target, mod func(*conformance.Config)) func() *conformance.Report {
-	return earlyWork(name, inProcess, func() (*conformance.Report, error) { return runE(target(), mod) })
+// from BeforeSuite on) as background work of group ("" for none).
+func earlyRun(group, name string, target func() conformance.Target, mod func(*conformance.Config)) func() *conformance.Report {
+	return earlyGroupWork(group, name, inProcess, func() (*conformance.Report, error) { return runE(target(), mod) })
 }
 
 // start runs the job once (a panic is its error).
@@ -109,18 +128,46 @@ func (j *earlyJob) start() {
 	})
 }
 
-// startAll keeps tmp as the works' folder and starts every declared job in
-// the background, unless the suite runs filtered: the waiting ones at
-// once, the others earlyAtOnce at a time in computeOrder.
+// startAll keeps tmp as the works' folder and starts every declared job,
+// unless the suite runs filtered.
 func (q *earlyQueue) startAll(tmp string) {
+	cfg, _ := GinkgoConfiguration()
+	filtered := len(cfg.FocusStrings)+len(cfg.SkipStrings)+len(cfg.FocusFiles)+len(cfg.SkipFiles) > 0 || cfg.LabelFilter != ""
 	q.mu.Lock()
 	q.tmp = tmp
+	q.all = !filtered
 	jobs := append([]*earlyJob(nil), q.jobs...)
 	q.mu.Unlock()
-	cfg, _ := GinkgoConfiguration()
-	if len(cfg.FocusStrings)+len(cfg.SkipStrings)+len(cfg.FocusFiles)+len(cfg.SkipFiles) > 0 || cfg.LabelFilter != "" {
+	if !filtered {
+		startJobs(jobs)
+	}
+}
+
+// startGroup starts the jobs of group, once (none when every job has been
+// started).
+func (q *earlyQueue) startGroup(group string) {
+	q.mu.Lock()
+	if q.all || q.started[group] {
+		q.mu.Unlock()
 		return
 	}
+	if q.started == nil {
+		q.started = map[string]bool{}
+	}
+	q.started[group] = true
+	var jobs []*earlyJob
+	for _, j := range q.jobs {
+		if j.group == group {
+			jobs = append(jobs, j)
+		}
+	}
+	q.mu.Unlock()
+	startJobs(jobs)
+}
+
+// startJobs starts the jobs in the background: the waiting ones at once,
+// the others earlyAtOnce at a time in computeOrder.
+func startJobs(jobs []*earlyJob) {
 	for _, j := range jobs {
 		if j.kind == waits {
 			go j.start()

@@ -198,7 +198,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 	var comboRuns []func() *conformance.Report
 	for _, c := range combos {
 		flaw := strings.Join(c.names, ",")
-		comboRuns = append(comboRuns, earlyWork("the example agent with FLAW="+flaw, processes, func() (*conformance.Report, error) {
+		comboRuns = append(comboRuns, earlyGroupWork("flaw combinations", "the example agent with FLAW="+flaw, processes, func() (*conformance.Report, error) {
 			if _, missing := python3(); missing != "" {
 				return nil, nil // the spec skips, saying why
 			}

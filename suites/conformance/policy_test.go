@@ -32,7 +32,7 @@ func parallelReferenceE() (conformance.Target, error) {
 // twoActiveRun declares, as background work, the run of the one case that
 // feeds TW-VALID-TWOACTIVE against the agent target builds, with policy.
 func twoActiveRun(name string, target func() (conformance.Target, error), policy string) func() *conformance.Report {
-	return earlyWork("policy: "+name, inProcess, func() (*conformance.Report, error) {
+	return earlyGroupWork("policy", "policy: "+name, inProcess, func() (*conformance.Report, error) {
 		cs, err := casesE()
 		if err != nil {
 			return nil, err
@@ -63,7 +63,8 @@ func twoActive(rep *conformance.Report) conformance.CheckResult {
 	return c
 }
 
-// Its runs are background work (early): the specs that judge them run last.
+// Its runs are background work (early), one group: the specs that judge
+// them run last.
 var _ = Describe("the in_progress policy (--policy)", func() {
 	singleRef := twoActiveRun("single, the reference agent", referenceE, conformance.PolicySingle)
 	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", SpecPriority(-1), func() {
