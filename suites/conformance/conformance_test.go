@@ -431,7 +431,13 @@ var _ = Describe("dialects", SpecPriority(-1), func() {
 //     selfexec.Command has, and not this process;
 //   - the example agent run the way the docs say: its PATH (the resolved
 //     python3 first) must be the environment that conform's agents get,
-//     and that their bare command is looked up in: a process's own.
+//     and that their bare command is looked up in: a process's own;
+//   - the updates an agent sends after its prompt answer (--repeat,
+//     --settle): they must reach the runner within the settle window, 50 ms
+//     after the last message, every run. An agent in this process, busy
+//     with the background work's runs, waits among hundreds of goroutines
+//     to be scheduled, and has missed it; an agent in conform's own process
+//     (--in-process there) gets the OS's wake-up latency, as before.
 
 // conformArgs is `conform` with the suite's timeout, grace and settle
 // window and every case at once, then args (which override them).
@@ -739,10 +745,13 @@ script:
 		Expect(strings.Count(out, "ERROR ")).To(BeNumerically(">", 1), out)
 	})
 
-	updatesAfter := earlyCLI("conform --repeat an agent that sends updates after its answer", inProcess, func(dir string) ([]cliRun, error) {
-		agent := inProcessFault("updates-after-response")
-		return []cliRun{conformWithE(agent, "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
-			"--repeat", "3", "--settle", settleWindow.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))}, nil
+	// A process: the agent's late updates must reach the runner within
+	// the settle window (see conformCLIE).
+	updatesAfter := earlyCLI("conform --repeat an agent that sends updates after its answer", processes, func(dir string) ([]cliRun, error) {
+		args := append(inProcessFault("updates-after-response"), "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
+			"--repeat", "3", "--settle", settleWindow.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+		r, err := conformProcessE(nil, args...)
+		return []cliRun{r}, err
 	})
 	It("keeps and judges the updates an agent sends after its prompt answer, every run alike (--repeat, --settle), in the summary, JSON and JUnit", SpecPriority(-1), func() {
 		w := updatesAfter()

@@ -34,7 +34,7 @@ var early = &earlyQueue{}
 // its cases at once: an in-process run keeps about half a core busy, the
 // rest of its time it waits out settle windows and the file system); the
 // works that wait run beside them, unbounded.
-const earlyAtOnce = 8
+const earlyAtOnce = 6
 
 // earlyKind is what a work spends its time on, which decides when it
 // starts.
