@@ -20,11 +20,12 @@ import (
 // overlap each other's settle windows and file system waits, instead of
 // adding up: the cores stay busy. A spec declares its work when the tree
 // is built (earlyWork) and gets the result when it runs, waiting for it if
-// need be; such specs have SpecPriority(-1), so that the specs that do
-// their own work run first, meanwhile. When the suite runs filtered
-// (--ginkgo.focus, label filters, ...), nothing starts in the background
-// at its start: each work starts when a spec first asks for it (with the
-// other works of its group, earlyGroupWork).
+// need be; such specs have SpecPriority(-1) (Ginkgo orders the top-level
+// containers by their highest priority: those whose specs all wait run
+// after those with specs that do their own work). When the suite runs
+// filtered (--ginkgo.focus, label filters, ...), nothing starts in the
+// background at its start: each work starts when a spec first asks for it
+// (with the other works of its group, earlyGroupWork).
 //
 // The work runs outside any spec, so it must not use Expect: it returns
 // an error instead, which the spec that asks for it fails on.
