@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -132,6 +133,24 @@ could not start (a bad flag, template variable, output path, baseline,
 	return cmd
 }
 
+// WithSchemaValidator returns ctx carrying v: the conform commands run with
+// it (Run) validate the agent's ACP messages with v instead of compiling the
+// schema for their run, as a process of its own does. It is for a program
+// that runs many conform command lines in its own process, as the
+// conformance tier does; v is safe for concurrent use.
+func WithSchemaValidator(ctx context.Context, v *conformance.SchemaValidator) context.Context {
+	return context.WithValue(ctx, validatorKey{}, v)
+}
+
+type validatorKey struct{}
+
+// schemaValidatorOf is the validator ctx carries (nil: the run compiles
+// its own).
+func schemaValidatorOf(ctx context.Context) *conformance.SchemaValidator {
+	v, _ := ctx.Value(validatorKey{}).(*conformance.SchemaValidator)
+	return v
+}
+
 func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.presets {
@@ -183,7 +202,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	cfg := o.run.config(target, cases, preset, errw)
 	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
-	cfg.Strict = o.strict
+	cfg.Strict, cfg.Validator = o.strict, schemaValidatorOf(cmd.Context())
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := target.CheckTemplates(); err != nil {
@@ -307,7 +326,7 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := conformance.JudgeConfig{Strict: o.strict}
+	cfg := conformance.JudgeConfig{Strict: o.strict, Validator: schemaValidatorOf(cmd.Context())}
 	if cfg.Only, err = selectChecks(o.checks); err != nil {
 		return err
 	}

@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/conformance"
 )
 
 // An agent command naming a file relative to the runner's directory is
@@ -35,6 +41,45 @@ func TestRelativeFileArgs(t *testing.T) {
 	} {
 		if got := relativeFileArgs(tc.argv); !slices.Equal(got, tc.want) {
 			t.Errorf("relativeFileArgs(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
+
+// A conform run given a validator (WithSchemaValidator) uses it instead of
+// compiling the schema: a run, and judging its saved evidence again, then
+// allocate far less than the compilation does.
+func TestConformUsesTheGivenValidator(t *testing.T) {
+	evidence := filepath.Join(t.TempDir(), "t")
+	run := func(ctx context.Context, args ...string) {
+		t.Helper()
+		var out bytes.Buffer
+		if code := Run(ctx, append([]string{"conform", "-q"}, args...), strings.NewReader(""), &out, &out); code != 1 {
+			t.Fatalf("conform %q: exit %d, want 1 (TW-VALID-DUP fails)\n%s", args, code, out.String())
+		}
+	}
+	failing := []string{"--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--check", "TW-VALID-DUP", "--settle", "50ms"}
+	// The failing case's evidence, saved by --out.
+	run(context.Background(), append(failing, "--out", evidence)...)
+	allocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	var v *conformance.SchemaValidator
+	compile := allocs(func() {
+		var err error
+		if v, err = conformance.NewSchemaValidator(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, args := range [][]string{failing, {"--judge", evidence}} {
+		own := allocs(func() { run(context.Background(), args...) })
+		given := allocs(func() { run(WithSchemaValidator(context.Background(), v), args...) })
+		if own < given || own-given < compile/2 {
+			t.Errorf("conform %q allocated %d times compiling its own validator and %d with one given: want at least %d fewer (half a compilation's %d)",
+				args, own, given, compile/2, compile)
 		}
 	}
 }

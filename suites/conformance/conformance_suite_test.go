@@ -50,5 +50,5 @@ var _ = BeforeSuite(func() {
 	var err error
 	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
-	early.startAll()
+	early.startAll(GinkgoT().TempDir())
 })

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,15 +101,8 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 	return caseTimeout
 }
 
-// run runs the catalogue against t, every case at once (a run then takes
-// as long as its longest case).
-func run(t conformance.Target, mod func(*conformance.Config)) *conformance.Report {
-	rep, err := runE(t, mod)
-	Expect(err).NotTo(HaveOccurred())
-	return rep
-}
-
-// runE is run for background work (no Expect).
+// runE runs the catalogue against t, every case at once (a run then takes
+// as long as its longest case), for background work (no Expect).
 func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Report, error) {
 	cs, err := casesE()
 	if err != nil {
@@ -129,58 +120,27 @@ func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Rep
 	return rep, nil
 }
 
-// runEachE calls one(i) for every i in [0, n), at most `at` of them at
-// once, and returns the reports in order of i (or the first error).
-func runEachE(at, n int, one func(i int) (*conformance.Report, error)) ([]*conformance.Report, error) {
-	reps, errs := make([]*conformance.Report, n), make([]error, n)
-	sem := make(chan struct{}, at)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			reps[i], errs[i] = one(i)
-		}()
-	}
-	wg.Wait()
-	return reps, errors.Join(errs...)
-}
-
-// plannedRun is a catalogue run a spec of an Ordered container judges.
+// plannedRun is a catalogue run a spec judges: target builds the agent
+// when the run starts (the programs under test are known from BeforeSuite
+// on).
 type plannedRun struct {
-	target conformance.Target
+	target func() conformance.Target
 	mod    func(*conformance.Config)
 }
 
-// runsBeforeAll declares, in an Ordered container, the runs its specs
-// judge: a BeforeAll runs them all, four at a time (each starts every case
-// at once), and each spec takes its report by name. The runs then cost
-// about one round instead of one run each; they start only when a spec of
-// the container runs.
-func runsBeforeAll(plan func() map[string]plannedRun) func(name string) *conformance.Report {
-	var reps map[string]*conformance.Report
-	BeforeAll(func() {
-		runs := plan()
-		names := make([]string, 0, len(runs))
-		for n := range runs {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		got, err := runEachE(4, len(names), func(i int) (*conformance.Report, error) {
-			return runE(runs[names[i]].target, runs[names[i]].mod)
-		})
-		Expect(err).NotTo(HaveOccurred())
-		reps = map[string]*conformance.Report{}
-		for i, n := range names {
-			reps[n] = got[i]
-		}
-	})
+// earlyRuns declares the runs a container's specs judge as background work
+// (early), one work a run, in the order of their names, a group named
+// what; each spec takes its report by name (and has SpecPriority(-1): it
+// waits for the run).
+func earlyRuns(what string, plan map[string]plannedRun) func(name string) *conformance.Report {
+	runs := map[string]func() *conformance.Report{}
+	for _, n := range slices.Sorted(maps.Keys(plan)) {
+		runs[n] = earlyRun(what, what+": "+n, plan[n].target, plan[n].mod)
+	}
 	return func(name string) *conformance.Report {
-		rep, ok := reps[name]
+		get, ok := runs[name]
 		Expect(ok).To(BeTrue(), "no planned run %q", name)
-		return rep
+		return get()
 	}
 }
 
@@ -196,9 +156,10 @@ func explain(rep *conformance.Report) string {
 	return b.String()
 }
 
-var _ = Describe("the reference agent", func() {
+var _ = Describe("the reference agent", SpecPriority(-1), func() {
+	refRun := earlyRun("", "the reference agent", reference, nil)
 	It("passes every MUST and SHOULD check (and the INFO ones)", func() {
-		rep := run(reference(), nil)
+		rep := refRun()
 		Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		for _, c := range rep.Checks {
@@ -269,55 +230,53 @@ func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 	return conformance.Target{}, fmt.Errorf("breakage %s: no agent of this suite carries layer %s", b.Label(), b.Layer)
 }
 
+// breakageKind is the kind of background work b's run is: waits when its
+// agent hangs or dies (RUN-1: the runner waits out the case timeout),
+// processes when its agent is a process (the example agent, the banner
+// agent), else inProcess.
+func breakageKind(b breakage.Breakage) earlyKind {
+	switch {
+	case b.FailsCheck("RUN-1"):
+		return waits
+	case b.Layer == breakage.Example || b.Layer == breakage.Protocol:
+		return processes
+	}
+	return inProcess
+}
+
 // Its specs wait for background work (early): they run last, after the
 // specs that keep the cores busy meanwhile.
 var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, SpecPriority(-1), func() {
-	var (
-		mu      sync.Mutex
-		results = map[string]*conformance.Report{}
-	)
-	// The runs are independent: they run in the background from the start
-	// of the suite (early), several at once, the hanging ones first (each
-	// waits out its timeout; the others finish meanwhile).
-	breakageRuns := earlyWork("the breakage table's runs", true, func() (map[string]*conformance.Report, error) {
-		var bs []breakage.Breakage
-		for _, b := range suiteBreakages() {
+	// The runs are independent: each is background work (early), from the
+	// start of the suite, in one group (a filtered suite starts them all
+	// when the BeforeAll asks for the first); those that hang or crash are
+	// waiting work (each waits out its timeout; the others finish
+	// meanwhile).
+	runs := map[string]func() *conformance.Report{}
+	for _, b := range suiteBreakages() {
+		runs[b.Label()] = earlyGroupWork("breakages", "breakage "+b.Label(), breakageKind(b), func() (*conformance.Report, error) {
 			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
-				continue // skipped below, saying why
+				return nil, nil // skipped below, saying why
 			}
-			bs = append(bs, b)
-		}
-		slices.SortStableFunc(bs, func(a, b breakage.Breakage) int {
-			return cmp.Compare(timeoutFor(b), timeoutFor(a))
-		})
-		reps, err := runEachE(6, len(bs), func(i int) (*conformance.Report, error) {
-			t, err := breakageTargetE(bs[i])
+			t, err := breakageTargetE(b)
 			if err != nil {
 				return nil, err
 			}
 			return runE(t, func(c *conformance.Config) {
-				c.Timeout = timeoutFor(bs[i])
-				if bs[i].FailsCheck("RUN-1") {
+				c.Timeout = timeoutFor(b)
+				if b.FailsCheck("RUN-1") {
 					// The agent cannot show its tools when it hangs
 					// or dies: no probe to wait out first.
 					c.Dialect = conformance.DialectTodoWrite
 				}
 			})
 		})
-		if err != nil {
-			return nil, err
-		}
-		out := map[string]*conformance.Report{}
-		for i, b := range bs {
-			out[b.Label()] = reps[i]
-		}
-		return out, nil
-	})
+	}
+	results := map[string]*conformance.Report{}
 	BeforeAll(func() {
-		got := breakageRuns()
-		mu.Lock()
-		defer mu.Unlock()
-		maps.Copy(results, got)
+		for label, get := range runs {
+			results[label] = get()
+		}
 	})
 
 	var entries []TableEntry
@@ -360,11 +319,16 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 	})
 })
 
-var _ = Describe("the expected-failures baseline", func() {
+var _ = Describe("the expected-failures baseline", SpecPriority(-1), func() {
 	baseline := []conformance.ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "this agent words its counts differently"}}
+	withBaseline := func(c *conformance.Config) { c.Expected = baseline }
+	report := earlyRuns("the expected-failures baseline", map[string]plannedRun{
+		"listed": {target: func() conformance.Target { return withFault("wrong-counts") }, mod: withBaseline},
+		"stale":  {target: reference, mod: withBaseline},
+	})
 
 	It("lets a listed failure pass the run", func() {
-		rep := run(withFault("wrong-counts"), func(c *conformance.Config) { c.Expected = baseline })
+		rep := report("listed")
 		c, _ := rep.Check("TW-COUNTS-1")
 		Expect(c.Outcome).To(Equal(conformance.XFail))
 		Expect(c.Expected).NotTo(BeEmpty())
@@ -372,7 +336,7 @@ var _ = Describe("the expected-failures baseline", func() {
 	})
 
 	It("fails the run on a stale entry (a listed check that passes)", func() {
-		rep := run(reference(), func(c *conformance.Config) { c.Expected = baseline })
+		rep := report("stale")
 		Expect(rep.Stale).To(Equal([]string{"TW-COUNTS-1"}))
 		Expect(rep.OK).To(BeFalse())
 		Expect(explain(rep)).To(ContainSubstring("STALE"))
@@ -387,7 +351,7 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", SpecPri
 	// Each run waits out its case timeout: they run in the background from
 	// the start of the suite (early).
 	broken := func(script string) func() brokenRun {
-		return earlyWork("broken agent "+script, true, func() (brokenRun, error) {
+		return earlyWork("broken agent "+script, waits, func() (brokenRun, error) {
 			start := time.Now()
 			cs, err := casesE()
 			if err != nil {
@@ -422,15 +386,13 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", SpecPri
 	)
 })
 
-var _ = Describe("dialects", Ordered, ContinueOnFailure, func() {
+var _ = Describe("dialects", SpecPriority(-1), func() {
 	dialects := []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude}
-	report := runsBeforeAll(func() map[string]plannedRun {
-		runs := map[string]plannedRun{}
-		for _, d := range dialects {
-			runs[d] = plannedRun{target: mutant("as-" + d)}
-		}
-		return runs
-	})
+	plan := map[string]plannedRun{}
+	for _, d := range dialects {
+		plan[d] = plannedRun{target: func() conformance.Target { return mutant("as-" + d) }}
+	}
+	report := earlyRuns("the dialect runs", plan)
 	DescribeTable("an agent speaking another dialect is detected and driven in it",
 		func(dialect string) {
 			Expect(dialects).To(ContainElement(dialect))
@@ -453,15 +415,47 @@ var _ = Describe("dialects", Ordered, ContinueOnFailure, func() {
 	)
 })
 
-// conformCLI runs `todoharness conform --timeout caseTimeout ARGS` (this
-// test binary) and returns its exit status and combined output.
-// conformCLI runs `todoharness conform` with the suite's timeout, settle
-// window and every case at once; args given later override them.
-func conformCLI(args ...string) (int, string) { return conformCLIEnv(nil, args...) }
+// The conform specs run `todoharness conform` in this process (conformCLIE:
+// cli.Run, stdout and stderr on one buffer as a process's combined output
+// is): the same command line gets the same exit status and output, without
+// a process start, runtime init and schema compilation per run. These stay
+// processes (conformProcessE: this test binary running the todoharness
+// program, see TestMain), for what only a process has:
+//   - Ctrl-C: SIGINT goes to a process, whose Main turns it into the
+//     cancelled run, the INTERRUPTED verdict and exit status 130;
+//   - conform without --agent (the built-in reference agent, a user's own
+//     cases) and the reference preset: their agent is `os.Executable()
+//     agent`, which in this test binary runs the todoharness program only
+//     when the environment the agents inherit (conformance builds it from
+//     os.Environ()) has $TODOHARNESS_TEST_PROGRAM, as a child of
+//     selfexec.Command has, and not this process;
+//   - the example agent run the way the docs say: its PATH (the resolved
+//     python3 first) must be the environment that conform's agents get,
+//     and that their bare command is looked up in: a process's own;
+//   - the updates an agent sends after its prompt answer (--repeat,
+//     --settle): they must reach the runner within the settle window, 50 ms
+//     after the last message, every run. An agent in this process, busy
+//     with the background work's runs, waits among hundreds of goroutines
+//     to be scheduled, and has missed it; an agent in conform's own process
+//     (--in-process there) gets the OS's wake-up latency, as before.
 
-// conformWith runs conformCLI with the agent flags first.
-func conformWith(agent []string, args ...string) (int, string) {
-	return conformCLI(append(slices.Clone(agent), args...)...)
+// conformArgs is `conform` with the suite's timeout, grace and settle
+// window and every case at once, then args (which override them).
+func conformArgs(args []string) []string {
+	base := []string{"conform", "--timeout", caseTimeout.String(), "--grace", graceWindow.String(), "--settle", settleWindow.String(), "--parallel", "12"}
+	return append(base, args...)
+}
+
+// conformCLI runs `todoharness conform` (conformArgs) in this process and
+// returns its exit status and combined output.
+func conformCLI(args ...string) (int, string) {
+	r := conformCLIE(args...)
+	return r.code, r.out
+}
+
+// conformWithE runs conformCLIE with the agent flags first.
+func conformWithE(agent []string, args ...string) cliRun {
+	return conformCLIE(append(slices.Clone(agent), args...)...)
 }
 
 // inProcessFault is the conform flags that test the built-in reference
@@ -472,37 +466,76 @@ func inProcessFault(fault string) []string {
 	return []string{"--in-process", "--env", "TODOHARNESS_FAULT=" + fault}
 }
 
-// conformCLIEnv is conformCLI with env added to the command's environment.
-func conformCLIEnv(env []string, args ...string) (int, string) {
-	r, err := conformCLIE(env, args...)
-	Expect(err).NotTo(HaveOccurred())
-	return r.code, r.out
-}
-
 // cliRun is how a `todoharness conform` ended: its exit status and output.
 type cliRun struct {
 	code int
 	out  string
 }
 
-// conformCLIE is conformCLIEnv for background work (no Expect).
-func conformCLIE(env []string, args ...string) (cliRun, error) {
-	base := []string{"conform", "--timeout", caseTimeout.String(), "--grace", graceWindow.String(), "--settle", settleWindow.String(), "--parallel", "12"}
-	cmd := selfexec.Command("todoharness", append(base, args...)...)
+// conformCLIE is conformCLI for background work (no Expect): the command
+// line in this process, on an empty stdin, stdout and stderr written to
+// one buffer in the order written, as a process's combined output (conform
+// writes both from its own goroutine, and its progress lines one at a time:
+// conformance.Config.Progress need not be safe for concurrent use). Its
+// runs validate with the suite's validator, compiled once.
+func conformCLIE(args ...string) cliRun {
+	var out strings.Builder
+	ctx := cli.WithSchemaValidator(context.Background(), validator)
+	code := cli.Run(ctx, conformArgs(args), strings.NewReader(""), &out, &out)
+	return cliRun{code, out.String()}
+}
+
+// conformProcessE runs `todoharness conform` (conformArgs) as a process
+// (this test binary), with env added to its environment, and returns its
+// exit status and combined output (no Expect: background work calls it).
+func conformProcessE(env []string, args ...string) (cliRun, error) {
+	cmd := selfexec.Command("todoharness", conformArgs(args)...)
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return cliRun{ee.ExitCode(), string(out)}, nil
 	}
-	return cliRun{0, string(out)}, err
+	if err != nil {
+		return cliRun{}, fmt.Errorf("conform process: %w", err)
+	}
+	return cliRun{0, string(out)}, nil
 }
 
+// cliWork is how the conform runs of a background work ended, in order,
+// and the folder they wrote in (earlyTempDir).
+type cliWork struct {
+	dir  string
+	runs []cliRun
+}
+
+// earlyCLI declares fn as background work of that kind: it gets a folder
+// of its own and runs conform command lines, one after another.
+func earlyCLI(name string, kind earlyKind, fn func(dir string) ([]cliRun, error)) func() cliWork {
+	return earlyWork(name, kind, func() (cliWork, error) {
+		dir, err := earlyTempDir()
+		if err != nil {
+			return cliWork{}, err
+		}
+		runs, err := fn(dir)
+		return cliWork{dir: dir, runs: runs}, err
+	})
+}
+
+// The specs whose conform runs take a catalogue's time get them from
+// background work (earlyCLI, earlyWork) and run last (SpecPriority(-1));
+// the command lines refused before any agent starts, the lists and the
+// Ctrl-C spec run in the foreground meanwhile.
 var _ = Describe("todoharness conform", func() {
 	conform := conformCLI
 
-	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", func() {
-		dir := GinkgoT().TempDir()
-		code, out := conform("--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+	// A process: without --agent (see conformCLIE).
+	builtin := earlyCLI("conform without --agent", processes, func(dir string) ([]cliRun, error) {
+		r, err := conformProcessE(nil, "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+		return []cliRun{r}, err
+	})
+	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", SpecPriority(-1), func() {
+		w := builtin()
+		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("PASS: every MUST check passes"))
 		Expect(out).To(MatchRegexp(`\[ ?\d+/\d+\] tool-offered`))
@@ -514,35 +547,46 @@ var _ = Describe("todoharness conform", func() {
 		Expect(filepath.Join(dir, "r.xml")).To(BeAnExistingFile())
 	})
 
-	It("exits 1 when a MUST check fails, writes a transcript per failing case, and 0 with the failure baselined", func() {
-		dir := GinkgoT().TempDir()
+	failing := earlyCLI("conform an agent that fails a MUST check, baselined, judged again", inProcess, func(dir string) ([]cliRun, error) {
 		agent := inProcessFault("accept-duplicates")
-		code, out := conformWith(agent, "--out", filepath.Join(dir, "t"))
+		runs := []cliRun{conformWithE(agent, "--out", filepath.Join(dir, "t"))}
+		baseline := filepath.Join(dir, "baseline.yaml")
+		if err := os.WriteFile(baseline, []byte("- id: TW-VALID-DUP\n  reason: this agent allows duplicates\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("write the baseline: %w", err)
+		}
+		runs = append(runs, conformWithE(agent, "--expected-failures", baseline))
+		// The saved evidence is judged again without starting the agent
+		// (a command that cannot start proves it): the same verdicts.
+		runs = append(runs, conformCLIE("--agent", "/nonexistent/agent", "--judge", filepath.Join(dir, "t")))
+		runs = append(runs, conformCLIE("--judge", filepath.Join(dir, "t"), "--expected-failures", baseline))
+		return runs, nil
+	})
+	It("exits 1 when a MUST check fails, writes a transcript per failing case, and 0 with the failure baselined", SpecPriority(-1), func() {
+		w := failing()
+		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(ContainSubstring("MUST failed: TW-VALID-DUP"))
 		Expect(filepath.Join(dir, "t", "reject-duplicate", "transcript.txt")).To(BeAnExistingFile())
 
-		baseline := filepath.Join(dir, "baseline.yaml")
-		Expect(os.WriteFile(baseline, []byte("- id: TW-VALID-DUP\n  reason: this agent allows duplicates\n"), 0o644)).To(Succeed())
-		code, out = conformWith(agent, "--expected-failures", baseline)
+		code, out = w.runs[1].code, w.runs[1].out
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("XFAIL"))
 
-		// The saved evidence is judged again without starting the agent
-		// (a command that cannot start proves it): the same verdicts.
-		code, out = conform("--agent", "/nonexistent/agent", "--judge", filepath.Join(dir, "t"))
+		code, out = w.runs[2].code, w.runs[2].out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(ContainSubstring("MUST failed: TW-VALID-DUP"))
 		Expect(out).To(ContainSubstring("no agent started"))
-		code, out = conform("--judge", filepath.Join(dir, "t"), "--expected-failures", baseline)
+		code, out = w.runs[3].code, w.runs[3].out
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("XFAIL"))
 	})
 
-	It("runs a user's own cases from a folder", func() {
-		dir := GinkgoT().TempDir()
-		Expect(os.MkdirAll(filepath.Join(dir, "my-case"), 0o755)).To(Succeed())
-		Expect(os.WriteFile(filepath.Join(dir, "my-case", "case.yaml"), []byte(`title: two writes in one prompt, the second completes the first task
+	// A process: without --agent (see conformCLIE).
+	ownCases := earlyCLI("conform a user's own cases", processes, func(dir string) ([]cliRun, error) {
+		if err := os.MkdirAll(filepath.Join(dir, "my-case"), 0o755); err != nil {
+			return nil, fmt.Errorf("the case folder: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "my-case", "case.yaml"), []byte(`title: two writes in one prompt, the second completes the first task
 checks: [TW-PLAN-1, TW-REPLACE-1]
 steps:
   - op: initialize
@@ -557,8 +601,15 @@ script:
       - name: todo_write
         arguments: {todos: [{content: draft the release notes, status: completed}, {content: tag the release, status: in_progress}]}
   - text: DONE
-`), 0o644)).To(Succeed())
-		code, out := conform("--no-builtin", "--cases", dir)
+`), 0o644); err != nil {
+			return nil, fmt.Errorf("the case: %w", err)
+		}
+		r, err := conformProcessE(nil, "--no-builtin", "--cases", dir)
+		return []cliRun{r}, err
+	})
+	It("runs a user's own cases from a folder", SpecPriority(-1), func() {
+		r := ownCases().runs[0]
+		code, out := r.code, r.out
 		// Its checks pass; the MUST checks it does not feed are not judged:
 		// INCOMPLETE (exit 3), never PASS.
 		Expect(code).To(Equal(3), out)
@@ -592,29 +643,43 @@ script:
 		Expect(out).To(ContainSubstring("known: reference, opencode, codex, gemini, claude"))
 	})
 
-	It("runs the reference preset, and a preset's wiring with --agent replacing its command", func() {
-		code, out := conform("--preset", "reference", "--case", "plan-basic")
-		Expect(code).To(Equal(3), out) // narrowed: INCOMPLETE
-		Expect(out).To(ContainSubstring("model API: openai-chat"))
-		// The codex preset's home and config, with the mutant speaking
-		// codex's dialect over OpenAI Responses standing in for codex-acp.
+	// A process: the reference preset's agent is os.Executable() (see
+	// conformCLIE).
+	referencePreset := earlyWork("conform --preset reference", processes, func() (cliRun, error) {
+		return conformProcessE(nil, "--preset", "reference", "--case", "plan-basic")
+	})
+	// The codex preset's home and config, with the mutant speaking codex's
+	// dialect over OpenAI Responses standing in for codex-acp.
+	codexPreset := earlyWork("conform --preset codex --agent the mutant", processes, func() (cliRun, error) {
 		agent := bins.mutant + " --wire responses --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
 		args := []string{"--preset", "codex", "--agent", agent, "--env", "TODOHARNESS_MUTANT=as-codex", "--timeout", caseTimeout.String()}
 		for _, kv := range selfexec.Environ("mutant") {
 			args = append(args, "--env", kv)
 		}
-		code, out = conform(args...)
+		return conformCLIE(args...), nil
+	})
+	It("runs the reference preset, and a preset's wiring with --agent replacing its command", SpecPriority(-1), func() {
+		r := referencePreset()
+		code, out := r.code, r.out
+		Expect(code).To(Equal(3), out) // narrowed: INCOMPLETE
+		Expect(out).To(ContainSubstring("model API: openai-chat"))
+		r = codexPreset()
+		code, out = r.code, r.out
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("dialect: codex (detected)"))
 		Expect(out).To(ContainSubstring("model API: openai-responses"))
 		Expect(out).To(ContainSubstring("agent: codex preset, " + bins.mutant))
 	})
 
-	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", func() {
+	// doc.go is in this test's directory, not in a case's.
+	relative := earlyWork("conform an agent command naming a relative file", processes, func() (cliRun, error) {
+		return conformCLIE("--agent", "/bin/sh doc.go", "--timeout", "5s", "--grace", "100ms"), nil
+	})
+	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", SpecPriority(-1), func() {
 		wd, err := os.Getwd()
 		Expect(err).NotTo(HaveOccurred())
-		// doc.go is in this test's directory, not in a case's.
-		code, out := conform("--agent", "/bin/sh doc.go", "--timeout", "5s", "--grace", "100ms")
+		r := relative()
+		code, out := r.code, r.out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(ContainSubstring(`conform: warning: "doc.go" in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as ` + filepath.Join(wd, "doc.go")))
 	})
@@ -661,12 +726,11 @@ script:
 		Entry("a baseline naming an unknown case", `no case matches "plan-basik": did you mean plan-basic?`, "--expected-failures", "BASELINE:- id: TW-PLAN-1\n  reason: x\n  cases: [plan-basik]\n"),
 	)
 
-	// Both runs wait out case timeouts: they run in the background from
-	// the start of the suite (early).
+	// Both runs wait out case timeouts: waiting background work (early).
 	silent := []string{"--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms"}
-	stopRun := earlyWork("conform a silent agent", true, func() (cliRun, error) { return conformCLIE(nil, silent...) })
-	keepGoingRun := earlyWork("conform a silent agent --keep-going", true, func() (cliRun, error) {
-		return conformCLIE(nil, append(slices.Clone(silent), "--keep-going", "--parallel", "20")...)
+	stopRun := earlyWork("conform a silent agent", waits, func() (cliRun, error) { return conformCLIE(silent...), nil })
+	keepGoingRun := earlyWork("conform a silent agent --keep-going", waits, func() (cliRun, error) {
+		return conformCLIE(append(slices.Clone(silent), "--keep-going", "--parallel", "20")...), nil
 	})
 	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", SpecPriority(-1), func() {
 		r := stopRun()
@@ -681,11 +745,17 @@ script:
 		Expect(strings.Count(out, "ERROR ")).To(BeNumerically(">", 1), out)
 	})
 
-	It("keeps and judges the updates an agent sends after its prompt answer, every run alike (--repeat, --settle), in the summary, JSON and JUnit", func() {
-		dir := GinkgoT().TempDir()
-		agent := inProcessFault("updates-after-response")
-		code, out := conformWith(agent, "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
+	// A process: the agent's late updates must reach the runner within
+	// the settle window (see conformCLIE).
+	updatesAfter := earlyCLI("conform --repeat an agent that sends updates after its answer", processes, func(dir string) ([]cliRun, error) {
+		args := append(inProcessFault("updates-after-response"), "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
 			"--repeat", "3", "--settle", settleWindow.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+		r, err := conformProcessE(nil, args...)
+		return []cliRun{r}, err
+	})
+	It("keeps and judges the updates an agent sends after its prompt answer, every run alike (--repeat, --settle), in the summary, JSON and JUnit", SpecPriority(-1), func() {
+		w := updatesAfter()
+		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(1), out) // ACP-TURN-1 is a MUST check
 		Expect(out).To(MatchRegexp(`TW-PLAN-1\s+MUST\s+PASS`))
 		Expect(out).To(MatchRegexp(`ACP-TURN-1\s+MUST\s+FAIL\s+plan-basic: prompt 1: \d+ update\(s\) of the turn \(tool_call, plan, tool_call_update`))
@@ -713,9 +783,12 @@ script:
 		Expect(string(x)).To(MatchRegexp(`(?s)<testcase name="ACP-TURN-1: [^"]*" classname="conformance.MUST"[^>]*>\s*<failure message="plan-basic: prompt 1: `))
 	})
 
-	It("reports only the --check checks, running only the cases that feed them", func() {
-		agent := inProcessFault("accept-duplicates")
-		code, out := conformWith(agent, "--check", "TW-VALID-D*", "--check", "TW-LOAD-1")
+	onlyChecks := earlyWork("conform --check", inProcess, func() (cliRun, error) {
+		return conformWithE(inProcessFault("accept-duplicates"), "--check", "TW-VALID-D*", "--check", "TW-LOAD-1"), nil
+	})
+	It("reports only the --check checks, running only the cases that feed them", SpecPriority(-1), func() {
+		r := onlyChecks()
+		code, out := r.code, r.out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(MatchRegexp(`TW-VALID-DUP\s+MUST\s+FAIL`))
 		Expect(out).To(MatchRegexp(`TW-LOAD-1\s+MUST\s+PASS`))
@@ -723,30 +796,56 @@ script:
 		Expect(out).NotTo(ContainSubstring("reject-empty"))
 	})
 
-	It("prints GitHub annotations next to the summary with --format github, and fails on SHOULD failures with --strict", func() {
-		dir := GinkgoT().TempDir()
-		agent := inProcessFault("no-priority")
+	// githubRuns are the runs of the --format github spec and the JUnit
+	// report each of the first two wrote (the second overwrites it).
+	type githubRuns struct {
+		runs  []cliRun
+		junit []string
+	}
+	github := earlyWork("conform --format github, then --judge --strict", inProcess, func() (githubRuns, error) {
+		var g githubRuns
+		dir, err := earlyTempDir()
+		if err != nil {
+			return g, err
+		}
 		junit := filepath.Join(dir, "r.xml")
-		code, out := conformWith(agent, "--check", "TW-PLAN-PRIORITY-*", "--format", "github", "--junit", junit, "--out", filepath.Join(dir, "t"))
+		readJUnit := func() error {
+			b, err := os.ReadFile(junit)
+			g.junit = append(g.junit, string(b))
+			if err != nil {
+				return fmt.Errorf("read the JUnit report: %w", err)
+			}
+			return nil
+		}
+		g.runs = append(g.runs, conformWithE(inProcessFault("no-priority"), "--check", "TW-PLAN-PRIORITY-*", "--format", "github", "--junit", junit, "--out", filepath.Join(dir, "t")))
+		if err := readJUnit(); err != nil {
+			return g, err
+		}
+		// The same evidence under --strict: the SHOULD failure fails the run.
+		g.runs = append(g.runs, conformCLIE("--judge", filepath.Join(dir, "t"), "--check", "TW-PLAN-PRIORITY-*", "--strict", "--format", "github", "--junit", junit))
+		if err := readJUnit(); err != nil {
+			return g, err
+		}
+		// Without --format github: no annotations.
+		g.runs = append(g.runs, conformCLIE("--judge", filepath.Join(dir, "t")))
+		return g, nil
+	})
+	It("prints GitHub annotations next to the summary with --format github, and fails on SHOULD failures with --strict", SpecPriority(-1), func() {
+		g := github()
+		code, out := g.runs[0].code, g.runs[0].out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(MatchRegexp(`TW-PLAN-PRIORITY-1\s+MUST\s+FAIL`)) // the summary is still there
 		Expect(out).To(MatchRegexp(`(?m)^::error title=TW-PLAN-PRIORITY-1::MUST TW-PLAN-PRIORITY-1 fails: .*%0Acase \S+: `))
 		Expect(out).To(MatchRegexp(`(?m)^::warning title=TW-PLAN-PRIORITY-2::SHOULD TW-PLAN-PRIORITY-2 fails: .*without --strict`))
 		Expect(out).To(ContainSubstring("FAIL: MUST failed: TW-PLAN-PRIORITY-1\n"))
-		b, err := os.ReadFile(junit)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(b)).To(ContainSubstring(`failures="1"`))
+		Expect(g.junit[0]).To(ContainSubstring(`failures="1"`))
 
-		// The same evidence under --strict: the SHOULD failure fails the run.
-		code, out = conform("--judge", filepath.Join(dir, "t"), "--check", "TW-PLAN-PRIORITY-*", "--strict", "--format", "github", "--junit", junit)
+		code, out = g.runs[1].code, g.runs[1].out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(MatchRegexp(`(?m)^::error title=TW-PLAN-PRIORITY-2::`))
 		Expect(out).To(ContainSubstring("FAIL: MUST failed: TW-PLAN-PRIORITY-1; SHOULD failed (--strict): TW-PLAN-PRIORITY-2\n"))
-		b, err = os.ReadFile(junit)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(b)).To(ContainSubstring(`failures="2"`))
-		// Without --format github: no annotations.
-		_, out = conform("--judge", filepath.Join(dir, "t"))
+		Expect(g.junit[1]).To(ContainSubstring(`failures="2"`))
+		out = g.runs[2].out
 		Expect(out).NotTo(ContainSubstring("::error"))
 	})
 
@@ -799,23 +898,33 @@ script:
 		Expect(file).To(BeAnExistingFile())
 	})
 
-	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", func() {
-		dir := GinkgoT().TempDir()
+	writeBaseline := earlyCLI("conform --write-baseline --keep, then with the baseline", inProcess, func(dir string) ([]cliRun, error) {
 		agent := inProcessFault("accept-duplicates")
 		baseline := filepath.Join(dir, "b", "baseline.yaml")
-		code, out := conformWith(agent, "--write-baseline", baseline, "--keep")
+		runs := []cliRun{conformWithE(agent, "--write-baseline", baseline, "--keep")}
+		return append(runs, conformWithE(agent, "--expected-failures", baseline)), nil
+	})
+	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", SpecPriority(-1), func() {
+		w := writeBaseline()
+		baseline := filepath.Join(w.dir, "b", "baseline.yaml")
+		code, out := w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(1), out)
 		Expect(out).To(MatchRegexp(`kept reject-duplicate: working directory (\S+), home \S+`))
 		kept := regexp.MustCompile(`kept reject-duplicate: working directory (\S+),`).FindStringSubmatch(out)[1]
 		Expect(kept).To(BeADirectory())
-		DeferCleanup(os.RemoveAll, kept)
+		// --keep kept every case's folders: none is left behind.
+		for _, m := range regexp.MustCompile(`(?m)^kept \S+: working directory (\S+), home (\S+)$`).FindAllStringSubmatch(out, -1) {
+			DeferCleanup(os.RemoveAll, m[1])
+			DeferCleanup(os.RemoveAll, m[2])
+		}
 		b, err := os.ReadFile(baseline)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(b)).To(ContainSubstring("- id: TW-VALID-DUP\n  reason: TODO\n  cases: [reject-duplicate]\n"))
-		code, out = conformWith(agent, "--expected-failures", baseline)
+		code, out = w.runs[1].code, w.runs[1].out
 		Expect(code).To(Equal(0), out)
 	})
 
+	// A process: SIGINT (see conformCLIE).
 	It("says it was interrupted on Ctrl-C, exits 130, and blames nothing on the agent", func() {
 		cmd := selfexec.Command("todoharness", "conform", "--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "10m")
 		stderr, err := cmd.StderrPipe()

@@ -127,11 +127,19 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		}
 	})
 
-	It("passes the whole catalogue, run the way the docs say", func() {
-		dir := GinkgoT().TempDir()
-		report := filepath.Join(dir, "conform.json")
+	// A process: PATH (see conformCLIE); background work (early).
+	docsRun := earlyCLI("conform the example agent the way the docs say", processes, func(dir string) ([]cliRun, error) {
+		if _, missing := python3(); missing != "" {
+			return nil, nil // the spec skips, saying why
+		}
 		// docs/validating-other-agents.md: todoharness conform --agent "python3 $PWD/docs/examples/minimal_agent.py"
-		code, out := conformCLIEnv([]string{"PATH=" + pythonPath()}, "--agent", "python3 "+exampleScript(), "--json", report)
+		r, err := conformProcessE([]string{"PATH=" + pythonPath()}, "--agent", "python3 "+exampleScript(), "--json", filepath.Join(dir, "conform.json"))
+		return []cliRun{r}, err
+	})
+	It("passes the whole catalogue, run the way the docs say", SpecPriority(-1), func() {
+		w := docsRun()
+		report := filepath.Join(w.dir, "conform.json")
+		code, out := w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(ContainSubstring("PASS: every MUST check passes"))
 		b, err := os.ReadFile(report)
@@ -185,35 +193,37 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 	}
 	// Each combination runs the cases where its flaws' failures show
 	// (casesShowing): the claims are failures, so fewer cases can only
-	// make them harder to meet. The runs start with the suite (early).
-	comboRuns := earlyWork("the example agent's flaw combinations", false, func() ([]*conformance.Report, error) {
-		if _, missing := python3(); missing != "" {
-			return nil, nil // the spec skips, saying why
-		}
-		all, err := casesE()
-		if err != nil {
-			return nil, err
-		}
-		return runEachE(6, len(combos), func(i int) (*conformance.Report, error) {
-			t, err := exampleAgentE(strings.Join(combos[i].names, ","))
+	// make them harder to meet. The runs are background work (early), one
+	// work a combination.
+	var comboRuns []func() *conformance.Report
+	for _, c := range combos {
+		flaw := strings.Join(c.names, ",")
+		comboRuns = append(comboRuns, earlyGroupWork("flaw combinations", "the example agent with FLAW="+flaw, processes, func() (*conformance.Report, error) {
+			if _, missing := python3(); missing != "" {
+				return nil, nil // the spec skips, saying why
+			}
+			all, err := casesE()
 			if err != nil {
 				return nil, err
 			}
-			return runE(t, func(c *conformance.Config) {
-				c.Cases, c.Dialect = casesShowing(all, combos[i].want), conformance.DialectTodoWrite
+			t, err := exampleAgentE(flaw)
+			if err != nil {
+				return nil, err
+			}
+			return runE(t, func(cfg *conformance.Config) {
+				cfg.Cases, cfg.Dialect = casesShowing(all, c.want), conformance.DialectTodoWrite
 			})
-		})
-	})
+		}))
+	}
 
 	// Each flaw alone fails exactly its checks (the breakage table); here,
 	// every combination of two or more fails the run, and still fails
 	// every check each of its flaws fails alone: no flaw hides another.
 	It("never passes with any combination of its flaws", SpecPriority(-1), func() {
-		reps := comboRuns()
 		all := cases()
-		Expect(reps).To(HaveLen(len(combos)))
+		Expect(comboRuns).To(HaveLen(len(combos)))
 		for i, c := range combos {
-			rep := reps[i]
+			rep := comboRuns[i]()
 			Expect(len(rep.Cases)).To(BeNumerically("<", len(all)), "FLAW=%s ran every case", strings.Join(c.names, ","))
 			Expect(rep.Verdict).To(Equal(conformance.VerdictFail), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
 			Expect(rep.FailedIDs()).To(ContainElements(c.want), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))

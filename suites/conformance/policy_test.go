@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -10,30 +12,50 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 )
 
-// parallelReference is the reference agent with allowParallelInProgress
-// set: it accepts two in_progress tasks and says so in its tool description.
-func parallelReference() conformance.Target {
-	dir := GinkgoT().TempDir()
+// parallelReferenceE is the reference agent with allowParallelInProgress
+// set: it accepts two in_progress tasks and says so in its tool
+// description (no Expect: background work calls it).
+func parallelReferenceE() (conformance.Target, error) {
+	dir, err := earlyTempDir()
+	if err != nil {
+		return conformance.Target{}, err
+	}
 	comp := filepath.Join(dir, "composition.yaml")
-	Expect(os.WriteFile(comp, []byte("plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"), 0o644)).To(Succeed())
+	if err := os.WriteFile(comp, []byte("plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"), 0o644); err != nil {
+		return conformance.Target{}, fmt.Errorf("write the composition: %w", err)
+	}
 	t := reference()
 	t.Name, t.Command = "reference (parallel)", referenceArgs("--composition", comp)
-	return t
+	return t, nil
 }
 
-// twoActiveOnly runs the one case that feeds TW-VALID-TWOACTIVE.
-func twoActiveOnly(policy string) func(*conformance.Config) {
-	return func(cfg *conformance.Config) {
+// twoActiveRun declares, as background work, the run of the one case that
+// feeds TW-VALID-TWOACTIVE against the agent target builds, with policy.
+func twoActiveRun(name string, target func() (conformance.Target, error), policy string) func() *conformance.Report {
+	return earlyGroupWork("policy", "policy: "+name, inProcess, func() (*conformance.Report, error) {
+		cs, err := casesE()
+		if err != nil {
+			return nil, err
+		}
 		var kept []*conformance.Case
-		for _, c := range cfg.Cases {
+		for _, c := range cs {
 			if c.Feeds("TW-VALID-TWOACTIVE") {
 				kept = append(kept, c)
 			}
 		}
-		Expect(kept).NotTo(BeEmpty())
-		cfg.Cases, cfg.Policy = kept, policy
-	}
+		if len(kept) == 0 {
+			return nil, errors.New("no case feeds TW-VALID-TWOACTIVE")
+		}
+		t, err := target()
+		if err != nil {
+			return nil, err
+		}
+		return runE(t, func(cfg *conformance.Config) { cfg.Cases, cfg.Policy = kept, policy })
+	})
 }
+
+// referenceE is the reference agent, as a target builder that cannot fail.
+func referenceE() (conformance.Target, error) { return reference(), nil }
 
 func twoActive(rep *conformance.Report) conformance.CheckResult {
 	c, ok := rep.Check("TW-VALID-TWOACTIVE")
@@ -41,25 +63,30 @@ func twoActive(rep *conformance.Report) conformance.CheckResult {
 	return c
 }
 
+// Its runs are background work (early), one group: the specs that judge
+// them run last.
 var _ = Describe("the in_progress policy (--policy)", func() {
-	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", func() {
-		rep := run(reference(), twoActiveOnly(conformance.PolicySingle))
+	singleRef := twoActiveRun("single, the reference agent", referenceE, conformance.PolicySingle)
+	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", SpecPriority(-1), func() {
+		rep := singleRef()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(rep.Policy).To(Equal(conformance.PolicySingle))
 		Expect(explain(rep)).To(ContainSubstring("policy: single (--policy single, the default)"))
 	})
 
-	It("single: an agent that allows parallel work fails TW-VALID-TWOACTIVE, naming the policy", func() {
-		rep := run(parallelReference(), twoActiveOnly(conformance.PolicySingle))
+	singleParallel := twoActiveRun("single, the parallel agent", parallelReferenceE, conformance.PolicySingle)
+	It("single: an agent that allows parallel work fails TW-VALID-TWOACTIVE, naming the policy", SpecPriority(-1), func() {
+		rep := singleParallel()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
 		Expect(c.Reason).To(ContainSubstring("was accepted"))
 		Expect(c.Reason).To(ContainSubstring("policy single"))
 	})
 
-	It("parallel: the check is judged the other way, accepted and shown in the plan, and says so", func() {
-		rep := run(parallelReference(), twoActiveOnly(conformance.PolicyParallel))
+	parallelParallel := twoActiveRun("parallel, the parallel agent", parallelReferenceE, conformance.PolicyParallel)
+	It("parallel: the check is judged the other way, accepted and shown in the plan, and says so", SpecPriority(-1), func() {
+		rep := parallelParallel()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(c.Cases[0].Reason).To(ContainSubstring("judged the other way: two tasks in_progress were accepted and shown in the plan"))
@@ -72,23 +99,26 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 		}
 	})
 
-	It("parallel: an agent that still rejects two in_progress tasks fails", func() {
-		rep := run(reference(), twoActiveOnly(conformance.PolicyParallel))
+	parallelRef := twoActiveRun("parallel, the reference agent", referenceE, conformance.PolicyParallel)
+	It("parallel: an agent that still rejects two in_progress tasks fails", SpecPriority(-1), func() {
+		rep := parallelRef()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
 		Expect(c.Reason).To(ContainSubstring("was rejected"))
 	})
 
-	It("auto: reads parallel from the parallel agent's tool description and states it in the report", func() {
-		rep := run(parallelReference(), twoActiveOnly(conformance.PolicyAuto))
+	autoParallel := twoActiveRun("auto, the parallel agent", parallelReferenceE, conformance.PolicyAuto)
+	It("auto: reads parallel from the parallel agent's tool description and states it in the report", SpecPriority(-1), func() {
+		rep := autoParallel()
 		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(rep.Policy).To(Equal(conformance.PolicyParallel))
 		Expect(rep.PolicySource).To(ContainSubstring(`--policy auto: the tool description says "several tasks may be in_progress"`))
 		Expect(explain(rep)).To(ContainSubstring("policy: parallel (--policy auto: the tool description says"))
 	})
 
-	It("auto: reads single from the shipped reference agent's tool description", func() {
-		rep := run(reference(), twoActiveOnly(conformance.PolicyAuto))
+	autoRef := twoActiveRun("auto, the reference agent", referenceE, conformance.PolicyAuto)
+	It("auto: reads single from the shipped reference agent's tool description", SpecPriority(-1), func() {
+		rep := autoRef()
 		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(rep.Policy).To(Equal(conformance.PolicySingle))
 		Expect(rep.PolicySource).To(ContainSubstring(`--policy auto: the tool description says "exactly one task in_progress"`))

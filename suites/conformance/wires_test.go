@@ -20,7 +20,8 @@ func overWire(wire, m string) conformance.Target {
 	return t
 }
 
-var _ = Describe("the checks work whatever model API the agent speaks", Ordered, ContinueOnFailure, func() {
+// Its runs are background work (early): its specs run last.
+var _ = Describe("the checks work whatever model API the agent speaks", SpecPriority(-1), func() {
 	wireOf := map[string]string{
 		"openai":    mockmodel.WireOpenAIChat,
 		"responses": mockmodel.WireOpenAIResponses,
@@ -29,23 +30,26 @@ var _ = Describe("the checks work whatever model API the agent speaks", Ordered,
 	}
 	// The runs the specs below judge, by "MUTATION over WIRE".
 	breakages := [][2]string{{"anthropic", "accept-empty"}, {"gemini", "accept-empty"}, {"responses", "accept-empty"}, {"gemini", "rename-tool"}}
-	report := runsBeforeAll(func() map[string]plannedRun {
-		runs := map[string]plannedRun{}
-		for w := range wireOf {
-			runs["none over "+w] = plannedRun{target: overWire(w, "none")}
-		}
-		for _, b := range breakages {
-			runs[b[1]+" over "+b[0]] = plannedRun{target: overWire(b[0], b[1])}
-		}
-		runs["as-claude over anthropic"] = plannedRun{target: overWire("anthropic", "as-claude")}
-		// A side request before every prompt, as opencode's title request:
-		// the mutant's first model request of a case offers no tools when
-		// TODOHARNESS_SIDE_REQUEST is set.
+	plan := map[string]plannedRun{}
+	over := func(wire, m string) plannedRun {
+		return plannedRun{target: func() conformance.Target { return overWire(wire, m) }}
+	}
+	for w := range wireOf {
+		plan["none over "+w] = over(w, "none")
+	}
+	for _, b := range breakages {
+		plan[b[1]+" over "+b[0]] = over(b[0], b[1])
+	}
+	plan["as-claude over anthropic"] = over("anthropic", "as-claude")
+	// A side request before every prompt, as opencode's title request: the
+	// mutant's first model request of a case offers no tools when
+	// TODOHARNESS_SIDE_REQUEST is set.
+	plan["side requests over anthropic"] = plannedRun{target: func() conformance.Target {
 		side := overWire("anthropic", "none")
 		side.Env = append(side.Env, "TODOHARNESS_SIDE_REQUEST=1")
-		runs["side requests over anthropic"] = plannedRun{target: side}
-		return runs
-	})
+		return side
+	}}
+	report := earlyRuns("the wire runs", plan)
 
 	DescribeTable("the reference behaviour passes every check over each wire",
 		func(wire string) {
