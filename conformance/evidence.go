@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
@@ -77,10 +78,11 @@ type Evidence struct {
 	Policy string `json:"policy,omitempty"`
 
 	// validator is set by the judge on its own copy of the evidence;
-	// schema keeps the messages' validation for every copy (nil: none
-	// kept).
+	// schema and planMemo keep the messages' validation and the plans for
+	// every copy, once the case has ended (nil: none kept).
 	validator *SchemaValidator
 	schema    *schemaMemo
+	planMemo  *plansMemo
 }
 
 // RunInfo is what a case's evidence records of the run it was part of:
@@ -202,6 +204,30 @@ func todosString(ts []Todo) string {
 // plans extracts the plan updates from the wire, each tied to the request
 // it follows.
 func (ev *Evidence) plans() []planObs {
+	m := ev.planMemo
+	if m == nil {
+		return ev.findPlans()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.done || m.wire != len(ev.Wire) || m.steps != len(ev.Steps) {
+		m.plans, m.wire, m.steps, m.done = ev.findPlans(), len(ev.Wire), len(ev.Steps), true
+	}
+	return m.plans
+}
+
+// plansMemo keeps a case's plans (plans): the checks read them, some once
+// per write. Like schemaMemo it is shared by the judge's copies of the
+// evidence; the plans are read, never changed.
+type plansMemo struct {
+	mu          sync.Mutex
+	done        bool
+	wire, steps int // the messages and steps the plans are from
+	plans       []planObs
+}
+
+// findPlans finds the plan updates of the wire (plans).
+func (ev *Evidence) findPlans() []planObs {
 	var out []planObs
 	// segment of each wire position: the last request the client sent.
 	type seg struct {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -65,13 +66,22 @@ func asProcess(t conformance.Target) conformance.Target {
 }
 
 func cases() []*conformance.Case {
-	cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
+	cs, err := casesE()
 	Expect(err).NotTo(HaveOccurred())
 	return cs
 }
 
-// casesE is cases for background work (no Expect).
-func casesE() ([]*conformance.Case, error) { return conformance.LoadCases(conformancefixtures.FS, ".") }
+// casesE is cases for background work (no Expect): the built-in catalogue,
+// parsed once for the suite's eighty runs (a run only reads its cases), in
+// a slice of the caller's own.
+func casesE() ([]*conformance.Case, error) {
+	cs, err := builtinCases()
+	return slices.Clone(cs), err
+}
+
+var builtinCases = sync.OnceValues(func() ([]*conformance.Case, error) {
+	return conformance.LoadCases(conformancefixtures.FS, ".")
+})
 
 // The case timeouts. An agent that finishes its cases never waits for the
 // timeout, so caseTimeout is generous: under the race detector on a loaded
