@@ -10,6 +10,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
@@ -27,7 +28,9 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv("GOGC"); !set && gcPercent != 100 {
 		debug.SetGCPercent(gcPercent)
 	}
-	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main, "mutant": mutantagent.Main})
+	// Some eight hundred cases each make two folders and an fsynced
+	// session log: in memory where the machine has room (scratch).
+	selfexec.Main(scratch.InMemory(m), selfexec.Programs{"todoharness": cli.Main, "mutant": mutantagent.Main})
 }
 
 func TestConformance(t *testing.T) {

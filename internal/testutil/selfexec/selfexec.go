@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"testing"
 )
 
 // ProgramEnv names the program a test binary runs instead of its tests.
@@ -18,8 +17,9 @@ type Programs map[string]func(args []string) int
 
 // Main is the body of a TestMain: with $TODOHARNESS_TEST_PROGRAM set it runs
 // that program with os.Args[1:] and exits with its status (2, saying which
-// programs there are, for an unknown name); otherwise it runs the tests.
-func Main(m *testing.M, progs Programs) {
+// programs there are, for an unknown name); otherwise it runs the tests: m
+// is the *testing.M, or a wrapper that runs it (scratch.InMemory).
+func Main(m interface{ Run() int }, progs Programs) {
 	if name, ok := os.LookupEnv(ProgramEnv); ok && name != "" {
 		os.Exit(runProgram(progs, name, os.Args[1:]))
 	}
