@@ -7,13 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // TestMain lets this test binary run the todoharness command line for the
 // specs that need it as a process (Ctrl-C, piped stdin, exit status).
 func TestMain(m *testing.M) {
-	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main})
+	selfexec.Main(scratch.InMemory(m), selfexec.Programs{"todoharness": cli.Main})
 }
 
 func TestFullLoop(t *testing.T) {

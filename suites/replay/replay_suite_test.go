@@ -7,13 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // TestMain lets this test binary run the todoharness command line: the
 // across-process specs start `todoharness agent` as this binary.
 func TestMain(m *testing.M) {
-	selfexec.Main(m, selfexec.Programs{"todoharness": cli.Main})
+	selfexec.Main(scratch.InMemory(m), selfexec.Programs{"todoharness": cli.Main})
 }
 
 func TestReplay(t *testing.T) {
