@@ -379,7 +379,7 @@ func (r *runner) progress(ev *Evidence, total int) {
 // interrupted (interrupted set) or stopped early (notRun).
 func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
 	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun,
-		schema: &schemaMemo{}, planMemo: &plansMemo{}}
+		memo: &judgeMemo{}}
 }
 
 // probeGate holds the other cases of a run until the first case has
@@ -508,7 +508,7 @@ type caseRun struct {
 func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool, gate *probeGate) *Evidence {
 	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate}
 	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start,
-		schema: &schemaMemo{}, planMemo: &plansMemo{}}
+		memo: &judgeMemo{}}
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cr.teardown()
 	if err := cr.setup(d, itemProps); err != nil {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
@@ -147,7 +146,8 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 	if v == nil {
 		return nil, nil, 0, false
 	}
-	if m := ev.schema; m != nil {
+	if ev.memo != nil {
+		m := &ev.memo.schema
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.v != v || m.wire != len(ev.Wire) {
@@ -158,18 +158,6 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 	}
 	bad, draft, n = findSchemaProblems(ev.Wire, v)
 	return bad, draft, n, true
-}
-
-// schemaMemo keeps what findSchemaProblems found on a case's messages:
-// ACP-SCHEMA-1 and ACP-SCHEMA-2 read the same validation, and a case is
-// judged twice (its progress line, then the run). It is shared by the
-// judge's copies of the evidence (judgeable).
-type schemaMemo struct {
-	mu         sync.Mutex
-	v          *SchemaValidator // the validator the result is from
-	wire       int              // the number of messages it covers
-	bad, draft []schemaProblem
-	n          int
 }
 
 // findSchemaProblems validates each message the agent sent.

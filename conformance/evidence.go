@@ -78,11 +78,32 @@ type Evidence struct {
 	Policy string `json:"policy,omitempty"`
 
 	// validator is set by the judge on its own copy of the evidence;
-	// schema and planMemo keep the messages' validation and the plans for
-	// every copy, once the case has ended (nil: none kept).
+	// memo keeps what the checks derive from it for every copy, once the
+	// case has ended (nil: nothing kept).
 	validator *SchemaValidator
-	schema    *schemaMemo
-	planMemo  *plansMemo
+	memo      *judgeMemo
+}
+
+// judgeMemo keeps what several checks derive from one case's evidence,
+// found once: the messages' schema validation (ACP-SCHEMA-1 and
+// ACP-SCHEMA-2 read the same) and the plan updates (read by every plan
+// check, some once per write). A case is judged twice (its progress line,
+// then the run): the judge's copies of the evidence (judgeable) share it.
+// What it keeps is read, never changed.
+type judgeMemo struct {
+	schema struct {
+		mu         sync.Mutex
+		v          *SchemaValidator // the validator the result is from
+		wire       int              // the number of messages it covers
+		bad, draft []schemaProblem
+		n          int
+	}
+	plans struct {
+		mu          sync.Mutex
+		done        bool
+		wire, steps int // the messages and steps the plans are from
+		plans       []planObs
+	}
 }
 
 // RunInfo is what a case's evidence records of the run it was part of:
@@ -204,26 +225,16 @@ func todosString(ts []Todo) string {
 // plans extracts the plan updates from the wire, each tied to the request
 // it follows.
 func (ev *Evidence) plans() []planObs {
-	m := ev.planMemo
-	if m == nil {
+	if ev.memo == nil {
 		return ev.findPlans()
 	}
+	m := &ev.memo.plans
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.done || m.wire != len(ev.Wire) || m.steps != len(ev.Steps) {
 		m.plans, m.wire, m.steps, m.done = ev.findPlans(), len(ev.Wire), len(ev.Steps), true
 	}
 	return m.plans
-}
-
-// plansMemo keeps a case's plans (plans): the checks read them, some once
-// per write. Like schemaMemo it is shared by the judge's copies of the
-// evidence; the plans are read, never changed.
-type plansMemo struct {
-	mu          sync.Mutex
-	done        bool
-	wire, steps int // the messages and steps the plans are from
-	plans       []planObs
 }
 
 // findPlans finds the plan updates of the wire (plans).

@@ -38,7 +38,7 @@ func MarshalEvidence(ev *Evidence) ([]byte, error) {
 func UnmarshalEvidence(data []byte, name string) (*Evidence, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	ev := &Evidence{schema: &schemaMemo{}, planMemo: &plansMemo{}}
+	ev := &Evidence{memo: &judgeMemo{}}
 	if err := dec.Decode(ev); err != nil {
 		return nil, fmt.Errorf("conformance: %s: %w", name, err)
 	}
