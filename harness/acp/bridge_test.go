@@ -78,7 +78,7 @@ func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	r := &rig{t: t, dir: dir, conn: acptest.Serve(ctx, b), ctx: ctx}
 	t.Cleanup(func() {
 		r.close()
@@ -88,7 +88,7 @@ func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 }
 
 func (r *rig) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := r.conn.Close(ctx); err != nil {
 		r.t.Errorf("close bridge: %v", err)
@@ -312,7 +312,7 @@ func TestCancelAnswersCancelled(t *testing.T) {
 		if sr != sdk.StopReasonCancelled {
 			t.Errorf("stopReason = %q, want cancelled", sr)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("prompt did not answer after session/cancel")
 	}
 }

@@ -262,7 +262,7 @@ func TestFaultCrashOnPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := acptest.Serve(ctx, b)
 	defer s.Close(ctx)

@@ -155,7 +155,7 @@ func TestServeReportsAFailedInput(t *testing.T) {
 	}
 	boom := errors.New("disk on fire")
 	in := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n"), iotest.ErrReader(boom))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = b.Serve(ctx, in, io.Discard)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "read input") {

@@ -166,12 +166,12 @@ func (p *agentProc) stop(tb testing.TB) {
 func (p *agentProc) wait(tb testing.TB) {
 	select {
 	case <-p.exited:
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		tb.Fatalf("agent did not exit; stderr:\n%s", p.stderr)
 	}
 	select {
 	case <-p.conn.Done():
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		tb.Fatal("the client did not see the end of the agent's output")
 	}
 	_ = p.toIn.Close()

@@ -131,7 +131,7 @@ func launchReference(t *testing.T, dir string, env []string, args ...string) lau
 	t.Helper()
 	tg := conformance.Target{Name: "reference", InProcess: InProcessAgent, CleanEnv: true, Env: env,
 		Command: append([]string{"todoharness-not-started", "agent"}, args...)}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	a, err := tg.Launch(ctx, conformance.Vars{BaseURL: "http://127.0.0.1:1/v1", Cwd: dir})
 	if err != nil {

@@ -22,7 +22,7 @@ func TestMockServePrintsBaseURLAndServes(t *testing.T) {
 	}
 	journal := filepath.Join(dir, "journal.jsonl")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pr, pw := io.Pipe()
 	cmd := NewRootCmd()
@@ -61,7 +61,7 @@ func TestMockServePrintsBaseURLAndServes(t *testing.T) {
 		if err != nil && ctx.Err() == nil {
 			t.Fatalf("mock serve: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("mock serve did not stop after its context ended")
 	}
 	j, err := os.ReadFile(journal)

@@ -21,7 +21,7 @@ func TestSnapshotRunReportsAScenarioThatCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	junit := filepath.Join(t.TempDir(), "out", "snap.xml")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stdout, stderr, err := runCLI(ctx, "snapshot", "run", dir, "--agent", "no-such-agent-anywhere", "--junit", junit)
 	var code exitCode

@@ -270,10 +270,10 @@ var _ = Describe("Agent.Prompt", func() {
 			_, err := a.Prompt(context.Background(), prompt("one"))
 			done <- err
 		}()
-		Eventually(started).WithTimeout(5 * time.Second).Should(BeClosed())
+		Eventually(started).WithTimeout(time.Minute).Should(BeClosed())
 		_, err := a.Prompt(context.Background(), prompt("two"))
 		Expect(err).To(MatchError(agent.ErrBusy))
 		close(release)
-		Eventually(done).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
+		Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()))
 	})
 })

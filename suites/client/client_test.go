@@ -96,7 +96,7 @@ func (f *fakeServer) client(mods ...func(*openaichat.ClientConfig)) *openaichat.
 }
 
 func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	DeferCleanup(cancel)
 	return c
 }
@@ -330,7 +330,7 @@ var _ = Describe("Client", func() {
 		f := newFakeServer()
 		f.events = []string{ev(`{"content":"partial"}`, "")}
 		f.drop = true
-		c, cancel := context.WithTimeout(ctx(), 10*time.Second)
+		c, cancel := context.WithTimeout(ctx(), time.Minute)
 		defer cancel()
 		_, err := f.client().Stream(c, userOnly, nil)
 		Expect(err).To(HaveOccurred())
@@ -348,7 +348,7 @@ var _ = Describe("Client", func() {
 			done <- err
 		}()
 		var err error
-		Eventually(done, 5*time.Second).Should(Receive(&err))
+		Eventually(done, time.Minute).Should(Receive(&err))
 		Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%v", err)
 	})
 

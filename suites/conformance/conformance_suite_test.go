@@ -1,8 +1,9 @@
 package conformance
 
 import (
+	"fmt"
 	"os"
-	"runtime/debug"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,19 +18,9 @@ import (
 
 // TestMain lets this test binary be the agents under test: the todoharness
 // command line (the reference agent, todoharness conform) and the mutant.
-//
-// The tier runs some eighty catalogues in this process, a few hundred
-// agents, their mock models and the runner, most of them at once: with the
-// garbage collector at GOGC=800 (gcPercent; unless $GOGC says otherwise)
-// it takes about a fifth less CPU than at the default 100, for a peak of
-// about 450 MB instead of 160 MB (docs/performance.md). Under the race
-// detector, whose shadow memory multiplies the heap, the default stays.
+// Some eight hundred cases each make two folders and an fsynced session
+// log: in memory where the machine has room (scratch).
 func TestMain(m *testing.M) {
-	if _, set := os.LookupEnv("GOGC"); !set && gcPercent != 100 {
-		debug.SetGCPercent(gcPercent)
-	}
-	// Some eight hundred cases each make two folders and an fsynced
-	// session log: in memory where the machine has room (scratch).
 	selfexec.Main(scratch.InMemory(m), selfexec.Programs{"todoharness": cli.Main, "mutant": mutantagent.Main})
 }
 
@@ -55,5 +46,32 @@ var _ = BeforeSuite(func() {
 	var err error
 	validator, err = conformance.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
-	early.startAll(GinkgoT().TempDir())
+	suiteTmp = GinkgoT().TempDir()
 })
+
+// suiteTmp holds the folders of the specs' runs (workDir), removed after
+// the suite.
+var suiteTmp string
+
+// workDir makes a folder for a run's files (no Expect: once calls it).
+func workDir() (string, error) {
+	dir, err := os.MkdirTemp(suiteTmp, "work-")
+	if err != nil {
+		return "", fmt.Errorf("a run's folder: %w", err)
+	}
+	return dir, nil
+}
+
+// once returns the getter of fn's result: the first spec that asks makes
+// it, in that spec (the suite runs one spec at a time, so a run never
+// competes with another for the CPUs), and the others share it. fn must
+// not use Expect (it may run for a spec that has not started yet: the
+// getter fails the asking spec on fn's error instead).
+func once[T any](fn func() (T, error)) func() T {
+	get := sync.OnceValues(fn)
+	return func() T {
+		v, err := get()
+		Expect(err).NotTo(HaveOccurred())
+		return v
+	}
+}

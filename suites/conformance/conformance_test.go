@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -38,9 +38,9 @@ func referenceArgs(extra ...string) []string {
 // (conformance.Target.InProcess: the same command line, environment and
 // working directory, on pipes), as etcd's framework runs one test body
 // against in-process and subprocess members: a suite of a hundred catalogue
-// runs then starts no process for most of them. asProcess gives the same
-// agent as a process (this test binary, see TestMain), for the specs about
-// processes; "one body, two targets" proves both get the same verdicts.
+// runs then starts no process for most of them. The specs of `conform`
+// without --agent run the same agent as a process (this test binary, see
+// TestMain): "one body, two targets" gets the same verdicts.
 func reference() conformance.Target {
 	return conformance.Target{Name: "reference", Command: referenceArgs(), Env: selfexec.Environ("todoharness"),
 		InProcess: cli.InProcessAgent}
@@ -55,14 +55,6 @@ func withFault(fault string) conformance.Target {
 func mutant(m string) conformance.Target {
 	return conformance.Target{Name: "mutant " + m, Command: []string{bins.mutant, "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
 		Env: append(selfexec.Environ("mutant"), "TODOHARNESS_MUTANT="+m), InProcess: mutantagent.InProcess}
-}
-
-// asProcess is t started as a process (the test binary running the
-// program its Env names).
-func asProcess(t conformance.Target) conformance.Target {
-	t.InProcess = nil
-	t.Name += " (process)"
-	return t
 }
 
 func cases() []*conformance.Case {
@@ -83,12 +75,14 @@ var builtinCases = sync.OnceValues(func() ([]*conformance.Case, error) {
 	return conformance.LoadCases(conformancefixtures.FS, ".")
 })
 
-// The case timeouts. An agent that finishes its cases never waits for the
-// timeout, so caseTimeout is generous: under the race detector on a loaded
-// 2-core machine a case of eight steps has taken over 3 s, and a timeout is
-// a failed check (RUN-1), never a slow pass. hangTimeout is for the agents
-// that are meant to hang: each such run costs it once (every case at once),
-// and it still leaves seconds for the steps before the hang.
+// The case timeouts bound a failure; no spec measures them. An agent that
+// finishes its cases never waits for one, so caseTimeout is generous: a
+// timeout is a failed check (RUN-1), never a slow pass. hangTimeout is for
+// the agents that are meant to hang, whose runs wait it out: they are
+// agents in this process or /bin/sh scripts, whose steps before the hang
+// take milliseconds, so it is still a thousand times what it bounds. The
+// specs about a hang prove its cause (the step the report says was waited
+// for, the process group killed), not how long it took.
 const (
 	caseTimeout = 60 * time.Second
 	hangTimeout = 5 * time.Second
@@ -96,10 +90,12 @@ const (
 	// still has coming whatever the window.
 	settleWindow = 50 * time.Millisecond
 	// graceWindow is how long an agent has to exit once its stdin closed
-	// (ACP-EXIT-1): generous, as the case timeout, because the suite runs
-	// some hundred agents at once on two cores (a Python agent has taken
-	// over a second to exit there), and agents that exit never wait for it.
+	// (ACP-EXIT-1): generous, as the case timeout; agents that exit never
+	// wait for it.
 	graceWindow = 5 * time.Second
+	// lateSettle is the settle window of the spec about updates sent after
+	// a prompt's answer: generous, since they must arrive within it.
+	lateSettle = time.Second
 )
 
 // timeoutFor is the case timeout of a breakage's run: short only for a
@@ -111,17 +107,32 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 	return caseTimeout
 }
 
-// runE runs the catalogue against t, every case at once (a run then takes
-// as long as its longest case), for background work (no Expect).
+// parallelFor is how many of a run's n cases run at once: all of them for
+// an agent in this process (goroutines that mostly wait on their settle
+// windows and the file system), and no more agent processes than this
+// machine has CPUs, so that each is served well within its timeout however
+// slow the machine (the race detector, other work beside the suite).
+func parallelFor(t conformance.Target, n int) int {
+	if t.InProcess != nil {
+		return n
+	}
+	return max(1, min(n, runtime.NumCPU()))
+}
+
+// runE runs the catalogue against t (parallelFor's cases at once), for a
+// spec's work (no Expect).
 func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Report, error) {
 	cs, err := casesE()
 	if err != nil {
 		return nil, err
 	}
-	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: graceWindow, Parallel: len(cs), Validator: validator,
+	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: graceWindow, Validator: validator,
 		Settle: settleWindow}
 	if mod != nil {
 		mod(&cfg)
+	}
+	if cfg.Parallel == 0 {
+		cfg.Parallel = parallelFor(cfg.Agent, len(cfg.Cases))
 	}
 	rep, err := conformance.Run(context.Background(), cfg)
 	if err != nil {
@@ -138,14 +149,12 @@ type plannedRun struct {
 	mod    func(*conformance.Config)
 }
 
-// earlyRuns declares the runs a container's specs judge as background work
-// (early), one work a run, in the order of their names, a group named
-// what; each spec takes its report by name (and has SpecPriority(-1): it
-// waits for the run).
-func earlyRuns(what string, plan map[string]plannedRun) func(name string) *conformance.Report {
+// plannedRuns gives the runs a container's specs judge, by name: each run
+// is made the first time a spec asks for it (once), in that spec.
+func plannedRuns(plan map[string]plannedRun) func(name string) *conformance.Report {
 	runs := map[string]func() *conformance.Report{}
-	for _, n := range slices.Sorted(maps.Keys(plan)) {
-		runs[n] = earlyRun(what, what+": "+n, plan[n].target, plan[n].mod)
+	for n, p := range plan {
+		runs[n] = once(func() (*conformance.Report, error) { return runE(p.target(), p.mod) })
 	}
 	return func(name string) *conformance.Report {
 		get, ok := runs[name]
@@ -166,8 +175,8 @@ func explain(rep *conformance.Report) string {
 	return b.String()
 }
 
-var _ = Describe("the reference agent", SpecPriority(-1), func() {
-	refRun := earlyRun("", "the reference agent", reference, nil)
+var _ = Describe("the reference agent", func() {
+	refRun := once(func() (*conformance.Report, error) { return runE(reference(), nil) })
 	It("passes every MUST and SHOULD check (and the INFO ones)", func() {
 		rep := refRun()
 		Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
@@ -203,11 +212,10 @@ func breakageTarget(b breakage.Breakage) conformance.Target {
 func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 	switch b.Layer {
 	case breakage.Bridge:
-		if b.FailsCheck("RUN-1") {
-			// Hanging and crashing are about the process: the runner's
-			// timeout kills its group, the crash is its exit status.
-			return asProcess(withFault(b.Name)), nil
-		}
+		// Hanging and crashing in this process too: the runner ends a
+		// hung in-process agent as it kills a process group, and the
+		// crash is its exit status (the broken agents below are the
+		// processes whose group is killed).
 		return withFault(b.Name), nil
 	case breakage.Tool:
 		return mutant(b.Name), nil
@@ -240,31 +248,12 @@ func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 	return conformance.Target{}, fmt.Errorf("breakage %s: no agent of this suite carries layer %s", b.Label(), b.Layer)
 }
 
-// breakageKind is the kind of background work b's run is: waits when its
-// agent hangs or dies (RUN-1: the runner waits out the case timeout),
-// processes when its agent is a process (the example agent, the banner
-// agent), else inProcess.
-func breakageKind(b breakage.Breakage) earlyKind {
-	switch {
-	case b.FailsCheck("RUN-1"):
-		return waits
-	case b.Layer == breakage.Example || b.Layer == breakage.Protocol:
-		return processes
-	}
-	return inProcess
-}
-
-// Its specs wait for background work (early): they run last, after the
-// specs that keep the cores busy meanwhile.
-var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, SpecPriority(-1), func() {
-	// The runs are independent: each is background work (early), from the
-	// start of the suite, in one group (a filtered suite starts them all
-	// when the BeforeAll asks for the first); those that hang or crash are
-	// waiting work (each waits out its timeout; the others finish
-	// meanwhile).
+var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
+	// The runs are independent, one after another: those that hang wait
+	// out hangTimeout once (every case at once, in this process).
 	runs := map[string]func() *conformance.Report{}
 	for _, b := range suiteBreakages() {
-		runs[b.Label()] = earlyGroupWork("breakages", "breakage "+b.Label(), breakageKind(b), func() (*conformance.Report, error) {
+		runs[b.Label()] = once(func() (*conformance.Report, error) {
 			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
 				return nil, nil // skipped below, saying why
 			}
@@ -329,10 +318,10 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 	})
 })
 
-var _ = Describe("the expected-failures baseline", SpecPriority(-1), func() {
+var _ = Describe("the expected-failures baseline", func() {
 	baseline := []conformance.ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "this agent words its counts differently"}}
 	withBaseline := func(c *conformance.Config) { c.Expected = baseline }
-	report := earlyRuns("the expected-failures baseline", map[string]plannedRun{
+	report := plannedRuns(map[string]plannedRun{
 		"listed": {target: func() conformance.Target { return withFault("wrong-counts") }, mod: withBaseline},
 		"stale":  {target: reference, mod: withBaseline},
 	})
@@ -353,56 +342,64 @@ var _ = Describe("the expected-failures baseline", SpecPriority(-1), func() {
 	})
 })
 
-var _ = Describe("a broken agent is a failed case, never a hung runner", SpecPriority(-1), func() {
-	type brokenRun struct {
-		rep  *conformance.Report
-		took time.Duration
-	}
-	// Each run waits out its case timeout: they run in the background from
-	// the start of the suite (early).
-	broken := func(script string) func() brokenRun {
-		return earlyWork("broken agent "+script, waits, func() (brokenRun, error) {
-			start := time.Now()
+var _ = Describe("a broken agent is a failed case, never a hung runner", func() {
+	// broken is the one-case run of a /bin/sh agent; those that hang wait
+	// out hangTimeout (a /bin/sh script starts in milliseconds).
+	broken := func(script string) func() *conformance.Report {
+		return once(func() (*conformance.Report, error) {
 			cs, err := casesE()
 			if err != nil {
-				return brokenRun{}, err
+				return nil, err
 			}
-			rep, err := runE(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
-				c.Timeout, c.Grace, c.Dialect = 2*time.Second, 200*time.Millisecond, conformance.DialectTodoWrite
+			return runE(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
+				c.Timeout, c.Grace, c.Dialect = hangTimeout, 200*time.Millisecond, conformance.DialectTodoWrite
 				for _, cs := range cs {
 					if cs.ID == "plan-basic" {
 						c.Cases = []*conformance.Case{cs}
 					}
 				}
 			})
-			return brokenRun{rep: rep, took: time.Since(start)}, err
 		})
 	}
-	DescribeTable("within the case timeout",
-		func(got func() brokenRun, reason string) {
-			r := got()
-			rep := r.rep
-			Expect(r.took).To(BeNumerically("<", 6*time.Second))
+	// The cause of each ending is in the report: RUN-1's reason, and for a
+	// hung agent the case timeout that ended it and the descendants that
+	// were still running and killed with its group. No spec times it.
+	DescribeTable("ends the case, says why, and leaves no process behind",
+		func(got func() *conformance.Report, reasons []string, killed string) {
+			rep := got()
 			Expect(rep.Cases).To(HaveLen(1))
 			Expect(rep.Cases[0].Completed).To(BeFalse())
 			Expect(rep.OK).To(BeFalse())
 			run1, _ := rep.Check("RUN-1")
 			Expect(run1.Outcome).To(Equal(conformance.Fail))
-			Expect(run1.Reason).To(ContainSubstring(reason))
+			for _, r := range reasons {
+				Expect(run1.Reason).To(ContainSubstring(r))
+			}
+			ev := rep.Cases[0].Evidence()
+			Expect(ev.Procs).To(HaveLen(1))
+			if killed == "" {
+				Expect(ev.Procs[0].Killed).To(BeEmpty())
+			} else {
+				Expect(ev.Procs[0].Killed).To(ContainElement(ContainSubstring(killed)), "the descendants the runner killed")
+			}
 		},
-		Entry("hung (its whole process group is killed)", broken(`sleep 600 & echo "child started" >&2; wait`), "child started"),
-		Entry("crashing", broken(`read line; echo "panic: boom" >&2; exit 2`), "exit status 2"),
-		Entry("writing non-JSON to stdout", broken(`echo "Welcome!"; cat >/dev/null`), "deadline"),
+		Entry("hung: the case timeout kills its whole process group, the child it started too",
+			broken(`sleep 600 & echo "child started" >&2; wait`),
+			[]string{"child started", "case timeout " + hangTimeout.String() + ": the agent's process group was killed"}, "(sleep)"),
+		Entry("crashing: its exit status, long before any timeout",
+			broken(`read line; echo "panic: boom" >&2; exit 2`), []string{"exit status 2"}, ""),
+		Entry("writing non-JSON to stdout: the case timeout, waiting for initialize",
+			broken(`echo "Welcome!"; cat >/dev/null`), []string{"deadline", "case timeout " + hangTimeout.String()}, ""),
 	)
 })
 
-var _ = Describe("dialects", SpecPriority(-1), func() {
+var _ = Describe("dialects", func() {
 	dialects := []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude}
 	plan := map[string]plannedRun{}
 	for _, d := range dialects {
 		plan[d] = plannedRun{target: func() conformance.Target { return mutant("as-" + d) }}
 	}
-	report := earlyRuns("the dialect runs", plan)
+	report := plannedRuns(plan)
 	DescribeTable("an agent speaking another dialect is detected and driven in it",
 		func(dialect string) {
 			Expect(dialects).To(ContainElement(dialect))
@@ -443,16 +440,22 @@ var _ = Describe("dialects", SpecPriority(-1), func() {
 //     python3 first) must be the environment that conform's agents get,
 //     and that their bare command is looked up in: a process's own;
 //   - the updates an agent sends after its prompt answer (--repeat,
-//     --settle): they must reach the runner within the settle window, 50 ms
-//     after the last message, every run. An agent in this process, busy
-//     with the background work's runs, waits among hundreds of goroutines
-//     to be scheduled, and has missed it; an agent in conform's own process
-//     (--in-process there) gets the OS's wake-up latency, as before.
+//     --settle): they must reach the runner within the settle window after
+//     the last message, every run; an agent in conform's own process
+//     (--in-process there) is not scheduled among this suite's goroutines.
+//     Its settle window (lateSettle) is generous for the same reason.
 
 // conformArgs is `conform` with the suite's timeout, grace and settle
-// window and every case at once, then args (which override them).
+// window, every case at once when its agent runs in conform's process
+// (--in-process) and as many as this machine has CPUs when its agents are
+// processes (parallelFor), then args (which override them).
 func conformArgs(args []string) []string {
-	base := []string{"conform", "--timeout", caseTimeout.String(), "--grace", graceWindow.String(), "--settle", settleWindow.String(), "--parallel", "12"}
+	parallel := runtime.NumCPU()
+	if slices.Contains(args, "--in-process") {
+		parallel = 64
+	}
+	base := []string{"conform", "--timeout", caseTimeout.String(), "--grace", graceWindow.String(), "--settle", settleWindow.String(),
+		"--parallel", fmt.Sprint(parallel)}
 	return append(base, args...)
 }
 
@@ -511,18 +514,18 @@ func conformProcessE(env []string, args ...string) (cliRun, error) {
 	return cliRun{0, string(out)}, nil
 }
 
-// cliWork is how the conform runs of a background work ended, in order,
-// and the folder they wrote in (earlyTempDir).
+// cliWork is how the conform runs of a spec's work ended, in order, and
+// the folder they wrote in (workDir).
 type cliWork struct {
 	dir  string
 	runs []cliRun
 }
 
-// earlyCLI declares fn as background work of that kind: it gets a folder
-// of its own and runs conform command lines, one after another.
-func earlyCLI(name string, kind earlyKind, fn func(dir string) ([]cliRun, error)) func() cliWork {
-	return earlyWork(name, kind, func() (cliWork, error) {
-		dir, err := earlyTempDir()
+// onceCLI is once for work that runs conform command lines, one after
+// another, in a folder of its own.
+func onceCLI(fn func(dir string) ([]cliRun, error)) func() cliWork {
+	return once(func() (cliWork, error) {
+		dir, err := workDir()
 		if err != nil {
 			return cliWork{}, err
 		}
@@ -531,19 +534,17 @@ func earlyCLI(name string, kind earlyKind, fn func(dir string) ([]cliRun, error)
 	})
 }
 
-// The specs whose conform runs take a catalogue's time get them from
-// background work (earlyCLI, earlyWork) and run last (SpecPriority(-1));
-// the command lines refused before any agent starts, the lists and the
-// Ctrl-C spec run in the foreground meanwhile.
+// The specs that judge a run make it when they first ask for it (once,
+// onceCLI).
 var _ = Describe("todoharness conform", func() {
 	conform := conformCLI
 
 	// A process: without --agent (see conformCLIE).
-	builtin := earlyCLI("conform without --agent", processes, func(dir string) ([]cliRun, error) {
+	builtin := onceCLI(func(dir string) ([]cliRun, error) {
 		r, err := conformProcessE(nil, "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
 		return []cliRun{r}, err
 	})
-	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", SpecPriority(-1), func() {
+	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", func() {
 		w := builtin()
 		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(0), out)
@@ -557,7 +558,7 @@ var _ = Describe("todoharness conform", func() {
 		Expect(filepath.Join(dir, "r.xml")).To(BeAnExistingFile())
 	})
 
-	failing := earlyCLI("conform an agent that fails a MUST check, baselined, judged again", inProcess, func(dir string) ([]cliRun, error) {
+	failing := onceCLI(func(dir string) ([]cliRun, error) {
 		agent := inProcessFault("accept-duplicates")
 		runs := []cliRun{conformWithE(agent, "--out", filepath.Join(dir, "t"))}
 		baseline := filepath.Join(dir, "baseline.yaml")
@@ -571,7 +572,7 @@ var _ = Describe("todoharness conform", func() {
 		runs = append(runs, conformCLIE("--judge", filepath.Join(dir, "t"), "--expected-failures", baseline))
 		return runs, nil
 	})
-	It("exits 1 when a MUST check fails, writes a transcript per failing case, and 0 with the failure baselined", SpecPriority(-1), func() {
+	It("exits 1 when a MUST check fails, writes a transcript per failing case, and 0 with the failure baselined", func() {
 		w := failing()
 		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(1), out)
@@ -592,7 +593,7 @@ var _ = Describe("todoharness conform", func() {
 	})
 
 	// A process: without --agent (see conformCLIE).
-	ownCases := earlyCLI("conform a user's own cases", processes, func(dir string) ([]cliRun, error) {
+	ownCases := onceCLI(func(dir string) ([]cliRun, error) {
 		if err := os.MkdirAll(filepath.Join(dir, "my-case"), 0o755); err != nil {
 			return nil, fmt.Errorf("the case folder: %w", err)
 		}
@@ -617,7 +618,7 @@ script:
 		r, err := conformProcessE(nil, "--no-builtin", "--cases", dir)
 		return []cliRun{r}, err
 	})
-	It("runs a user's own cases from a folder", SpecPriority(-1), func() {
+	It("runs a user's own cases from a folder", func() {
 		r := ownCases().runs[0]
 		code, out := r.code, r.out
 		// Its checks pass; the MUST checks it does not feed are not judged:
@@ -655,12 +656,12 @@ script:
 
 	// A process: the reference preset's agent is os.Executable() (see
 	// conformCLIE).
-	referencePreset := earlyWork("conform --preset reference", processes, func() (cliRun, error) {
+	referencePreset := once(func() (cliRun, error) {
 		return conformProcessE(nil, "--preset", "reference", "--case", "plan-basic")
 	})
 	// The codex preset's home and config, with the mutant speaking codex's
 	// dialect over OpenAI Responses standing in for codex-acp.
-	codexPreset := earlyWork("conform --preset codex --agent the mutant", processes, func() (cliRun, error) {
+	codexPreset := once(func() (cliRun, error) {
 		agent := bins.mutant + " --wire responses --model-url {{.BaseURL}} --sessions {{.Cwd}}/.sessions"
 		args := []string{"--preset", "codex", "--agent", agent, "--env", "TODOHARNESS_MUTANT=as-codex", "--timeout", caseTimeout.String()}
 		for _, kv := range selfexec.Environ("mutant") {
@@ -668,7 +669,7 @@ script:
 		}
 		return conformCLIE(args...), nil
 	})
-	It("runs the reference preset, and a preset's wiring with --agent replacing its command", SpecPriority(-1), func() {
+	It("runs the reference preset, and a preset's wiring with --agent replacing its command", func() {
 		r := referencePreset()
 		code, out := r.code, r.out
 		Expect(code).To(Equal(3), out) // narrowed: INCOMPLETE
@@ -682,10 +683,10 @@ script:
 	})
 
 	// doc.go is in this test's directory, not in a case's.
-	relative := earlyWork("conform an agent command naming a relative file", processes, func() (cliRun, error) {
+	relative := once(func() (cliRun, error) {
 		return conformCLIE("--agent", "/bin/sh doc.go", "--timeout", "5s", "--grace", "100ms"), nil
 	})
-	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", SpecPriority(-1), func() {
+	It("warns when the agent command names a file relative to the runner's directory (the agent runs in the case's)", func() {
 		wd, err := os.Getwd()
 		Expect(err).NotTo(HaveOccurred())
 		r := relative()
@@ -736,13 +737,13 @@ script:
 		Entry("a baseline naming an unknown case", `no case matches "plan-basik": did you mean plan-basic?`, "--expected-failures", "BASELINE:- id: TW-PLAN-1\n  reason: x\n  cases: [plan-basik]\n"),
 	)
 
-	// Both runs wait out case timeouts: waiting background work (early).
+	// Both runs wait out case timeouts (1 s: cat starts in milliseconds).
 	silent := []string{"--agent", "/bin/sh -c 'cat >/dev/null'", "--timeout", "1s", "--grace", "100ms"}
-	stopRun := earlyWork("conform a silent agent", waits, func() (cliRun, error) { return conformCLIE(silent...), nil })
-	keepGoingRun := earlyWork("conform a silent agent --keep-going", waits, func() (cliRun, error) {
+	stopRun := once(func() (cliRun, error) { return conformCLIE(silent...), nil })
+	keepGoingRun := once(func() (cliRun, error) {
 		return conformCLIE(append(slices.Clone(silent), "--keep-going", "--parallel", "20")...), nil
 	})
-	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", SpecPriority(-1), func() {
+	It("stops at once, with one failure, when the first case cannot get initialize answered; --keep-going runs every case", func() {
 		r := stopRun()
 		code, out := r.code, r.out
 		Expect(code).To(Equal(1), out)
@@ -757,13 +758,13 @@ script:
 
 	// A process: the agent's late updates must reach the runner within
 	// the settle window (see conformCLIE).
-	updatesAfter := earlyCLI("conform --repeat an agent that sends updates after its answer", processes, func(dir string) ([]cliRun, error) {
+	updatesAfter := onceCLI(func(dir string) ([]cliRun, error) {
 		args := append(inProcessFault("updates-after-response"), "--case", "plan-basic", "--case", "replace", "--check", "TW-PLAN-1", "--check", "TW-REPLACE-1", "--check", "ACP-TURN-1",
-			"--repeat", "3", "--settle", settleWindow.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+			"--repeat", "3", "--settle", lateSettle.String(), "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
 		r, err := conformProcessE(nil, args...)
 		return []cliRun{r}, err
 	})
-	It("keeps and judges the updates an agent sends after its prompt answer, every run alike (--repeat, --settle), in the summary, JSON and JUnit", SpecPriority(-1), func() {
+	It("keeps and judges the updates an agent sends after its prompt answer, every run alike (--repeat, --settle), in the summary, JSON and JUnit", func() {
 		w := updatesAfter()
 		dir, code, out := w.dir, w.runs[0].code, w.runs[0].out
 		Expect(code).To(Equal(1), out) // ACP-TURN-1 is a MUST check
@@ -793,10 +794,10 @@ script:
 		Expect(string(x)).To(MatchRegexp(`(?s)<testcase name="ACP-TURN-1: [^"]*" classname="conformance.MUST"[^>]*>\s*<failure message="plan-basic: prompt 1: `))
 	})
 
-	onlyChecks := earlyWork("conform --check", inProcess, func() (cliRun, error) {
+	onlyChecks := once(func() (cliRun, error) {
 		return conformWithE(inProcessFault("accept-duplicates"), "--check", "TW-VALID-D*", "--check", "TW-LOAD-1"), nil
 	})
-	It("reports only the --check checks, running only the cases that feed them", SpecPriority(-1), func() {
+	It("reports only the --check checks, running only the cases that feed them", func() {
 		r := onlyChecks()
 		code, out := r.code, r.out
 		Expect(code).To(Equal(1), out)
@@ -812,9 +813,9 @@ script:
 		runs  []cliRun
 		junit []string
 	}
-	github := earlyWork("conform --format github, then --judge --strict", inProcess, func() (githubRuns, error) {
+	github := once(func() (githubRuns, error) {
 		var g githubRuns
-		dir, err := earlyTempDir()
+		dir, err := workDir()
 		if err != nil {
 			return g, err
 		}
@@ -840,7 +841,7 @@ script:
 		g.runs = append(g.runs, conformCLIE("--judge", filepath.Join(dir, "t")))
 		return g, nil
 	})
-	It("prints GitHub annotations next to the summary with --format github, and fails on SHOULD failures with --strict", SpecPriority(-1), func() {
+	It("prints GitHub annotations next to the summary with --format github, and fails on SHOULD failures with --strict", func() {
 		g := github()
 		code, out := g.runs[0].code, g.runs[0].out
 		Expect(code).To(Equal(1), out)
@@ -908,13 +909,13 @@ script:
 		Expect(file).To(BeAnExistingFile())
 	})
 
-	writeBaseline := earlyCLI("conform --write-baseline --keep, then with the baseline", inProcess, func(dir string) ([]cliRun, error) {
+	writeBaseline := onceCLI(func(dir string) ([]cliRun, error) {
 		agent := inProcessFault("accept-duplicates")
 		baseline := filepath.Join(dir, "b", "baseline.yaml")
 		runs := []cliRun{conformWithE(agent, "--write-baseline", baseline, "--keep")}
 		return append(runs, conformWithE(agent, "--expected-failures", baseline)), nil
 	})
-	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", SpecPriority(-1), func() {
+	It("writes the failures as a baseline that makes the same agent pass, and says where --keep kept the cases", func() {
 		w := writeBaseline()
 		baseline := filepath.Join(w.dir, "b", "baseline.yaml")
 		code, out := w.runs[0].code, w.runs[0].out

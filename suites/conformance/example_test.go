@@ -107,7 +107,7 @@ func casesShowing(cs []*conformance.Case, checks []string) []*conformance.Case {
 }
 
 // exampleAgentE is the example agent with $FLAW=flaw ("" for none), or
-// why it cannot run here (no Expect: background work calls it). It runs
+// why it cannot run here (no Expect: once calls it). It runs
 // with python3 -S: the example imports the standard library only, and the
 // site module (a machine's .pth hooks: 30 ms of start-up on the machine
 // docs/performance.md measures) would be paid at each of the suite's
@@ -127,8 +127,8 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		}
 	})
 
-	// A process: PATH (see conformCLIE); background work (early).
-	docsRun := earlyCLI("conform the example agent the way the docs say", processes, func(dir string) ([]cliRun, error) {
+	// A process: PATH (see conformCLIE).
+	docsRun := onceCLI(func(dir string) ([]cliRun, error) {
 		if _, missing := python3(); missing != "" {
 			return nil, nil // the spec skips, saying why
 		}
@@ -136,7 +136,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		r, err := conformProcessE([]string{"PATH=" + pythonPath()}, "--agent", "python3 "+exampleScript(), "--json", filepath.Join(dir, "conform.json"))
 		return []cliRun{r}, err
 	})
-	It("passes the whole catalogue, run the way the docs say", SpecPriority(-1), func() {
+	It("passes the whole catalogue, run the way the docs say", func() {
 		w := docsRun()
 		report := filepath.Join(w.dir, "conform.json")
 		code, out := w.runs[0].code, w.runs[0].out
@@ -193,12 +193,11 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 	}
 	// Each combination runs the cases where its flaws' failures show
 	// (casesShowing): the claims are failures, so fewer cases can only
-	// make them harder to meet. The runs are background work (early), one
-	// work a combination.
+	// make them harder to meet.
 	var comboRuns []func() *conformance.Report
 	for _, c := range combos {
 		flaw := strings.Join(c.names, ",")
-		comboRuns = append(comboRuns, earlyGroupWork("flaw combinations", "the example agent with FLAW="+flaw, processes, func() (*conformance.Report, error) {
+		comboRuns = append(comboRuns, once(func() (*conformance.Report, error) {
 			if _, missing := python3(); missing != "" {
 				return nil, nil // the spec skips, saying why
 			}
@@ -219,7 +218,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 	// Each flaw alone fails exactly its checks (the breakage table); here,
 	// every combination of two or more fails the run, and still fails
 	// every check each of its flaws fails alone: no flaw hides another.
-	It("never passes with any combination of its flaws", SpecPriority(-1), func() {
+	It("never passes with any combination of its flaws", func() {
 		all := cases()
 		Expect(comboRuns).To(HaveLen(len(combos)))
 		for i, c := range combos {

@@ -14,9 +14,9 @@ import (
 
 // parallelReferenceE is the reference agent with allowParallelInProgress
 // set: it accepts two in_progress tasks and says so in its tool
-// description (no Expect: background work calls it).
+// description (no Expect: once calls it).
 func parallelReferenceE() (conformance.Target, error) {
-	dir, err := earlyTempDir()
+	dir, err := workDir()
 	if err != nil {
 		return conformance.Target{}, err
 	}
@@ -29,10 +29,10 @@ func parallelReferenceE() (conformance.Target, error) {
 	return t, nil
 }
 
-// twoActiveRun declares, as background work, the run of the one case that
+// twoActiveRun is the run, made once, of the one case that
 // feeds TW-VALID-TWOACTIVE against the agent target builds, with policy.
 func twoActiveRun(name string, target func() (conformance.Target, error), policy string) func() *conformance.Report {
-	return earlyGroupWork("policy", "policy: "+name, inProcess, func() (*conformance.Report, error) {
+	return once(func() (*conformance.Report, error) {
 		cs, err := casesE()
 		if err != nil {
 			return nil, err
@@ -63,11 +63,10 @@ func twoActive(rep *conformance.Report) conformance.CheckResult {
 	return c
 }
 
-// Its runs are background work (early), one group: the specs that judge
-// them run last.
+// Each run is made by the first spec that judges it (twoActiveRun).
 var _ = Describe("the in_progress policy (--policy)", func() {
 	singleRef := twoActiveRun("single, the reference agent", referenceE, conformance.PolicySingle)
-	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", SpecPriority(-1), func() {
+	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", func() {
 		rep := singleRef()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
@@ -76,7 +75,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	})
 
 	singleParallel := twoActiveRun("single, the parallel agent", parallelReferenceE, conformance.PolicySingle)
-	It("single: an agent that allows parallel work fails TW-VALID-TWOACTIVE, naming the policy", SpecPriority(-1), func() {
+	It("single: an agent that allows parallel work fails TW-VALID-TWOACTIVE, naming the policy", func() {
 		rep := singleParallel()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
@@ -85,7 +84,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	})
 
 	parallelParallel := twoActiveRun("parallel, the parallel agent", parallelReferenceE, conformance.PolicyParallel)
-	It("parallel: the check is judged the other way, accepted and shown in the plan, and says so", SpecPriority(-1), func() {
+	It("parallel: the check is judged the other way, accepted and shown in the plan, and says so", func() {
 		rep := parallelParallel()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
@@ -100,7 +99,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	})
 
 	parallelRef := twoActiveRun("parallel, the reference agent", referenceE, conformance.PolicyParallel)
-	It("parallel: an agent that still rejects two in_progress tasks fails", SpecPriority(-1), func() {
+	It("parallel: an agent that still rejects two in_progress tasks fails", func() {
 		rep := parallelRef()
 		c := twoActive(rep)
 		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
@@ -108,7 +107,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	})
 
 	autoParallel := twoActiveRun("auto, the parallel agent", parallelReferenceE, conformance.PolicyAuto)
-	It("auto: reads parallel from the parallel agent's tool description and states it in the report", SpecPriority(-1), func() {
+	It("auto: reads parallel from the parallel agent's tool description and states it in the report", func() {
 		rep := autoParallel()
 		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(rep.Policy).To(Equal(conformance.PolicyParallel))
@@ -117,7 +116,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	})
 
 	autoRef := twoActiveRun("auto, the reference agent", referenceE, conformance.PolicyAuto)
-	It("auto: reads single from the shipped reference agent's tool description", SpecPriority(-1), func() {
+	It("auto: reads single from the shipped reference agent's tool description", func() {
 		rep := autoRef()
 		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
 		Expect(rep.Policy).To(Equal(conformance.PolicySingle))

@@ -20,8 +20,8 @@ func overWire(wire, m string) conformance.Target {
 	return t
 }
 
-// Its runs are background work (early): its specs run last.
-var _ = Describe("the checks work whatever model API the agent speaks", SpecPriority(-1), func() {
+// Each run is made by the first spec that judges it.
+var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	wireOf := map[string]string{
 		"openai":    mockmodel.WireOpenAIChat,
 		"responses": mockmodel.WireOpenAIResponses,
@@ -49,7 +49,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", SpecPrio
 		side.Env = append(side.Env, "TODOHARNESS_SIDE_REQUEST=1")
 		return side
 	}}
-	report := earlyRuns("the wire runs", plan)
+	report := plannedRuns(plan)
 
 	DescribeTable("the reference behaviour passes every check over each wire",
 		func(wire string) {

@@ -79,7 +79,7 @@ var _ = Describe("todoharness chat", Label("binary"), func() {
 			cmd.Stdin = strings.NewReader(chatInput)
 			sess, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 			Expect(err).NotTo(HaveOccurred())
-			Eventually(sess).WithTimeout(30 * time.Second).Should(gexec.Exit(0))
+			Eventually(sess).WithTimeout(time.Minute).Should(gexec.Exit(0))
 			Expect(string(sess.Err.Contents())).To(ContainSubstring("todoharness chat: model"))
 			testutil.AssertGolden(GinkgoTB(), "fullloop", "chat", sess.Out.Contents())
 
@@ -101,7 +101,7 @@ var _ = Describe("todoharness chat", Label("binary"), func() {
 		cmd.Stdin = strings.NewReader(chatInput)
 		sess, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(sess).WithTimeout(30 * time.Second).Should(gexec.Exit(2))
+		Eventually(sess).WithTimeout(time.Minute).Should(gexec.Exit(2))
 		Expect(sess.Err).To(gbytes.Say(`--script FILE is required`))
 		Expect(string(sess.Err.Contents())).To(ContainSubstring("DEEPSEEK_API_KEY"))
 		Expect(sess.Out.Contents()).To(BeEmpty())
@@ -118,16 +118,16 @@ var _ = Describe("todoharness chat", Label("binary"), func() {
 
 		_, err = io.WriteString(stdin, "split the work\n")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(sess.Out).WithTimeout(30 * time.Second).Should(gbytes.Say("Thinking"))
+		Eventually(sess.Out).WithTimeout(time.Minute).Should(gbytes.Say("Thinking"))
 		sess.Signal(syscall.SIGINT)
-		Eventually(sess.Out).WithTimeout(10 * time.Second).Should(gbytes.Say(`\[cancelled\]\n`))
+		Eventually(sess.Out).WithTimeout(time.Minute).Should(gbytes.Say(`\[cancelled\]\n`))
 		// Still running: it answers the next line (an exit on Ctrl-C would
 		// leave "Back." unsaid and one turn/end in the log).
 		_, err = io.WriteString(stdin, "once again\n")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(sess.Out).WithTimeout(10 * time.Second).Should(gbytes.Say("Back.\n"))
+		Eventually(sess.Out).WithTimeout(time.Minute).Should(gbytes.Say("Back.\n"))
 		Expect(stdin.Close()).To(Succeed())
-		Eventually(sess).WithTimeout(10 * time.Second).Should(gexec.Exit(0))
+		Eventually(sess).WithTimeout(time.Minute).Should(gexec.Exit(0))
 
 		ld := onlySession(sessions)
 		ends := ofType(ld.Events, session.TypeTurnEnd)

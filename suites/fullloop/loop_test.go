@@ -3,6 +3,7 @@ package fullloop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,7 +19,7 @@ import (
 
 // faultTimeout bounds a turn whose model fails or hangs: the spec fails
 // (instead of the suite hanging) if the turn does not end well within it.
-const faultTimeout = 10 * time.Second
+const faultTimeout = time.Minute
 
 var _ = Describe("the full loop", func() {
 	for _, tg := range targets {
@@ -172,9 +173,7 @@ func loopSpecs(tg target) {
 			l := newLoop(tg, "close-mid-stream.yaml", 0)
 			ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
 			defer cancel()
-			start := time.Now()
 			reason := l.prompt(ctx, "Plan the work.")
-			Expect(time.Since(start)).To(BeNumerically("<", faultTimeout/2))
 			Expect(ctx.Err()).NotTo(HaveOccurred(), "the turn ended by the test's timeout, not by the broken stream")
 			Expect(reason.Kind).To(Equal(session.TurnError))
 			Expect(reason.Message).NotTo(BeEmpty())
@@ -223,19 +222,21 @@ func loopSpecs(tg target) {
 
 		It("ends a turn cancelled while the model streams with reason cancelled, keeping what arrived", func() {
 			l := newLoop(tg, "hang.yaml", 0)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			// The cause of the cancellation says who cancelled: the first
+			// streamed delta, or the test's timeout (a failure bound only).
+			errFirstDelta, errTimeout := errors.New("the first text delta was logged"), errors.New("the test's timeout")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
 			unsubscribe := l.log.Subscribe(func(e session.Event) {
 				if e.Type == session.TypeAssistantChunk && strings.Contains(string(e.Data), `"text-delta"`) {
-					cancel()
+					cancel(errFirstDelta)
 				}
 			})
-			timer := time.AfterFunc(faultTimeout, cancel)
+			timer := time.AfterFunc(faultTimeout, func() { cancel(errTimeout) })
 			defer timer.Stop()
-			start := time.Now()
 			reason := l.prompt(ctx, "Split the work.")
 			unsubscribe()
-			Expect(time.Since(start)).To(BeNumerically("<", faultTimeout/2))
+			Expect(context.Cause(ctx)).To(MatchError(errFirstDelta), "cancelled by the streamed delta, not by the test's timeout")
 			Expect(reason).To(Equal(session.TurnEndReason{Kind: session.TurnCancelled}))
 
 			evs := l.events()

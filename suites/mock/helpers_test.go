@@ -14,7 +14,7 @@ import (
 // ctx is a per-spec context that times out, so a bug shows as a failure,
 // never as a hung suite.
 func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	DeferCleanup(cancel)
 	return c
 }

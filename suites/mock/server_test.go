@@ -366,7 +366,7 @@ var _ = Describe("HTTP server", func() {
 		for _, stream := range []bool{true, false} {
 			It("turns close-mid-stream into an error, not a hang (stream="+map[bool]string{true: "true", false: "false"}[stream]+")", func() {
 				srv := startServer(mustParse(vocabScript+"  fault: close-mid-stream\n", "close.yaml"))
-				c, cancel := context.WithTimeout(ctx(), 10*time.Second)
+				c, cancel := context.WithTimeout(ctx(), time.Minute)
 				defer cancel()
 				var chunks []llm.Chunk
 				_, err := client(srv, stream).Stream(c, userRequest("go"), collect(&chunks))
@@ -404,7 +404,7 @@ var _ = Describe("HTTP server", func() {
 			Consistently(done, 50*time.Millisecond).ShouldNot(Receive())
 			cancel()
 			var err error
-			Eventually(done, 5*time.Second).Should(Receive(&err))
+			Eventually(done, time.Minute).Should(Receive(&err))
 			Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%v", err)
 		})
 
@@ -419,9 +419,9 @@ var _ = Describe("HTTP server", func() {
 			Eventually(srv.Journal().Len).Should(Equal(1))
 			closed := make(chan struct{})
 			go func() { srv.Close(); close(closed) }()
-			Eventually(closed, 5*time.Second).Should(BeClosed())
+			Eventually(closed, time.Minute).Should(BeClosed())
 			var err error
-			Eventually(done, 5*time.Second).Should(Receive(&err))
+			Eventually(done, time.Minute).Should(Receive(&err))
 			Expect(err).To(HaveOccurred())
 		})
 	})
@@ -434,7 +434,7 @@ var _ = Describe("HTTP server", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// The client can read the last byte a moment before the handler
 		// has returned and counted the request answered.
-		Eventually(func() int { return srv.Activity().InFlight }, 5*time.Second).Should(Equal(0))
+		Eventually(func() int { return srv.Activity().InFlight }, time.Minute).Should(Equal(0))
 		a := srv.Activity()
 		Expect(a.Requests).To(Equal(1))
 		Expect(a.Taken).To(Equal(1))
@@ -452,8 +452,8 @@ var _ = Describe("HTTP server", func() {
 		Expect(a.InFlight).To(Equal(1), "the hanging answer is in flight")
 		Expect(a.Taken).To(Equal(2))
 		cancel()
-		Eventually(done, 5*time.Second).Should(Receive())
-		Eventually(func() int { return srv.Activity().InFlight }, 5*time.Second).Should(Equal(0))
+		Eventually(done, time.Minute).Should(Receive())
+		Eventually(func() int { return srv.Activity().InFlight }, time.Minute).Should(Equal(0))
 	})
 
 	It("lists a model on GET /v1/models and /models", func() {

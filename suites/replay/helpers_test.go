@@ -36,7 +36,7 @@ func fixture(name string) string {
 
 // specCtx is a context bounded by the spec's own time budget.
 func specCtx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	DeferCleanup(cancel)
 	return ctx
 }
@@ -75,7 +75,7 @@ func serveBridge(ctx context.Context, dir, script string, faults string) *acptes
 // must flush its sessions and return.
 func closeBridge(s *acptest.Served) {
 	GinkgoHelper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	Expect(s.Close(ctx)).To(Succeed())
 }

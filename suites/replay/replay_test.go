@@ -377,7 +377,7 @@ var _ = Describe("todoharness agent startup", func() {
 		p := startAgent(GinkgoT().TempDir(), env, args...)
 		select {
 		case <-p.done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			Fail("agent did not exit")
 		}
 		return exitCode(p.err), p.stderr.String()

@@ -121,7 +121,7 @@ type wireCase struct {
 // ctx is a per-spec context that times out, so a bug fails instead of
 // hanging the suite.
 func ctx() context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	DeferCleanup(cancel)
 	return c
 }
