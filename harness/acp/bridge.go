@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -56,7 +58,16 @@ type Config struct {
 	LogOptions []session.Option
 	// Exit is called by FaultCrashOnPrompt (default os.Exit).
 	Exit func(code int)
+	// WriteTimeout bounds each write to the client (0:
+	// DefaultWriteTimeout; negative: none): a write that cannot complete
+	// by then (the client stopped reading) ends the connection, logged,
+	// and Serve returns ErrClientStalled.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is how long a write to the client may take before
+// the bridge gives the client up (Config.WriteTimeout).
+const DefaultWriteTimeout = time.Minute
 
 // Bridge is an ACP agent (the agent side of the protocol) over the reference
 // harness: one Bridge serves one connection. Sessions persist in
@@ -122,6 +133,9 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Exit == nil {
 		cfg.Exit = os.Exit
 	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
 	reg, err := faultyTools(cfg.Tools, cfg.Faults)
 	if err != nil {
 		return nil, fmt.Errorf("acp bridge: %w", err)
@@ -142,8 +156,13 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.mu.Unlock()
 		return errors.New("acp bridge: Serve called twice")
 	}
-	b.out = newLineWriter(out)
 	pr, pw := io.Pipe()
+	var stalled atomic.Pointer[error]
+	b.out = newLineWriter(out, b.cfg.WriteTimeout, func(err error) {
+		stalled.Store(&err)
+		b.log.Error("ending the connection", "cause", err)
+		_ = pr.CloseWithError(err)
+	})
 	b.base, b.stop = context.WithCancel(context.WithoutCancel(ctx))
 	b.closing, b.stopClosing = context.WithCancel(b.base)
 	b.conn = sdk.NewAgentSideConnection(b, b.out, pr)
@@ -161,6 +180,9 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		_ = pr.CloseWithError(ctx.Err())
 	}
 	err := b.shutdown()
+	if e := stalled.Load(); e != nil {
+		err = errors.Join(*e, err)
+	}
 	select {
 	case e := <-inErr:
 		if e != nil && !errors.Is(e, io.ErrClosedPipe) {

@@ -78,7 +78,9 @@ func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The connection's lifetime: it bounds a test that hangs, never one
+	// that is slow (the over-long lines take seconds under -race).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	r := &rig{t: t, dir: dir, conn: acptest.Serve(ctx, b), ctx: ctx}
 	t.Cleanup(func() {
 		r.close()
@@ -463,7 +465,7 @@ func TestSessionLogRecordsCwdAndPersists(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a failure bound, not a measurement
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")

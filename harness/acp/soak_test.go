@@ -106,7 +106,7 @@ func (s *soak) prompt() {
 		s.seen[id] = append(s.seen[id], updateKeys(a.conn.Wire.Lines()[start:], id, false)...)
 		return
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	answered := false
 	for !answered && len(updateKeys(a.conn.Wire.Lines()[start:], id, false)) < killAfter {
 		select {
@@ -115,7 +115,7 @@ func (s *soak) prompt() {
 		default:
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("prompt %d: fewer than %d updates in 20s", s.prompts, killAfter)
+			tb.Fatalf("prompt %d: fewer than %d updates in a minute", s.prompts, killAfter)
 		}
 		time.Sleep(200 * time.Microsecond)
 	}

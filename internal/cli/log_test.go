@@ -49,7 +49,7 @@ func waitOpen(t *testing.T, pid int, path string) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		entries, err := os.ReadDir(fds)
 		if err != nil {
 			t.Skipf("cannot see the child's open files: %v", err)

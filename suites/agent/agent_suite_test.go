@@ -3,11 +3,9 @@ package agent
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestAgent(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Agent tier", Label("tier:agent"))
+	tier.Run(t, "Agent tier", "tier:agent")
 }

@@ -3,11 +3,9 @@ package client
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestClient(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Client tier", Label("tier:client"))
+	tier.Run(t, "Client tier", "tier:client")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
 
@@ -25,8 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestConformance(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Conformance tier", Label("tier:conformance"))
+	tier.Run(t, "Conformance tier", "tier:conformance")
 }
 
 // bins are the programs under test: both are this test binary, which runs

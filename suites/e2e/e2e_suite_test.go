@@ -6,12 +6,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
-	. "github.com/onsi/gomega"
+
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestE2E(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "E2E tier", Label("tier:e2e"))
+	tier.Run(t, "E2E tier", "tier:e2e")
 }
 
 // Skipped specs say why at the end of the run (ginkgo itself only shows

@@ -3,12 +3,10 @@ package fullloop
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 // TestMain lets this test binary run the todoharness command line for the
@@ -18,6 +16,5 @@ func TestMain(m *testing.M) {
 }
 
 func TestFullLoop(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Full-loop tier", Label("tier:fullloop"))
+	tier.Run(t, "Full-loop tier", "tier:fullloop")
 }

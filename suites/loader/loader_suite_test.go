@@ -3,11 +3,9 @@ package loader
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestLoader(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Real-loader tier", Label("tier:loader"))
+	tier.Run(t, "Real-loader tier", "tier:loader")
 }

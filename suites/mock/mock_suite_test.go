@@ -3,11 +3,9 @@ package mock
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestMock(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Mock tier", Label("tier:mock"))
+	tier.Run(t, "Mock tier", "tier:mock")
 }

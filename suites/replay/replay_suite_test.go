@@ -3,12 +3,10 @@ package replay
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 // TestMain lets this test binary run the todoharness command line: the
@@ -18,6 +16,5 @@ func TestMain(m *testing.M) {
 }
 
 func TestReplay(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Replay tier", Label("tier:replay"))
+	tier.Run(t, "Replay tier", "tier:replay")
 }

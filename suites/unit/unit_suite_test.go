@@ -3,11 +3,9 @@ package unit
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestUnit(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Unit tier", Label("tier:unit"))
+	tier.Run(t, "Unit tier", "tier:unit")
 }

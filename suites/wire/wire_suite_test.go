@@ -3,11 +3,9 @@ package wire
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/todoharness/todoharness/internal/testutil/tier"
 )
 
 func TestWire(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Wire tier", Label("tier:wire"))
+	tier.Run(t, "Wire tier", "tier:wire")
 }

@@ -201,6 +201,10 @@ func (l *lockedWriteCloser) Close() error {
 	return l.w.Close()
 }
 
+// ErrAgentStopped is the error of a write to a served bridge that has
+// returned from Serve.
+var ErrAgentStopped = errors.New("acpclient: the agent stopped serving")
+
 // Served is an in-process bridge serving a Conn over io.Pipe pairs.
 type Served struct {
 	*Conn
@@ -219,6 +223,10 @@ func Serve(ctx context.Context, b *acp.Bridge) *Served {
 	s := &Served{Conn: Connect(toAgentW, fromAgentR), done: make(chan error, 1), fromPipe: fromAgentW}
 	go func() {
 		err := b.Serve(ctx, toAgentR, fromAgentW)
+		// Nothing reads the agent's input any more: the client's writes
+		// (a request, the SDK's cancel when a call's context ends) fail
+		// instead of blocking for ever on the pipe.
+		_ = toAgentR.CloseWithError(ErrAgentStopped)
 		s.done <- err
 	}()
 	return s
