@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test vet fmt-check unit bench tiers fuzz golden demo peers record record-mock cassette-from-log clean
+.PHONY: all build test stress vet fmt-check unit bench tiers fuzz golden demo peers record record-mock cassette-from-log clean
 
 all: build
 
@@ -11,10 +11,20 @@ build:
 	$(GO) build -o $(BIN) ./cmd/todoharness
 
 # The test command of the README and of .ci/run: formatting, vet, and every
-# suite under the race detector. With-key specs skip (with a reason) when
-# DEEPSEEK_API_KEY is unset and replay their cassettes instead.
+# suite under the race detector, as many packages at once as the machine has
+# CPUs, one line per package as it finishes (scripts/testrun). With-key specs
+# skip (with a reason) when DEEPSEEK_API_KEY is unset and replay their
+# cassettes instead.
 test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) run ./scripts/testrun -race $(PKGS)
+
+# The race-enabled suite N times, optionally beside K busy loops: the pass
+# count and the slowest package (docs/performance.md). Not part of make test.
+#   make stress N=5 BUSY=2 [STRESS_PKGS='./suites/conformance/ ./harness/acp/']
+N     ?= 5
+BUSY  ?= 0
+stress:
+	scripts/stress-test.sh -n $(N) -busy $(BUSY) $(STRESS_PKGS)
 
 vet:
 	$(GO) vet $(PKGS)
