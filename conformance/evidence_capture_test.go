@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestCaptureEvidence(t *testing.T) {
 		t.Run(c.name(), func(t *testing.T) {
 			t.Parallel()
 			cfg := Config{Agent: fakeTarget(t, c.mode), Cases: builtinCases(t), Dialect: c.dialect,
-				Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4, Validator: sharedValidator(t)}
+				Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: sharedValidator(t)}
 			if c.broken {
 				cfg.Timeout, cfg.Grace, cfg.Parallel = 2*time.Second, 200*time.Millisecond, len(cfg.Cases)
 			}

@@ -95,10 +95,10 @@ func TestRunAgentStopsReading(t *testing.T) {
 		Steps:  []Step{{Op: OpInitialize}, {Op: OpNewSession}, {Op: OpPrompt, Text: strings.Repeat("x", 1<<20)}},
 		Script: []mockmodel.Turn{{Text: "OK"}}}
 	var rep *Report
-	hangCheck(t, hangLimit, "Run with a 2s case timeout", func() {
+	hangCheck(t, hangLimit, "Run with a 10s case timeout", func() {
 		var err error
 		rep, err = Run(context.Background(), Config{Agent: fakeTarget(t, "stop-reading"), Cases: []*Case{c},
-			Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+			Dialect: DialectTodoWrite, Timeout: 10 * time.Second, Grace: 200 * time.Millisecond})
 		if err != nil {
 			t.Error(err)
 		}
@@ -253,7 +253,7 @@ func TestRunWireFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), Config{Agent: Target{Command: []string{"sh", script, "notify"}},
-		Cases: oneCase(t, "plan-basic"), Dialect: DialectTodoWrite, Timeout: 30 * time.Second, Grace: 200 * time.Millisecond})
+		Cases: oneCase(t, "plan-basic"), Dialect: DialectTodoWrite, Timeout: time.Minute, Grace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

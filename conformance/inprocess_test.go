@@ -140,7 +140,7 @@ func stubTarget(f InProcessFunc) Target {
 // the grace sets its own).
 func runStub(t *testing.T, tg Target, c *Case, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: DialectTodoWrite, Timeout: 20 * time.Second,
+	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: DialectTodoWrite, Timeout: time.Minute,
 		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
 	if mod != nil {
 		mod(&cfg)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ const testSettle = 50 * time.Millisecond
 
 func runFake(t *testing.T, mode string, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: 20 * time.Second, Grace: 2 * time.Second, Parallel: 4, Validator: sharedValidator(t),
+	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: sharedValidator(t),
 		Settle: testSettle}
 	if mod != nil {
 		mod(&cfg)
@@ -216,30 +217,39 @@ func TestRunBrokenAgents(t *testing.T) {
 		target func(t *testing.T) Target
 		want   []string // failed check IDs
 		reason string   // in RUN-1's reason
+		// slow: the agent is this test binary (race-instrumented, a
+		// process start of its own), not a shell script of milliseconds.
+		slow bool
 	}
 	agents := []brokenAgent{
-		{"hang", func(*testing.T) Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline"},
-		{"hang-with-child", func(*testing.T) Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started"},
-		{"crash", func(*testing.T) Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3"},
-		{"not-json", func(*testing.T) Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline"},
-		{"no-such-command", func(*testing.T) Target { return Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent"},
+		{"hang", func(*testing.T) Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline", false},
+		{"hang-with-child", func(*testing.T) Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started", false},
+		{"crash", func(*testing.T) Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3", false},
+		{"not-json", func(*testing.T) Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline", false},
+		{"no-such-command", func(*testing.T) Target { return Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent", false},
 	}
 	// The fake agent's breakages that fail RUN-1, and what it says on
 	// stderr when it breaks.
 	says := map[string]string{"hang-on-prompt": "hanging on purpose", "crash-on-prompt": "crashing on purpose"}
 	for _, b := range breakage.In(breakage.Fake) {
 		if b.FailsCheck("RUN-1") {
-			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name]})
+			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name], true})
 		}
 	}
 	for _, tc := range agents {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// The case timeout is what ends these agents: short, but far
+			// above what the steps before the break take.
+			timeout := 2 * time.Second
+			if tc.slow {
+				timeout = 10 * time.Second
+			}
 			var rep *Report
-			hangCheck(t, hangLimit, "Run with a 2s case timeout", func() {
+			hangCheck(t, hangLimit, "Run with a short case timeout", func() {
 				var err error
 				rep, err = Run(context.Background(), Config{Agent: tc.target(t), Cases: oneCase(t, "plan-basic"),
-					Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+					Dialect: DialectTodoWrite, Timeout: timeout, Grace: 200 * time.Millisecond})
 				if err != nil {
 					t.Error(err)
 				}
@@ -278,7 +288,7 @@ func TestRunShutdownEscalation(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
 			rep, err := Run(context.Background(), Config{Agent: fakeTarget(t, tc.mode), Cases: oneCase(t, "plan-basic"),
-				Timeout: 10 * time.Second, Grace: 200 * time.Millisecond})
+				Timeout: time.Minute, Grace: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +308,7 @@ func TestRunClientRequests(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	rep, err := Run(context.Background(), Config{Agent: fakeTarget(t, "client-requests"), Cases: oneCase(t, "plan-basic"),
-		Timeout: 10 * time.Second, TempDir: tmp, KeepDirs: true})
+		Timeout: time.Minute, TempDir: tmp, KeepDirs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +391,7 @@ func TestRunTemplatingAndFiles(t *testing.T) {
 			Env:     []string{"MOCK=port={{.Port}}", fakeAgentEnv + "=1", fakeModeEnv + "=ok", "GORACE=atexit_sleep_ms=0"},
 			Files:   []File{{Dest: "conf/agent.toml", Content: "url = \"{{.BaseURL}}\" cwd = \"{{.Cwd}}\"", Src: "inline"}},
 		},
-		Cases: oneCase(t, "plan-basic"), Timeout: 10 * time.Second, TempDir: tmp, KeepDirs: true,
+		Cases: oneCase(t, "plan-basic"), Timeout: time.Minute, TempDir: tmp, KeepDirs: true,
 	}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -579,7 +589,7 @@ func TestRunThrowAwayHome(t *testing.T) {
 			Home:    true,
 		}
 		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: DialectTodoWrite,
-			Timeout: 20 * time.Second, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: sharedValidator(t)})
+			Timeout: time.Minute, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: sharedValidator(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
