@@ -15,8 +15,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/todoharness/todoharness/harness/acp"
-	"github.com/todoharness/todoharness/harness/builtin"
-	"github.com/todoharness/todoharness/harness/session"
 )
 
 // answerTo waits for the agent's answer with the given raw id and decodes it.
@@ -145,19 +143,12 @@ func TestRequestsBeforeInitializeAreRefused(t *testing.T) {
 // An input that fails (not one that ends) makes Serve return the error, so
 // that `todoharness agent` exits non-zero instead of 0.
 func TestServeReportsAFailedInput(t *testing.T) {
-	reg, err := builtin.Compose("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: t.TempDir()}, Model: newFake(), Tools: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBridge(t, nil)
 	boom := errors.New("disk on fire")
 	in := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n"), iotest.ErrReader(boom))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = b.Serve(ctx, in, io.Discard)
+	err := b.Serve(ctx, in, io.Discard)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "read input") {
 		t.Errorf("Serve = %v, want the input's error", err)
 	}

@@ -1,13 +1,11 @@
 package acp_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,45 +13,23 @@ import (
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A client that stops reading the agent's output cannot hold the agent:
 // the write that cannot complete ends the connection, Serve returns
 // ErrClientStalled, and the log says why. (Before: the answer's write
 // blocked for ever, and Serve with it.)
 func TestAClientThatStopsReadingEndsTheConnection(t *testing.T) {
-	reg, err := builtin.Compose("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: t.TempDir()}, Model: newFake(), Tools: reg,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)), WriteTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var logs testutil.SyncBuffer
+	b := newBridge(t, func(c *acp.Config) {
+		c.Logger, c.WriteTimeout = slog.New(slog.NewTextHandler(&logs, nil)), 50*time.Millisecond
+	})
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	_, stuck := io.Pipe() // the client's end of the agent's output, never read
 	defer stuck.Close()
+	var err error
 	served := make(chan error, 1)
 	go func() { served <- b.Serve(context.Background(), inR, stuck) }()
 	go func() {
@@ -76,17 +52,11 @@ func TestAClientThatStopsReadingEndsTheConnection(t *testing.T) {
 // blocking on the pipe nobody reads. (Before: a call whose context ended
 // after the bridge returned blocked for ever in the SDK's cancel.)
 func TestWritesToAStoppedAgentFail(t *testing.T) {
-	reg, err := builtin.Compose("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := acp.New(acp.Config{Sessions: session.Dir{Path: t.TempDir()}, Model: newFake(), Tools: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBridge(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := acpclient.Serve(ctx, b)
 	cancel() // the agent stops serving
+	var err error
 	done := make(chan error, 1)
 	go func() {
 		for {
@@ -104,4 +74,23 @@ func TestWritesToAStoppedAgentFail(t *testing.T) {
 	if !errors.Is(err, acpclient.ErrAgentStopped) {
 		t.Errorf("a write to a stopped agent: %v, want ErrAgentStopped", err)
 	}
+}
+
+// newBridge is a bridge over a fresh session folder, with the shipped tools
+// and a fake model; mod (if any) edits its configuration first.
+func newBridge(t *testing.T, mod func(*acp.Config)) *acp.Bridge {
+	t.Helper()
+	reg, err := builtin.Compose("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := acp.Config{Sessions: session.Dir{Path: t.TempDir()}, Model: newFake(), Tools: reg}
+	if mod != nil {
+		mod(&cfg)
+	}
+	b, err := acp.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

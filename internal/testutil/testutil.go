@@ -172,3 +172,23 @@ func AssertGolden(t testing.TB, suite, name string, actual []byte) {
 	}
 	g.Assert(t, name, actual)
 }
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (a logger's
+// goroutines, a process's stderr copier) and a reader.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -182,26 +181,9 @@ func assertTranscript(name string, cwds []string, segments ...[][]byte) {
 type agentProc struct {
 	*acptest.Conn
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	done   chan struct{}
 	err    error // Wait's result, set before done closes
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startAgent runs `todoharness agent` (this test binary, see TestMain) in cwd with args and extra env, and connects a
@@ -219,7 +201,7 @@ func startAgent(cwd string, env []string, args ...string) *agentProc {
 	outR, outW, err := os.Pipe()
 	Expect(err).NotTo(HaveOccurred())
 	cmd.Stdout = outW
-	p := &agentProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &agentProc{cmd: cmd, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	Expect(cmd.Start()).To(Succeed())
 	Expect(outW.Close()).To(Succeed()) // the child holds the write end
