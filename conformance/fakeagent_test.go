@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -343,7 +344,12 @@ func (f *fakeState) turn() error {
 		}
 		for _, tc := range msg.ToolCalls {
 			f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": tc.ID, "title": "Update todo list", "kind": "other", "status": "in_progress"})
-			text, isErr := f.todoWrite(tc.Function.Arguments)
+			// Any dialect's todo tool is its own (forced into a dialect,
+			// it executes that tool's calls); any other tool is unknown.
+			text, isErr := "Error: unknown tool "+tc.Function.Name, true
+			if tc.Function.Name == f.toolName() || slices.ContainsFunc(Dialects(), func(d Dialect) bool { return d.Tool == tc.Function.Name }) {
+				text, isErr = f.todoWrite(tc.Function.Arguments)
+			}
 			status := "completed"
 			if isErr {
 				status = "failed"
