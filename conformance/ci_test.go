@@ -230,8 +230,8 @@ var catalogueFingerprints = map[int]string{
 	// writes by what they show; every failure of a check kept; the cases
 	// several-writes-one-turn, valid-invalid-valid, write-beside-other-tool,
 	// large-list, unicode-content, reject-status-casing,
-	// load-between-prompts.
-	2: "e4ff66962d884695eeffa33a5b23af0452713070cf1c70db91e5da00f69fd4f7",
+	// load-between-prompts, cancel-after-write (Step.Cancel).
+	2: "6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5",
 }
 
 func TestCatalogueVersion(t *testing.T) {

@@ -140,6 +140,9 @@ type StepResult struct {
 	// why the wait ended.
 	Settle  time.Duration `json:"settle,omitempty"`
 	Settled string        `json:"settled,omitempty"`
+	// CancelSeq is the wire position of the session/cancel the runner
+	// sent during a prompt step with Cancel (0 or -1: none sent).
+	CancelSeq int `json:"cancelSeq,omitempty"`
 }
 
 // ProcResult is one agent process of a case.
