@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -138,6 +139,16 @@ func (fs *failures) failed() bool { return fs.v.Outcome == Fail }
 func (fs *failures) orElse(v verdict) verdict {
 	if fs.failed() {
 		return fs.v
+	}
+	return v
+}
+
+// suffixed is v with s appended to its reason and to each failure.
+func (v verdict) suffixed(s string) verdict {
+	v.Reason += s
+	v.Failures = slices.Clone(v.Failures)
+	for i := range v.Failures {
+		v.Failures[i] += s
 	}
 	return v
 }

@@ -404,6 +404,13 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 			return fmt.Sprintf("Error: invalid todos: duplicate content %q", content), true
 		}
 		seen[content] = true
+		if st, ok := t["status"].(string); ok && f.has("any-case-status") && slices.Contains([]string{"pending", "in_progress", "completed"}, strings.ToLower(st)) {
+			// Any casing passes, and is shown raw: In_Progress counts as
+			// neither pending, in progress nor completed.
+			if st != strings.ToLower(st) {
+				continue
+			}
+		}
 		switch t["status"] {
 		case "pending":
 			p++

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -290,11 +289,7 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		case NotRun:
 			return failf("not judged: %s", ev.Stopped)
 		case Fail:
-			v.Reason += "; the case stopped early: " + ev.Stopped
-			v.Failures = slices.Clone(v.Failures)
-			for i := range v.Failures {
-				v.Failures[i] += "; the case stopped early: " + ev.Stopped
-			}
+			v = v.suffixed("; the case stopped early: " + ev.Stopped)
 		}
 	}
 	return v

@@ -26,8 +26,8 @@ What it does, in the order the runner sees it (docs/validating-other-agents.md,
 
 $FLAW breaks behaviours on purpose (the conformance tier checks that each
 flaw fails exactly the checks it should, and that no combination passes;
-see internal/breakage): no-priority, no-validation, echo-list, no-load,
-any-case-status, or several of them separated by commas.
+see internal/breakage): no-priority, no-validation, echo-list, no-load, or
+several of them separated by commas.
 """
 
 import json
@@ -35,7 +35,7 @@ import os
 import sys
 import socket
 
-FLAWS = ("no-priority", "no-validation", "echo-list", "no-load", "any-case-status")
+FLAWS = ("no-priority", "no-validation", "echo-list", "no-load")
 FLAW = set(f for f in os.environ.get("FLAW", "").split(",") if f)
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -88,8 +88,7 @@ def validate(args):
         content, status = t.get("content"), t.get("status")
         if not isinstance(content, str):
             return None, "invalid arguments: todos[%d].content must be a string" % i
-        lax = "any-case-status" in FLAW and isinstance(status, str) and status.lower() in STATUSES
-        if status not in STATUSES and not lax:  # the enum is lowercase: In_Progress is not in it
+        if status not in STATUSES:
             return None, "invalid arguments: todos[%d].status %s is not one of %s" % (
                 i, json.dumps(status), ", ".join(STATUSES))
         out.append({"content": content.strip(), "status": status})

@@ -102,6 +102,8 @@ func All() []Breakage {
 			Why: "no loadSession capability: load is part of the contract, the load checks fail"},
 		{Name: "hang-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
 		{Name: "crash-on-prompt", Layer: Fake, Fails: []string{"RUN-1"}},
+		{Name: "any-case-status", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-VALID-BADSTATUS"},
+			Why: "statuses in any casing (In_Progress, COMPLETED) accepted and shown raw in the plan: invalid ACP"},
 		{Name: "updates-after-response", Layer: Fake, Fails: []string{"ACP-TURN-1"},
 			Why: "answers the prompt when the model calls a tool and runs the rest of the turn after"},
 
@@ -113,8 +115,6 @@ func All() []Breakage {
 			Why: "the result carries the list after the counts"},
 		{Name: "no-load", Layer: Example, Fails: []string{"TW-LOAD-1", "TW-LOAD-2", "TW-LOAD-CAP-1"},
 			Why: "no loadSession capability, session/load not served: load is part of the contract"},
-		{Name: "any-case-status", Layer: Example, Fails: []string{"ACP-SCHEMA-1", "TW-VALID-BADSTATUS"},
-			Why: "statuses in any casing (In_Progress, COMPLETED) accepted and shown raw in the plan: invalid ACP"},
 	}
 }
 
