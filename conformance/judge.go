@@ -233,6 +233,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 				incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
 			if vd.Outcome == Fail {
 				cr.Failed = append(cr.Failed, c.ID)
+				for _, f := range vd.all() {
+					cr.failures = append(cr.failures, c.ID+": "+f)
+				}
 				for seq, note := range vd.Lines {
 					if cr.marks == nil {
 						cr.marks = map[int][]string{}

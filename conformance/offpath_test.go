@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -294,5 +297,38 @@ func TestBaselineMatchesEachFailure(t *testing.T) {
 	s := summary(t, judgeSaved(t, "bridge-wrong-counts", nil, "replace"))
 	if !strings.Contains(s, "(+1 more failure(s) of this check in this case: see the JSON report)") {
 		t.Errorf("the summary does not count the failures:\n%s", s)
+	}
+}
+
+// The transcript (--out) lists every failure of the case and marks which
+// write each plan line was tied to; the JSON report carries the ties.
+func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
+	t.Parallel()
+	rep := judgeSaved(t, "bridge-wrong-counts", nil, "replace")
+	cr := rep.Cases[0]
+	dir := t.TempDir()
+	if err := writeTranscript(dir, cr); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\n  TW-COUNTS-1: call_1: the result ",
+		"\n  TW-COUNTS-1: call_2: the result ",
+		"      ^^^ PLAN tied to call_1: shows its accepted list",
+		"      ^^^ PLAN tied to call_2: shows its accepted list",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, b)
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"call": "call_2"`) || !strings.Contains(js.String(), `"failures": [`) {
+		t.Errorf("the JSON report lacks the plan ties or the failures")
 	}
 }

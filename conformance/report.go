@@ -169,6 +169,8 @@ type CaseResult struct {
 
 	// marks are the failed checks' notes on wire lines, by seq.
 	marks map[int][]string
+	// failures are every failure on this case, "ID: reason".
+	failures []string
 
 	ev *Evidence
 }
@@ -635,6 +637,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 	}
 	if len(cr.Failed) > 0 {
 		fmt.Fprintf(&b, "failed checks: %s\n", strings.Join(cr.Failed, ", "))
+		for _, f := range cr.failures {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
 	}
 	b.WriteString("\n== processes\n")
 	for _, p := range ev.Procs {
