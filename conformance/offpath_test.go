@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -305,15 +303,7 @@ func TestBaselineMatchesEachFailure(t *testing.T) {
 func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
 	t.Parallel()
 	rep := judgeSaved(t, "bridge-wrong-counts", nil, "replace")
-	cr := rep.Cases[0]
-	dir := t.TempDir()
-	if err := writeTranscript(dir, cr); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "transcript.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := transcriptOf(t, rep.Cases[0])
 	for _, want := range []string{
 		"\n  TW-COUNTS-1: call_1: the result ",
 		"\n  TW-COUNTS-1: call_2: the result ",
