@@ -62,12 +62,16 @@ func upCallDone(id string) string {
 	return `{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"completed"}`
 }
 
-// synthRun is the evidence of a one-prompt case run against an agent that
-// sent ups (session/update payloads for session s1) during the prompt
-// turn. No model journal: a write is accepted unless the case refuses it
-// (so the TW-VALID checks, which read the model's results, are not judged
-// on it).
-func synthRun(t *testing.T, caseYAML string, ups ...string) *Evidence {
+// synth builds the evidence of a run step by step, for session s1 (made
+// by session/new). No model journal: a write is accepted unless the case
+// refuses it (so the TW-VALID checks, which read the model's results, are
+// not judged on it).
+type synth struct {
+	ev   *Evidence
+	proc int
+}
+
+func newSynth(t *testing.T, caseYAML string) *synth {
 	t.Helper()
 	c, err := LoadCase([]byte(caseYAML), "synth.yaml", "synth")
 	if err != nil {
@@ -77,33 +81,57 @@ func synthRun(t *testing.T, caseYAML string, ups ...string) *Evidence {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), PromptsRun: 1}
-	add := func(dir, line string) int {
-		_, m := classify([]byte(line))
-		m.Seq, m.Dir = len(ev.Wire), dir
-		ev.Wire = append(ev.Wire, m)
-		return m.Seq
+	return &synth{ev: &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes()}}
+}
+
+func (s *synth) add(dir, line string) int {
+	_, m := classify([]byte(line))
+	m.Seq, m.Dir, m.Proc = len(s.ev.Wire), dir, s.proc
+	s.ev.Wire = append(s.ev.Wire, m)
+	return m.Seq
+}
+
+// step sends request op (initialize, newSession, prompt, loadSession),
+// receives the updates ups for s1, then the answer.
+func (s *synth) step(op string, ups ...string) {
+	req := map[string]string{
+		OpInitialize:  `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+		OpNewSession:  `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+		OpPrompt:      `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`,
+		OpLoadSession: `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/w","mcpServers":[]}}`,
+	}[op]
+	result := map[string]string{
+		OpInitialize: `{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`, OpNewSession: `{"sessionId":"s1"}`,
+		OpPrompt: `{"stopReason":"end_turn"}`, OpLoadSession: `{}`,
+	}[op]
+	st := StepResult{Index: len(s.ev.Steps), Op: op, Proc: s.proc, ReqSeq: s.add(Sent, req)}
+	if op == OpPrompt {
+		st.Prompt = s.ev.PromptsRun
+		s.ev.PromptsRun++
 	}
-	step := func(op, req, resp string, between ...string) {
-		s := StepResult{Index: len(ev.Steps), Op: op, ReqSeq: add(Sent, req)}
-		for _, u := range between {
-			add(Received, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`+u+`}}`)
-		}
-		s.RespSeq = add(Received, resp)
-		var r struct {
-			Result json.RawMessage `json:"result"`
-		}
-		_ = json.Unmarshal([]byte(resp), &r)
-		s.Result = r.Result
-		ev.Steps = append(ev.Steps, s)
+	for _, u := range ups {
+		s.add(Received, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`+u+`}}`)
 	}
-	step(OpInitialize, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`)
-	step(OpNewSession, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
-		`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
-	step(OpPrompt, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`, ups...)
-	return judgeable(ev, nil)
+	st.RespSeq = s.add(Received, `{"jsonrpc":"2.0","id":0,"result":`+result+`}`)
+	st.Result = json.RawMessage(result)
+	s.ev.Steps = append(s.ev.Steps, st)
+}
+
+// restart ends the agent process: the next steps are another's.
+func (s *synth) restart() {
+	s.ev.Steps = append(s.ev.Steps, StepResult{Index: len(s.ev.Steps), Op: OpRestart, Proc: s.proc, ReqSeq: -1, RespSeq: -1})
+	s.proc++
+}
+
+// synthRun is the evidence of a one-prompt case run against an agent that
+// sent ups during the prompt turn.
+func synthRun(t *testing.T, caseYAML string, ups ...string) *Evidence {
+	t.Helper()
+	s := newSynth(t, caseYAML)
+	s.step(OpInitialize)
+	s.step(OpNewSession)
+	s.step(OpPrompt, ups...)
+	return judgeable(s.ev, nil)
 }
 
 // judgeOne judges check id on ev.
@@ -320,5 +348,45 @@ func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"call": "call_2"`) || !strings.Contains(js.String(), `"failures": [`) {
 		t.Errorf("the JSON report lacks the plan ties or the failures")
+	}
+}
+
+// A load's replay sent after its answer, arriving only once the next
+// prompt was sent, is still the load's: TW-LOAD-1 fails it as late, and
+// the client holds the plan after the load (TW-FINAL-1 passes).
+func TestLateReplayCountsForTheLoad(t *testing.T) {
+	t.Parallel()
+	s := newSynth(t, `title: late replay
+checks: [TW-LOAD-1, TW-LOAD-2]
+steps:
+  - op: initialize
+  - op: newSession
+  - op: prompt
+    text: go
+  - op: restart
+  - op: initialize
+  - op: loadSession
+  - op: prompt
+    text: go on
+script:
+  - toolCalls:
+      - name: todo_write
+        arguments:
+          todos: [{content: first task, status: in_progress}]
+  - text: DONE
+  - text: DONE
+`)
+	s.step(OpInitialize)
+	s.step(OpNewSession)
+	s.step(OpPrompt, upCall("call_1"), upPlan(listA), upCallDone("call_1"))
+	s.restart()
+	s.step(OpInitialize)
+	s.step(OpLoadSession)
+	s.step(OpPrompt, upPlan(listA)) // the replay, after the next request
+	ev := judgeable(s.ev, nil)
+	for id, want := range map[string]Outcome{"TW-LOAD-1": Fail, "TW-LOAD-2": Pass, "TW-FINAL-1": Pass, "ACP-SESSION-1": Pass} {
+		if v := judgeOne(t, ev, id); v.Outcome != want {
+			t.Errorf("%s: %s %q, want %s", id, v.Outcome, v.Reason, want)
+		}
 	}
 }
