@@ -77,6 +77,11 @@ type Evidence struct {
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`
 
+	// PlanTies records, in a written evidence.json (Config.Out), which
+	// write the judge tied each plan update of a prompt to, and why. It is
+	// derived: the judge never reads it, and ties them again.
+	PlanTies []PlanTie `json:"planTies,omitempty"`
+
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the
 	// case has ended (nil: nothing kept).

@@ -349,6 +349,26 @@ func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
 	if !strings.Contains(js.String(), `"call": "call_2"`) || !strings.Contains(js.String(), `"failures": [`) {
 		t.Errorf("the JSON report lacks the plan ties or the failures")
 	}
+	// --out: the evidence written records the ties, and judged again it
+	// gives the same verdict.
+	out := t.TempDir()
+	if err := rep.WriteTranscripts(out); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadEvidenceDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 1 || len(again[0].PlanTies) != 2 || again[0].PlanTies[1].Call != "call_2" {
+		t.Fatalf("the written evidence records the ties %+v", again[0].PlanTies)
+	}
+	rep2, err := Judge(again, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := rep2.Check("TW-COUNTS-1"); c.Outcome != Fail || len(c.Cases[0].Failures) != 2 {
+		t.Errorf("judged again: TW-COUNTS-1 %s %+v", c.Outcome, c.Cases)
+	}
 }
 
 // A load's replay sent after its answer, arriving only once the next

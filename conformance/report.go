@@ -614,7 +614,9 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
-		if err := WriteEvidence(d, cr.ev); err != nil {
+		ev := *cr.ev
+		ev.PlanTies = cr.Plans // what the judge made of the plans, for readers
+		if err := WriteEvidence(d, &ev); err != nil {
 			return err
 		}
 		if cr.Completed && len(cr.Failed) == 0 {
