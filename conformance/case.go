@@ -59,6 +59,10 @@ type Case struct {
 type Step struct {
 	Op   string `yaml:"op" json:"op"`
 	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+	// Cancel (prompt steps): once the agent has shown a plan in the turn,
+	// the runner sends session/cancel, then waits for the prompt's answer
+	// (the turn's later script turns may never be asked for).
+	Cancel bool `yaml:"cancel,omitempty" json:"cancel,omitempty"`
 }
 
 // Todo is one canonical list item.
@@ -208,6 +212,9 @@ func (c *Case) Validate(cat []Check) error {
 				return fmt.Errorf("%s: empty text", where)
 			}
 			prompts++
+			if s.Cancel && i+1 < len(c.Steps) && c.Steps[i+1].Op == OpPrompt {
+				return fmt.Errorf("%s: cancel: a cancelled prompt may leave script turns unasked, so the next prompt cannot be tied to its turns (restart or load next)", where)
+			}
 		case OpRestart:
 			if !session {
 				return fmt.Errorf("%s: nothing to restart (no session yet)", where)
@@ -219,6 +226,9 @@ func (c *Case) Validate(cat []Check) error {
 			}
 		default:
 			return fmt.Errorf("%s: unknown op (want initialize, newSession, prompt, restart or loadSession)", where)
+		}
+		if s.Cancel && s.Op != OpPrompt {
+			return fmt.Errorf("%s: cancel is only meaningful on a prompt step", where)
 		}
 	}
 	// Every prompt consumes script turns up to and including the next turn

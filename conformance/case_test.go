@@ -180,6 +180,8 @@ func TestCaseValidation(t *testing.T) {
 		{"reject on other tool", "steps: [{op: initialize}, {op: newSession}, {op: prompt, text: hi}]\nscript: [{toolCalls: [{name: bash, reject: true}]}, {text: a}]", "reject is only meaningful"},
 		{"probe calls todo", "probe: true\nsteps: [{op: initialize}, {op: newSession}, {op: prompt, text: hi}]\nscript: [{toolCalls: [{name: todo_write}]}, {text: a}]", "probe case"},
 		{"load without session", "steps: [{op: initialize}, {op: loadSession}]", "earlier newSession"},
+		{"cancel on another op", "steps: [{op: initialize, cancel: true}]", "cancel is only meaningful on a prompt step"},
+		{"a prompt after a cancelled one", "steps: [{op: initialize}, {op: newSession}, {op: prompt, text: hi, cancel: true}, {op: prompt, text: again}]\nscript: [{text: a}, {text: b}]", "the next prompt cannot be tied to its turns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadCase([]byte(tc.yaml), "x/case.yaml", "x")

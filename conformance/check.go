@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,7 +15,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 1
+const CatalogueVersion = 2
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -84,7 +85,12 @@ func (c Check) AppliesTo(d string) bool {
 // verdict is one check's outcome on one case.
 type verdict struct {
 	Outcome Outcome
-	Reason  string
+	// Reason is the first failure (or why the check was not run).
+	Reason string
+	// Failures are every failure of the check on the case, in the order
+	// found (Reason is the first); each is judged against the baseline
+	// on its own. Empty on a verdict with one failure (Reason alone).
+	Failures []string
 	// Lines are the wire lines (by Seq) the verdict points at, each with
 	// what is wrong there: the transcript marks them, and failures that
 	// point at the same line are grouped as one root cause.
@@ -107,6 +113,56 @@ func (v verdict) at(seq int, note string) verdict {
 }
 
 func pass() verdict { return verdict{Outcome: Pass} }
+
+// failures collects every failure of a check on one case: an eval adds
+// each failure it finds and goes on looking, then returns orElse's
+// verdict when it found none.
+type failures struct{ v verdict }
+
+// add records failure f (a failf verdict, with its marked lines).
+func (fs *failures) add(f verdict) {
+	if fs.v.Outcome != Fail {
+		fs.v = verdict{Outcome: Fail, Reason: f.Reason}
+	}
+	fs.v.Failures = append(fs.v.Failures, f.Reason)
+	for seq, note := range f.Lines {
+		if _, marked := fs.v.Lines[seq]; !marked { // the line's first failure
+			fs.v = fs.v.at(seq, note)
+		}
+	}
+}
+
+// failed reports whether a failure was added.
+func (fs *failures) failed() bool { return fs.v.Outcome == Fail }
+
+// orElse is the verdict: the failures found, else v.
+func (fs *failures) orElse(v verdict) verdict {
+	if fs.failed() {
+		return fs.v
+	}
+	return v
+}
+
+// suffixed is v with s appended to its reason and to each failure.
+func (v verdict) suffixed(s string) verdict {
+	v.Reason += s
+	v.Failures = slices.Clone(v.Failures)
+	for i := range v.Failures {
+		v.Failures[i] += s
+	}
+	return v
+}
+
+// all returns every failure of v (Reason alone when it has no list).
+func (v verdict) all() []string {
+	if len(v.Failures) > 0 {
+		return v.Failures
+	}
+	if v.Outcome == Fail {
+		return []string{v.Reason}
+	}
+	return nil
+}
 
 func failf(format string, a ...any) verdict {
 	return verdict{Outcome: Fail, Reason: fmt.Sprintf(format, a...)}
@@ -216,6 +272,16 @@ func Catalogue() []Check {
 			eval:   evalTurnEnd,
 		},
 		{
+			// MUST: an editor routes an update by its sessionId; one for a
+			// session it did not create or load on that connection is
+			// dropped (a load replayed under another id restores nothing).
+			ID: "ACP-SESSION-1", Level: MUST, Always: true,
+			Title:  "every session/update names a session the client created or loaded on that process (during a load, the loaded one); updates for any other session count for no plan check",
+			Spec:   "The ID of the session this update pertains to.",
+			Source: srcSchema + " SessionNotification.sessionId",
+			eval:   evalSession,
+		},
+		{
 			ID: "TW-TOOL-1", Level: MUST,
 			Title:  "the todo tool is offered to the model under its name",
 			Spec:   "Registers one tool, `todo_write(todos: [{ content, status }])`, on `ctx.tools`.",
@@ -303,6 +369,14 @@ func Catalogue() []Check {
 			Spec:   "UIs subscribe to `session/event` and render the `todo/write` data themselves: the [stdio app's readline UI](../../ui/stdio-agent) prints a glyphed checklist, and the [ACP bridge](../../ui/acp) maps the list to a `plan` sessionUpdate (synthesizing the `priority` ACP requires).",
 			Source: srcREADME,
 			eval:   evalPlan,
+		},
+		{
+			// Every case: the end of every prompt turn is judged.
+			ID: "TW-FINAL-1", Level: MUST, Always: true,
+			Title:  "at the end of every prompt turn, and after session/load, the last plan the client received is the last accepted list (last write wins, as the editor shows it)",
+			Spec:   "Whole-list replace means one tool call per update with last-write-wins; there is no delta protocol to reconcile.",
+			Source: srcRFC,
+			eval:   evalFinal,
 		},
 		{
 			ID: "TW-PLAN-PRIORITY-1", Level: MUST,

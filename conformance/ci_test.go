@@ -226,6 +226,12 @@ func TestAgentInfoMissing(t *testing.T) {
 var catalogueFingerprints = map[int]string{
 	// 1: the first released catalogue (with ACP-TURN-1, MUST).
 	1: "67a23473206892b745f6b3c5e4d51ebbec25efa2e88e53792f62155a7c1ee12f",
+	// 2: ACP-SESSION-1 and TW-FINAL-1 (MUST, every case); plans tied to
+	// writes by what they show; every failure of a check kept; the cases
+	// several-writes-one-turn, valid-invalid-valid, write-beside-other-tool,
+	// large-list, unicode-content, reject-status-casing,
+	// load-between-prompts, cancel-after-write (Step.Cancel).
+	2: "6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5",
 }
 
 func TestCatalogueVersion(t *testing.T) {

@@ -622,7 +622,14 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	}
 	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
 	t0 := time.Now()
+	var stopCancel func() int
+	if st.Op == OpPrompt && st.Cancel {
+		stopCancel = cr.cancelAfterPlan()
+	}
 	res, err := cr.cur.call(cr.ctx, method, params)
+	if stopCancel != nil {
+		sr.CancelSeq = stopCancel()
+	}
 	sr.Duration = time.Since(t0)
 	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
 	if st.Op == OpPrompt {
@@ -651,7 +658,8 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	case OpPrompt:
 		// Updates the agent sends after its answer still belong to the
 		// turn: let them arrive before the next request (or the shutdown).
-		cr.settle(&ev.Steps[len(ev.Steps)-1], true)
+		// A cancelled turn's later script turns need not come.
+		cr.settle(&ev.Steps[len(ev.Steps)-1], !st.Cancel)
 	case OpLoadSession:
 		// A replay sent after the answer still belongs to the load: let it
 		// arrive before the next request. The same wait as after a prompt,
@@ -683,6 +691,42 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		cr.sessionID = ns.SessionID
 	}
 	return false
+}
+
+// cancelAfterPlan watches the wire, from now on, for the current agent's
+// first plan update and then sends session/cancel for the case's session
+// (Step.Cancel). stop ends the watch and returns the wire position of the
+// cancel sent (-1: none, the turn ended first).
+func (cr *caseRun) cancelAfterPlan() (stop func() int) {
+	c, from, sid := cr.cur, cr.wire.len(), cr.sessionID
+	done, sent := make(chan struct{}), make(chan int, 1)
+	go func() {
+		seq := -1
+		defer func() { sent <- seq }()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, m := range cr.wire.since(from) {
+				from = m.Seq + 1
+				if m.Proc == c.idx && m.Dir == Received && updateKind(m) == "plan" {
+					n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
+					seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
+					return
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-cr.ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		return <-sent
+	}
 }
 
 // startAgent starts a fresh agent process in the case's directory.

@@ -387,6 +387,7 @@ func evalStatusEnum(ev *Evidence) verdict {
 func evalReplace(ev *Evidence) verdict {
 	m := ev.match()
 	n := 0
+	var fs failures
 	for i, w := range m.writes {
 		if !w.Accepted || !w.Shaped {
 			continue
@@ -396,35 +397,37 @@ func evalReplace(ev *Evidence) verdict {
 			continue
 		}
 		if m.planOf[i] < 0 {
-			return failf("after %s (%s) no plan shows exactly the new list%s", w.CallID, todosString(w.Todos), shownAfter(m, i))
+			fs.add(failf("after %s (%s) no plan shows exactly the new list%s", w.CallID, todosString(w.Todos), shownAfter(m, i)))
 		}
 	}
 	if n < 2 {
 		return skipf("needs two accepted writes, saw %d", n)
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
-// shownAfter describes the plans sent for write i (attributed) or the
-// plans of its prompt that no write explains.
+// shownAfter describes what the client was shown instead of write i's
+// list: the writes of its prompt coalesced into a later one's plan, or the
+// plans of its prompt tied to no write.
 func shownAfter(m matching, i int) string {
-	var shown []string
-	if m.attributed {
-		for _, j := range m.sent[i] {
-			shown = append(shown, planString(m.plans[j]))
-		}
-		if len(shown) == 0 {
-			return " (no plan update was sent for it)"
-		}
-		return "; the plan sent for it shows " + strings.Join(first(shown, 2), ", ")
+	if k := m.coalesced(i); k >= 0 {
+		return fmt.Sprintf(": the agent coalesced the writes %s to %s of prompt %d into one plan update (#%d shows %s's list); send one plan update per accepted write",
+			m.writes[i].CallID, m.writes[k].CallID, m.writes[i].Prompt+1, m.plans[m.planOf[k]].Seq, m.writes[k].CallID)
 	}
+	w := m.writes[i]
 	for j, p := range m.plans {
-		if p.Prompt == m.writes[i].Prompt && !m.matched[j] {
-			shown = append(shown, planString(p))
+		if !m.matched[j] && p.Prompt == w.Prompt && sameTodos(p.todos(), w.Todos) {
+			return fmt.Sprintf(" in order: #%d shows its list only after a later write's plan (the plans of prompt %d came out of order; send them in the order of the writes)", p.Seq, w.Prompt+1)
+		}
+	}
+	var shown []string
+	for j, p := range m.plans {
+		if !m.matched[j] && p.Prompt == w.Prompt {
+			shown = append(shown, fmt.Sprintf("#%d %s (%s)", p.Seq, planString(p), m.ties[j].Why))
 		}
 	}
 	if len(shown) == 0 {
-		return " (no unexplained plan was sent)"
+		return " (no plan update of its prompt shows it)"
 	}
 	return "; plans shown instead: " + strings.Join(first(shown, 2), ", ")
 }
@@ -443,53 +446,64 @@ func planString(p planObs) string {
 func evalEmpty(ev *Evidence) verdict {
 	m := ev.match()
 	n := 0
+	var fs failures
 	for i, w := range m.writes {
 		if !w.Shaped || len(w.Todos) != 0 || w.Reject {
 			continue
 		}
 		n++
-		if w.Result.Found && w.Result.IsError {
-			return failf("the empty list (%s) was rejected: %q", w.CallID, truncate(w.Result.Text, 120))
-		}
-		if m.planOf[i] < 0 {
-			return failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i))
+		switch {
+		case w.Result.Found && w.Result.IsError:
+			fs.add(failf("the empty list (%s) was rejected: %q", w.CallID, truncate(w.Result.Text, 120)))
+		case m.planOf[i] < 0:
+			fs.add(failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i)))
 		}
 	}
 	if n == 0 {
 		return skipf("the case writes no empty list")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalRejected(ev *Evidence) verdict {
 	m := ev.match()
 	n := 0
+	var fs failures
 	for i, w := range m.writes {
 		if !w.Reject {
 			continue
 		}
 		n++
-		switch {
-		case !w.Result.Found:
-			return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
-		case !w.Result.IsError:
-			seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
-			wire := ev.flaglessWire(w.Result)
-			switch {
-			case wire != "" && readsAsRefusal(w.Result.Text):
-				// A refusal in words only: the fix is its first word.
-				return failf("%s; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", seen, wire, mockmodel.ToolErrorPrefix)
-			case wire != "":
-				return failf("%s; refuse such a call: answer it with an error result (on %s a tool result carries no error flag: it counts as an error only when its text starts with %q) and send no plan", seen, wire, mockmodel.ToolErrorPrefix)
-			}
-			return failf("%s; refuse such a call: answer it with an error result and send no plan", seen)
-		}
-		if g := m.gap(i); len(g) > 0 {
-			return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0])).at(g[0].Seq, "a plan update for the rejected call "+w.CallID)
+		if v := rejectedCall(ev, m, i); v.Outcome == Fail {
+			fs.add(v)
 		}
 	}
 	if n == 0 {
 		return skipf("the case has no call to reject")
+	}
+	return fs.orElse(pass())
+}
+
+// rejectedCall judges one call the case requires the agent to refuse.
+func rejectedCall(ev *Evidence, m matching, i int) verdict {
+	w := m.writes[i]
+	switch {
+	case !w.Result.Found:
+		return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
+	case !w.Result.IsError:
+		seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
+		wire := ev.flaglessWire(w.Result)
+		switch {
+		case wire != "" && readsAsRefusal(w.Result.Text):
+			// A refusal in words only: the fix is its first word.
+			return failf("%s; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", seen, wire, mockmodel.ToolErrorPrefix)
+		case wire != "":
+			return failf("%s; refuse such a call: answer it with an error result (on %s a tool result carries no error flag: it counts as an error only when its text starts with %q) and send no plan", seen, wire, mockmodel.ToolErrorPrefix)
+		}
+		return failf("%s; refuse such a call: answer it with an error result and send no plan", seen)
+	}
+	if g := m.gap(i); len(g) > 0 {
+		return failf("%s was rejected but a plan update followed it: %s", w.CallID, planString(g[0])).at(g[0].Seq, "a plan update for the rejected call "+w.CallID)
 	}
 	return pass()
 }
@@ -497,6 +511,7 @@ func evalRejected(ev *Evidence) verdict {
 func evalRejectKeep(ev *Evidence) verdict {
 	m := ev.match()
 	n := 0
+	var fs failures
 	for i, w := range m.writes {
 		if w.Accepted {
 			continue
@@ -505,17 +520,19 @@ func evalRejectKeep(ev *Evidence) verdict {
 		prev, ok := m.previousAccepted(i)
 		for _, p := range m.gap(i) {
 			if !ok {
-				return failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID)
+				fs.add(failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID))
+				break
 			}
 			if !sameTodos(p.todos(), prev) {
-				return failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev)).at(p.Seq, "a plan update for the rejected call "+w.CallID)
+				fs.add(failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev)).at(p.Seq, "a plan update for the rejected call "+w.CallID))
+				break
 			}
 		}
 	}
 	if n == 0 {
 		return skipf("the agent rejected no call in this case")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 var (
@@ -540,6 +557,7 @@ func counts(ts []Todo) (p, i, c int) {
 
 func evalCounts(ev *Evidence) verdict {
 	n := 0
+	var fs failures
 	for _, w := range ev.writes() {
 		if !w.Accepted || !w.Shaped || !w.Result.Found {
 			continue
@@ -553,21 +571,24 @@ func evalCounts(ev *Evidence) verdict {
 		}{{reCountPending, "pending", p}, {reCountInProgress, "in progress", i}, {reCountCompleted, "completed", c}} {
 			mm := x.re.FindStringSubmatch(w.Result.Text)
 			if mm == nil {
-				return failf("%s: the result %q does not report the %s count", w.CallID, truncate(w.Result.Text, 120), x.name)
+				fs.add(failf("%s: the result %q does not report the %s count", w.CallID, truncate(w.Result.Text, 120), x.name))
+				break
 			}
 			if got, _ := strconv.Atoi(mm[1]); got != x.want {
-				return failf("%s: the result %q reports %d %s, the list has %d", w.CallID, truncate(w.Result.Text, 120), got, x.name, x.want)
+				fs.add(failf("%s: the result %q reports %d %s, the list has %d", w.CallID, truncate(w.Result.Text, 120), got, x.name, x.want))
+				break
 			}
 		}
 	}
 	if n == 0 {
 		return skipf("no accepted write with a result the model saw")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalCountsText(ev *Evidence) verdict {
 	n := 0
+	var fs failures
 	for _, w := range ev.writes() {
 		if !w.Accepted || !w.Shaped || !w.Result.Found {
 			continue
@@ -576,13 +597,13 @@ func evalCountsText(ev *Evidence) verdict {
 		p, i, c := counts(w.Todos)
 		want := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
 		if w.Result.Text != want {
-			return failf("%s: result %q, the original says %q", w.CallID, truncate(w.Result.Text, 120), want)
+			fs.add(failf("%s: result %q, the original says %q", w.CallID, truncate(w.Result.Text, 120), want))
 		}
 	}
 	if n == 0 {
 		return skipf("no accepted write with a result the model saw")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 // listMarkers are the item contents a leaked list would show.
@@ -622,6 +643,8 @@ func evalHistory(ev *Evidence) verdict {
 			refused[w.CallID] = true
 		}
 	}
+	var fs failures
+	leaked := map[string]bool{}
 	for _, e := range ev.Journal {
 		texts := []struct{ where, text string }{{"system prompt", e.System}}
 		for mi, msg := range e.Messages {
@@ -637,17 +660,20 @@ func evalHistory(ev *Evidence) verdict {
 		}
 		for _, t := range texts {
 			for _, mk := range markers {
-				if strings.Contains(t.text, mk) {
-					return failf("model request %d: %s carries the list item %q: %q; the tool result reports only the counts, the list travels in the call alone", e.Index+1, t.where, mk, truncate(t.text, 120))
+				if strings.Contains(t.text, mk) && !leaked[t.where] {
+					leaked[t.where] = true // later requests repeat the same message
+					fs.add(failf("model request %d: %s carries the list item %q: %q; the tool result reports only the counts, the list travels in the call alone", e.Index+1, t.where, mk, truncate(t.text, 120)))
+					break
 				}
 			}
 		}
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalHistoryCall(ev *Evidence) verdict {
 	n := 0
+	var fs failures
 	for _, w := range ev.writes() {
 		if !w.Result.Found {
 			continue
@@ -666,109 +692,232 @@ func evalHistoryCall(ev *Evidence) verdict {
 				}
 				found = true
 				if !jsonEqual(tc.Arguments, want) {
-					return failf("model request %d: the call %s has arguments %s, the model sent %s", e.Index+1, w.CallID, truncate(tc.Arguments, 100), truncate(caseJSON(want), 100))
+					fs.add(failf("model request %d: the call %s has arguments %s, the model sent %s", e.Index+1, w.CallID, truncate(tc.Arguments, 100), truncate(caseJSON(want), 100)))
 				}
 			}
 		}
 		if !found {
-			return failf("model request %d carries the result of %s but not the call itself", e.Index+1, w.CallID)
+			fs.add(failf("model request %d carries the result of %s but not the call itself", e.Index+1, w.CallID))
 		}
 	}
 	if n == 0 {
 		return skipf("no write whose result the model saw")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalPlan(ev *Evidence) verdict {
 	m := ev.match()
 	accepted := 0
+	var fs failures
 	for i, w := range m.writes {
 		if !w.Accepted {
 			continue
 		}
 		accepted++
-		if !w.Shaped {
-			return failf("%s was accepted although its arguments are not a list of {content, status}", w.CallID)
-		}
-		if m.planOf[i] < 0 {
-			return failf("no plan update shows %s (%s)%s", w.CallID, todosString(w.Todos), shownAfter(m, i))
-		}
-		if m.attributed && len(m.sent[i]) > 1 {
-			return failf("%d plan updates for the one write %s", len(m.sent[i]), w.CallID)
+		switch {
+		case !w.Shaped:
+			fs.add(failf("%s was accepted although its arguments are not a list of {content, status}", w.CallID))
+		case m.planOf[i] < 0:
+			fs.add(failf("no plan update shows %s (%s)%s", w.CallID, todosString(w.Todos), shownAfter(m, i)))
+		case len(m.sent[i]) > 1:
+			v := failf("%d plan updates for the one write %s", len(m.sent[i]), w.CallID)
+			for _, j := range m.sent[i][1:] {
+				v = v.at(m.plans[j].Seq, "a repeated plan update for "+w.CallID)
+			}
+			fs.add(v)
 		}
 	}
 	for j, p := range m.plans {
 		if !m.matched[j] {
-			who := "no accepted write explains it"
-			if p.CallID != "" {
-				who = "sent for " + p.CallID
-			}
-			return failf("a plan update (prompt %d, %s) shows %s", p.Prompt+1, who, planString(p)).at(p.Seq, "a plan update no accepted write explains")
+			fs.add(failf("a plan update (prompt %d, #%d) shows %s: %s", p.Prompt+1, p.Seq, planString(p), m.ties[j].Why).at(p.Seq, "a plan update no accepted write explains"))
 		}
 	}
 	if accepted == 0 && len(m.plans) == 0 {
 		return skipf("no write in this case")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func allPlans(ev *Evidence) []planObs { return ev.plans() }
 
+func evalSession(ev *Evidence) verdict {
+	u := ev.updateSessions()
+	if u.updates == 0 {
+		return skipf("the agent sent no session/update")
+	}
+	// One failure per process, named session and want, with the count.
+	type key struct {
+		proc        int
+		named, want string
+	}
+	var order []key
+	by := map[key][]int{}
+	for _, p := range u.problems {
+		k := key{p.proc, p.named, p.want}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], p.seq)
+	}
+	var fs failures
+	for _, k := range order {
+		seqs := by[k]
+		named := fmt.Sprintf("session %q", k.named)
+		if k.named == "" {
+			named = "no session"
+		}
+		v := failf("process %d: %d session/update(s) (first #%d) name %s, want %s; an editor drops them", k.proc+1, len(seqs), seqs[0], named, k.want)
+		for _, seq := range seqs {
+			v = v.at(seq, "names "+named+", want "+k.want)
+		}
+		fs.add(v)
+	}
+	return fs.orElse(pass())
+}
+
+// finalState is one point where the client's plan is judged (TW-FINAL-1):
+// the end of a prompt turn or of a load.
+type finalState struct {
+	what string // "the end of prompt 2", "session/load"
+	proc int
+	end  int // the seq of the next request (-1: the end of the wire)
+	// start: only plans after it count (a load: the client shows what it
+	// replays), -1 for any.
+	start int
+	// prompts counts the prompts before the end: the writes of those are
+	// the ones that count.
+	prompts int
+}
+
+func evalFinal(ev *Evidence) verdict {
+	if ev.Aborted != "" {
+		return skipf("the case did not complete")
+	}
+	var points []finalState
+	prompts := 0
+	for k, s := range ev.Steps {
+		if s.ReqSeq < 0 || s.Error != "" || (s.Op != OpPrompt && s.Op != OpLoadSession) {
+			continue
+		}
+		end := -1
+		for _, n := range ev.Steps[k+1:] {
+			if n.ReqSeq >= 0 {
+				end = n.ReqSeq
+				break
+			}
+		}
+		pt := finalState{what: "session/load", proc: s.Proc, end: end, start: s.ReqSeq, prompts: prompts}
+		if s.Op == OpPrompt {
+			prompts = s.Prompt + 1
+			pt.what, pt.prompts, pt.start = fmt.Sprintf("the end of prompt %d", s.Prompt+1), prompts, -1
+		}
+		points = append(points, pt)
+	}
+	ws := ev.writes()
+	plans := ev.plans()
+	var fs failures
+	n := 0
+	for _, pt := range points {
+		var want *writeObs
+		for i := range ws {
+			if ws[i].Prompt < pt.prompts && ws[i].Accepted && ws[i].Shaped {
+				want = &ws[i]
+			}
+		}
+		if want == nil {
+			continue // no list accepted yet: nothing the client must hold
+		}
+		n++
+		var held *planObs
+		for j := range plans {
+			// A load's replay sent after its answer counts for the load
+			// (plans has it as the load's, even when it came after the
+			// next request): that it came late is TW-LOAD-1's.
+			p := &plans[j]
+			late := pt.what == "session/load" && p.Segment == "load"
+			if p.Proc == pt.proc && p.Seq > pt.start && (pt.end < 0 || p.Seq < pt.end || late) {
+				held = p
+			}
+		}
+		switch {
+		case held == nil:
+			fs.add(failf("at %s the client holds no plan; the last accepted list is %s's %s", pt.what, want.CallID, todosString(want.Todos)))
+		case !sameTodos(held.todos(), want.Todos):
+			stale := ""
+			for _, w := range ws {
+				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && sameTodos(held.todos(), w.Todos) {
+					stale = fmt.Sprintf(" (%s's list: stale)", w.CallID)
+				}
+			}
+			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s: send the plans in the order of the writes, the last one last", pt.what, planString(*held), held.Seq, stale, want.CallID, todosString(want.Todos)).
+				at(held.Seq, fmt.Sprintf("the last plan at %s, not the last accepted list (%s)", pt.what, want.CallID)))
+		}
+	}
+	if n == 0 {
+		return skipf("no list was accepted in this case")
+	}
+	return fs.orElse(pass())
+}
+
 func evalPriority(ev *Evidence) verdict {
 	ps := allPlans(ev)
 	n := 0
+	var fs failures
 	for _, p := range ps {
 		for k, e := range p.Entries {
 			n++
 			if !e.HasPriority {
-				return failf("plan #%d entry %d (%q) has no priority; ACP requires one on every plan entry: send high, medium or low (the reference sends \"medium\")", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1))
+				fs.add(failf("plan #%d entry %d (%q) has no priority; ACP requires one on every plan entry: send high, medium or low (the reference sends \"medium\")", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1)))
+				continue
 			}
 			switch e.Priority {
 			case "high", "medium", "low":
 			default:
-				return failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority))
+				fs.add(failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority)))
 			}
 		}
 	}
 	if n == 0 {
 		return skipf("no plan entry observed")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalPriorityMedium(ev *Evidence) verdict {
 	n := 0
+	var fs failures
 	for _, p := range allPlans(ev) {
 		for k, e := range p.Entries {
 			n++
 			if e.Priority != "medium" {
-				return failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority))
+				fs.add(failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority)))
 			}
 		}
 	}
 	if n == 0 {
 		return skipf("no plan entry observed")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalNonNull(ev *Evidence) verdict {
 	ps := allPlans(ev)
+	var fs failures
 	for _, p := range ps {
 		switch {
 		case p.Null:
-			return failf("plan #%d has \"entries\": null", p.Seq).at(p.Seq, `"entries": null`)
+			fs.add(failf("plan #%d has \"entries\": null", p.Seq).at(p.Seq, `"entries": null`))
 		case p.Missing:
-			return failf("plan #%d has no \"entries\"", p.Seq).at(p.Seq, `no "entries"`)
+			fs.add(failf("plan #%d has no \"entries\"", p.Seq).at(p.Seq, `no "entries"`))
 		case p.Bad != "":
-			return failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad).at(p.Seq, "entries is not an array of objects")
+			fs.add(failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad).at(p.Seq, "entries is not an array of objects"))
 		}
 	}
 	if len(ps) == 0 {
 		return skipf("no plan update observed")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func evalLoadCap(ev *Evidence) verdict {
@@ -878,18 +1027,19 @@ func evalExit(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		return skipf("the case did not complete")
 	}
+	var fs failures
 	for _, p := range ev.Procs {
 		if p.ExitedEarly {
 			continue
 		}
 		if !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
-			return failf("agent process %d %s", p.Index+1, p.Shutdown)
+			fs.add(failf("agent process %d %s", p.Index+1, p.Shutdown))
 		}
 	}
 	if len(ev.Procs) == 0 {
 		return skipf("no agent process")
 	}
-	return pass()
+	return fs.orElse(pass())
 }
 
 func first(s []string, n int) []string {

@@ -77,6 +77,11 @@ type Evidence struct {
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`
 
+	// PlanTies records, in a written evidence.json (Config.Out), which
+	// write the judge tied each plan update of a prompt to, and why. It is
+	// derived: the judge never reads it, and ties them again.
+	PlanTies []PlanTie `json:"planTies,omitempty"`
+
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the
 	// case has ended (nil: nothing kept).
@@ -140,6 +145,9 @@ type StepResult struct {
 	// why the wait ended.
 	Settle  time.Duration `json:"settle,omitempty"`
 	Settled string        `json:"settled,omitempty"`
+	// CancelSeq is the wire position of the session/cancel the runner
+	// sent during a prompt step with Cancel (0 or -1: none sent).
+	CancelSeq int `json:"cancelSeq,omitempty"`
 }
 
 // ProcResult is one agent process of a case.
@@ -211,6 +219,20 @@ func sameTodos(a, b []Todo) bool {
 	return true
 }
 
+// sameTrimmed is sameTodos with the contents trimmed (a refused list
+// shown as the model sent it, untrimmed, is still that list).
+func sameTrimmed(a, b []Todo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) || a[i].Status != b[i].Status {
+			return false
+		}
+	}
+	return true
+}
+
 func todosString(ts []Todo) string {
 	if len(ts) == 0 {
 		return "[]"
@@ -269,6 +291,7 @@ func (ev *Evidence) findPlans() []planObs {
 	for _, w := range ev.Writes {
 		callPrompt[w.CallID] = w.Prompt
 	}
+	foreign := ev.updateSessions().foreign
 	cur, prev, curProc, lastCall := seg{}, seg{}, -1, ""
 	for _, m := range ev.Wire {
 		if m.Proc != curProc {
@@ -278,8 +301,8 @@ func (ev *Evidence) findPlans() []planObs {
 			prev, cur, lastCall = cur, s, ""
 			continue
 		}
-		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
-			continue
+		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" || foreign[m.Seq] {
+			continue // an update for another session counts for no plan check (ACP-SESSION-1)
 		}
 		var n struct {
 			Params struct {
@@ -343,6 +366,108 @@ func (ev *Evidence) findPlans() []planObs {
 		out = append(out, p)
 	}
 	return out
+}
+
+// sessionUse is what the client knows of the sessions the agent's
+// updates name (ACP-SESSION-1).
+type sessionUse struct {
+	// updates counts the session/update notifications.
+	updates int
+	// problems are the updates that name no session the client created
+	// or loaded on that process (or, during a load, not the loaded one),
+	// in wire order.
+	problems []sessionProblem
+	// foreign are the seqs of the updates that name another session: they
+	// count for no plan check.
+	foreign map[int]bool
+}
+
+// sessionProblem is one update that names the wrong session.
+type sessionProblem struct {
+	seq, proc int
+	named     string // "" when the update names none
+	want      string // what it should name
+}
+
+// updateSessions checks the session each session/update names against
+// the sessions the client created (session/new, from its request on) or
+// loaded (session/load) on that process; between a load's request and its
+// answer only the loaded session is right.
+func (ev *Evidence) updateSessions() sessionUse {
+	u := sessionUse{foreign: map[int]bool{}}
+	type stepAt struct {
+		op      string
+		respSeq int
+		result  json.RawMessage
+	}
+	reqs := map[int]stepAt{}
+	for _, s := range ev.Steps {
+		if s.ReqSeq >= 0 && (s.Op == OpNewSession || s.Op == OpLoadSession) {
+			reqs[s.ReqSeq] = stepAt{s.Op, s.RespSeq, s.Result}
+		}
+	}
+	known := map[int]map[string]bool{} // proc -> sessions
+	loading, loadEnd := map[int]string{}, map[int]int{}
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	for _, m := range ev.Wire {
+		if known[m.Proc] == nil {
+			known[m.Proc] = map[string]bool{}
+		}
+		if st, ok := reqs[m.Seq]; ok && m.Dir == Sent {
+			sess.SessionID = ""
+			var req struct {
+				Params struct {
+					SessionID string `json:"sessionId"`
+				} `json:"params"`
+			}
+			if st.op == OpLoadSession && json.Unmarshal([]byte(m.Line), &req) == nil && req.Params.SessionID != "" {
+				known[m.Proc][req.Params.SessionID] = true
+				loading[m.Proc], loadEnd[m.Proc] = req.Params.SessionID, st.respSeq
+			}
+			if st.op == OpNewSession && json.Unmarshal(st.result, &sess) == nil && sess.SessionID != "" {
+				known[m.Proc][sess.SessionID] = true
+			}
+			continue
+		}
+		if l := loading[m.Proc]; l != "" && loadEnd[m.Proc] >= 0 && m.Seq >= loadEnd[m.Proc] {
+			delete(loading, m.Proc)
+		}
+		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
+			continue
+		}
+		u.updates++
+		var n struct {
+			Params struct {
+				SessionID *string `json:"sessionId"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(m.Line), &n)
+		named := ""
+		if n.Params.SessionID != nil {
+			named = *n.Params.SessionID
+		}
+		want := ""
+		switch {
+		case loading[m.Proc] != "":
+			if named != loading[m.Proc] {
+				want = "the session being loaded, " + loading[m.Proc]
+			}
+		case !known[m.Proc][named]:
+			want = "a session the client created or loaded on this process"
+			if len(known[m.Proc]) == 0 {
+				want = "a session, but the client has none on this process yet"
+			}
+		}
+		if want != "" {
+			u.problems = append(u.problems, sessionProblem{seq: m.Seq, proc: m.Proc, named: named, want: want})
+			if named != "" {
+				u.foreign[m.Seq] = true
+			}
+		}
+	}
+	return u
 }
 
 // firstRequestTimes maps each prompt to the time the mock model received
@@ -444,24 +569,37 @@ func (ev *Evidence) shown(w Write) bool {
 	return false
 }
 
-// matching ties plan updates to writes. When the agent announces its tool
-// calls with the model's call ids (tool_call / tool_call_update before the
-// plan), each plan belongs to the call announced last before it
-// (attributed). Otherwise the writes and plans of one prompt are matched
-// greedily in order by content.
+// matching ties plan updates to writes by what they show, whatever
+// tool-call announcements come between (agents interleave them: opencode
+// announces a turn's second call before the first call's plan). Within a
+// prompt, each plan is tied to the first accepted write not yet shown whose
+// list it shows, after the last write shown (in order; equal lists by
+// order); a plan that shows the list of the write shown last again is a
+// repeat of it. Any other plan is tied to no write (ties says why).
 type matching struct {
 	writes []writeObs
 	plans  []planObs // prompt-segment plans, in wire order
-	// attributed: plans are tied to calls by toolCallId.
-	attributed bool
 	// planOf[i] is the index in plans of the plan showing write i's list,
 	// -1 when none.
 	planOf []int
-	// sent[i] are the plans tied to write i (attributed mode; in greedy
-	// mode, the matched plan only).
+	// sent[i] are the plans tied to write i: planOf[i], then its repeats.
 	sent [][]int
-	// matched[j] tells whether plans[j] shows an accepted write's list.
+	// matched[j] tells whether plans[j] is tied to an accepted write.
 	matched []bool
+	// ties[j] says which write plans[j] is tied to, and why.
+	ties []PlanTie
+}
+
+// PlanTie is how the judge tied one plan update to a write: the evidence
+// of TW-PLAN-1 and the checks that read the same matching (the JSON report
+// lists them per case; the transcript marks them).
+type PlanTie struct {
+	// Seq is the plan update's wire position.
+	Seq int `json:"seq"`
+	// Call is the write it is tied to ("" when none).
+	Call string `json:"call,omitempty"`
+	// Why says what tied it (or why nothing did).
+	Why string `json:"why"`
 }
 
 func (ev *Evidence) match() matching {
@@ -474,67 +612,75 @@ func (ev *Evidence) match() matching {
 	m.planOf = make([]int, len(m.writes))
 	m.sent = make([][]int, len(m.writes))
 	m.matched = make([]bool, len(m.plans))
-	byID := map[string]int{}
-	for i, w := range m.writes {
-		byID[w.CallID] = i
+	m.ties = make([]PlanTie, len(m.plans))
+	for i := range m.writes {
 		m.planOf[i] = -1
 	}
-	for j, p := range m.plans {
-		if i, ok := byID[p.CallID]; ok && p.Prompt == m.writes[i].Prompt {
-			m.attributed = true
-			m.sent[i] = append(m.sent[i], j)
-		}
-	}
-	if m.attributed {
-		for i, w := range m.writes {
-			if !w.Accepted || !w.Shaped {
-				continue
-			}
-			for _, j := range m.sent[i] {
-				if sameTodos(m.plans[j].todos(), w.Todos) {
-					m.planOf[i], m.matched[j] = j, true
-					break
-				}
-			}
-		}
-		return m
-	}
-	next := 0
-	lastPrompt := -1
+	byPrompt := map[int][]int{} // prompt -> its accepted writes with a list, in order
 	for i, w := range m.writes {
-		if w.Prompt != lastPrompt {
-			// Skip to this prompt's plans.
-			for next < len(m.plans) && m.plans[next].Prompt < w.Prompt {
-				next++
-			}
-			lastPrompt = w.Prompt
+		if w.Accepted && w.Shaped {
+			byPrompt[w.Prompt] = append(byPrompt[w.Prompt], i)
 		}
-		if !w.Accepted || !w.Shaped {
-			continue
+	}
+	next, last := map[int]int{}, map[int]int{} // per prompt: next candidate, write shown last
+	for j, p := range m.plans {
+		acc := byPrompt[p.Prompt]
+		k, prev := next[p.Prompt], -1
+		if l, ok := last[p.Prompt]; ok {
+			prev = l
 		}
-		for j := next; j < len(m.plans) && m.plans[j].Prompt == w.Prompt; j++ {
-			if sameTodos(m.plans[j].todos(), w.Todos) {
+		m.ties[j] = PlanTie{Seq: p.Seq}
+		announced := ""
+		if p.CallID != "" {
+			announced = "; the tool call announced last before it was " + p.CallID
+		}
+		found := false
+		for t := k; t < len(acc); t++ {
+			i := acc[t]
+			if sameTodos(p.todos(), m.writes[i].Todos) {
 				m.planOf[i], m.matched[j] = j, true
-				m.sent[i] = []int{j}
-				next = j + 1
+				m.sent[i] = append(m.sent[i], j)
+				next[p.Prompt], last[p.Prompt] = t+1, i
+				why := "shows its accepted list, the next of prompt " + fmt.Sprint(p.Prompt+1) + " in order"
+				if t > k {
+					why = fmt.Sprintf("shows its accepted list (%d earlier write(s) of prompt %d not shown on their own)", t-k, p.Prompt+1)
+				}
+				m.ties[j] = PlanTie{Seq: p.Seq, Call: m.writes[i].CallID, Why: why + announced}
+				found = true
 				break
 			}
+		}
+		switch {
+		case found:
+		case prev >= 0 && sameTodos(p.todos(), m.writes[prev].Todos):
+			m.sent[prev] = append(m.sent[prev], j)
+			m.matched[j] = true
+			m.ties[j] = PlanTie{Seq: p.Seq, Call: m.writes[prev].CallID, Why: "shows its list again (a repeat)" + announced}
+		default:
+			m.ties[j].Why = m.untied(p) + announced
 		}
 	}
 	return m
 }
 
-// gap returns the plans a rejected call i produced: attributed, the plans
-// tied to it; otherwise the plans shown after the call and before the next
-// accepted write of the same prompt is shown.
-func (m matching) gap(i int) []planObs {
-	if m.attributed {
-		var out []planObs
-		for _, j := range m.sent[i] {
-			out = append(out, m.plans[j])
+// untied says why plan p is tied to no write.
+func (m matching) untied(p planObs) string {
+	for _, w := range m.writes {
+		if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) {
+			continue
 		}
-		return out
+		if !w.Accepted {
+			return "shows the list of the refused call " + w.CallID
+		}
+		return "shows the list of " + w.CallID + " after a later write was shown: out of order"
 	}
+	return fmt.Sprintf("shows a list no accepted write of prompt %d has", p.Prompt+1)
+}
+
+// gap returns the plans a refused call i may have produced: the plans of
+// its prompt shown after the plan of the accepted write before it and
+// before the plan of the accepted write after it.
+func (m matching) gap(i int) []planObs {
 	w := m.writes[i]
 	lo := -1
 	for k := i - 1; k >= 0; k-- {
@@ -555,11 +701,53 @@ func (m matching) gap(i int) []planObs {
 	}
 	var out []planObs
 	for j := lo + 1; j < hi; j++ {
-		if m.plans[j].Prompt == w.Prompt {
-			out = append(out, m.plans[j])
+		if p := m.plans[j]; p.Prompt == w.Prompt && !m.renders(j) {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// renders reports whether plans[j], tied to no write and showing no
+// refused call's list, was announced as an accepted write of its prompt
+// (the tool call announced last before it is one): a wrong rendering of
+// that write's list (entries null, say), which is that write's failure,
+// not a refused call's plan.
+func (m matching) renders(j int) bool {
+	p := m.plans[j]
+	if m.matched[j] || p.CallID == "" {
+		return false
+	}
+	for _, w := range m.writes {
+		if !w.Accepted && w.Prompt == p.Prompt && w.Shaped && sameTrimmed(p.todos(), w.Todos) {
+			return false
+		}
+	}
+	for _, w := range m.writes {
+		if w.CallID == m.plans[j].CallID {
+			return w.Accepted && w.Prompt == m.plans[j].Prompt
+		}
+	}
+	return false
+}
+
+// coalesced returns the write shown in write i's stead when the agent
+// coalesced the writes of one prompt into one plan: the next accepted
+// write of i's prompt that has a plan, with no plan for those between
+// (-1 when there is none).
+func (m matching) coalesced(i int) int {
+	for k := i + 1; k < len(m.writes) && m.writes[k].Prompt == m.writes[i].Prompt; k++ {
+		if !m.writes[k].Accepted || !m.writes[k].Shaped || m.planOf[k] < 0 {
+			continue
+		}
+		for j, p := range m.plans {
+			if !m.matched[j] && p.Prompt == m.writes[i].Prompt {
+				return -1 // a plan of the prompt is tied to no write: not coalesced
+			}
+		}
+		return k
+	}
+	return -1
 }
 
 // previousAccepted returns the list accepted before write i (any prompt).
@@ -635,11 +823,12 @@ func (ev *Evidence) allRequests() []mockmodel.JournalEntry {
 }
 
 // promptsBeforeRestart is the number of prompt steps before the first
-// restart (all prompts when there is none).
+// restart or load (all prompts when there is none): the writes a load
+// must replay.
 func (ev *Evidence) promptsBeforeRestart() int {
 	n := 0
 	for _, s := range ev.Case.Steps {
-		if s.Op == OpRestart {
+		if s.Op == OpRestart || s.Op == OpLoadSession {
 			return n
 		}
 		if s.Op == OpPrompt {

@@ -40,6 +40,7 @@ func savedCase(t *testing.T, run, id string) *Evidence {
 	for _, ev := range savedRun(t, run) {
 		if ev.Case.ID == id {
 			e := judgeable(ev, sharedValidator(t))
+			e.memo = nil // an edit would not show through the run's memo
 			e.Wire = append([]WireMsg(nil), ev.Wire...)
 			e.Steps = append([]StepResult(nil), ev.Steps...)
 			e.Procs = append([]ProcResult(nil), ev.Procs...)
@@ -61,16 +62,16 @@ var savedRunWants = map[string][]string{
 	"fake-slow-exit": {"ACP-EXIT-1"},
 	// Its own rules keep duplicates and show them untrimmed: todo_write's
 	// rules refuse them.
-	"fake-accept-dup-raw": {"TW-PLAN-1", "TW-VALID-DUP"},
+	"fake-accept-dup-raw": {"TW-FINAL-1", "TW-PLAN-1", "TW-VALID-DUP"},
 	// Refusals worded without "Error:" on a wire with no error flag are
 	// acceptances for todo_write; for another dialect they are inferred.
-	"fake-no-error-prefix": {"TW-HISTORY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1", "TW-VALID-BADSTATUS",
+	"fake-no-error-prefix": {"TW-FINAL-1", "TW-HISTORY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1", "TW-VALID-BADSTATUS",
 		"TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-NOTARRAY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
 	"fake-no-error-prefix-as-opencode": {"TW-TOOL-1"},
 	"fake-accept-empty-as-opencode":    {"TW-TOOL-1"},
-	"fake-plan-on-reject-as-opencode":  {"ACP-SCHEMA-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-TOOL-1"},
+	"fake-plan-on-reject-as-opencode":  {"ACP-SCHEMA-1", "TW-FINAL-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-TOOL-1"},
 	// Forced into codex, the fake takes {plan: [...]} as an empty list.
-	"fake-ok-as-codex": {"TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-REPLACE-1", "TW-TOOL-1"},
+	"fake-ok-as-codex": {"TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-REPLACE-1", "TW-TOOL-1"},
 }
 
 func savedRunNames(t *testing.T) []string {
@@ -109,13 +110,16 @@ func TestJudgeSavedEvidence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A check no captured case feeds (a check newer than the
+			// capture, fed only by newer cases) cannot fail there.
+			w = fedIn(rep, w)
 			if got := rep.FailedIDs(); !reflect.DeepEqual(got, w) && !(len(got) == 0 && len(w) == 0) {
 				dumpFailures(t, rep)
 				t.Errorf("failed %v, want %v", got, w)
 			}
 			if len(w) == 0 {
 				for _, c := range rep.Checks {
-					if c.Outcome != Pass && c.Outcome != NA {
+					if c.Outcome != Pass && c.Outcome != NA && !(c.Outcome == NotRun && c.Reason == NoCaseFeeds) {
 						t.Errorf("%s: %s %s", c.ID, c.Outcome, c.Reason)
 					}
 				}
@@ -127,6 +131,17 @@ func TestJudgeSavedEvidence(t *testing.T) {
 			t.Errorf("savedRunWants lists %s, which is not captured (testdata/evidence)", name)
 		}
 	}
+}
+
+// fedIn keeps the IDs of ids that some case of the judged run feeds.
+func fedIn(rep *Report, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if c, ok := rep.Check(id); ok && !(c.Outcome == NotRun && c.Reason == NoCaseFeeds) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // evalCase is one eval on one captured case, perhaps edited.
@@ -200,7 +215,14 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 			}
 		}, Fail, `the call call_1 has arguments {"todos":[]}`},
 		{"TW-PLAN-1", "bridge-no-plan", "plan-basic", nil, Fail, "no plan update shows call_1"},
-		{"TW-PLAN-1", "bridge-plan-on-reject", "reject-duplicate", nil, Fail, "a plan update (prompt 1, sent for call_2) shows"},
+		{"TW-PLAN-1", "bridge-plan-on-reject", "reject-duplicate", nil, Fail, "a plan update (prompt 1, #9) shows"},
+		{"TW-PLAN-1", "bridge-plan-on-reject", "reject-duplicate", nil, Fail, ": shows the list of the refused call call_2; the tool call announced last before it was call_2"},
+		{"TW-FINAL-1", "bridge-no-plan", "replace", nil, Fail, "at the end of prompt 1 the client holds no plan; the last accepted list is call_2's"},
+		{"TW-FINAL-1", "bridge-no-load-replay", "load-replay", nil, Fail, "at session/load the client holds no plan"},
+		{"TW-FINAL-1", "bridge-plan-on-reject", "reject-empty", nil, Fail, "at the end of prompt 1 the client holds [\"read the parser code\" completed, \"\" in_progress] (#9); the last accepted list is call_1's"},
+		{"ACP-SESSION-1", "reference", "load-replay", func(t *testing.T, ev *Evidence) {
+			replayTo(t, ev, "another-session")
+		}, Fail, `session/update(s) (first #13) name session "another-session", want the session being loaded, `},
 		{"TW-PLAN-PRIORITY-1", "bridge-no-priority", "plan-basic", nil, Fail, "has no priority; ACP requires one on every plan entry: send high, medium or low"},
 		{"TW-PLAN-PRIORITY-2", "bridge-no-priority", "plan-basic", nil, Fail, `want the constant "medium"`},
 		{"TW-PLAN-NONNULL-1", "bridge-null-entries", "empty-list", nil, Fail, `has "entries": null`},
@@ -279,18 +301,17 @@ func TestPlanAttributionOnSavedEvidence(t *testing.T) {
 		name, run, caseID string
 		edit              func(t *testing.T, ev *Evidence)
 		plans             []string
-		attributed        bool
 		planOf            []int
 		gaps              []int // len(gap(i)) for each refused write, -1 for an accepted one
 	}{
 		{"a load replays before its answer", "fake-ok", "load-replay", nil, []string{
 			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
 			`#13 p2 load/1 for "": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
-		}, true, []int{0}, []int{-1}},
+		}, []int{0}, []int{-1}},
 		{"a replay after the load's answer", "fake-replay-after-response", "load-replay", nil, []string{
 			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
 			`#14 p2 load/1 after-answer for "": ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]`,
-		}, true, []int{0}, []int{-1}},
+		}, []int{0}, []int{-1}},
 		{"writes over prompts, a refusal, a load that replays the history", "reference", "load-after-several", nil, []string{
 			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending, "fix the tokenizer bug" pending]`,
 			`#9 p1 prompt/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, "fix the tokenizer bug" pending]`,
@@ -299,19 +320,19 @@ func TestPlanAttributionOnSavedEvidence(t *testing.T) {
 			`#29 p2 load/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, "fix the tokenizer bug" pending]`,
 			`#34 p2 load/1 for "call_3": ["read the parser code" completed, "write the failing test" completed, "fix the tokenizer bug" in_progress]`,
 			`#42 p2 prompt/3 for "call_5": ["read the parser code" completed, "write the failing test" completed, "fix the tokenizer bug" completed]`,
-		}, true, []int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
+		}, []int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
 		{"the same, matched greedily (no tool calls announced)", "reference", "load-after-several", dropToolCalls, nil,
-			false, []int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
+			[]int{0, 1, 2, -1, 3}, []int{-1, -1, -1, 0, -1}},
 		{"a plan for a refused call", "bridge-plan-on-reject", "reject-duplicate", nil, []string{
 			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending]`,
 			`#9 p1 prompt/1 for "call_2": ["read the parser code" completed, "write the failing test" in_progress, " write the failing test " pending]`,
-		}, true, []int{0, -1}, []int{-1, 1}},
+		}, []int{0, -1}, []int{-1, 1}},
 		{"a plan for a refused call, greedily", "bridge-plan-on-reject", "reject-duplicate", dropToolCalls, nil,
-			false, []int{0, -1}, []int{-1, 1}},
+			[]int{0, -1}, []int{-1, 1}},
 		{"no plan for a refused call", "fake-ok", "reject-duplicate", nil, []string{
 			`#6 p1 prompt/1 for "call_1": ["read the parser code" in_progress, "write the failing test" pending]`,
-		}, true, []int{0, -1}, []int{-1, 0}},
-		{"no plan at all", "bridge-no-plan", "replace", nil, []string{}, false, []int{-1, -1}, []int{-1, -1}},
+		}, []int{0, -1}, []int{-1, 0}},
+		{"no plan at all", "bridge-no-plan", "replace", nil, []string{}, []int{-1, -1}, []int{-1, -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := savedCase(t, tc.run, tc.caseID)
@@ -336,8 +357,8 @@ func TestPlanAttributionOnSavedEvidence(t *testing.T) {
 				}
 				gaps = append(gaps, n)
 			}
-			if m.attributed != tc.attributed || !reflect.DeepEqual(m.planOf, tc.planOf) || !reflect.DeepEqual(gaps, tc.gaps) {
-				t.Errorf("attributed %v, planOf %v, gaps %v; want %v, %v, %v", m.attributed, m.planOf, gaps, tc.attributed, tc.planOf, tc.gaps)
+			if !reflect.DeepEqual(m.planOf, tc.planOf) || !reflect.DeepEqual(gaps, tc.gaps) {
+				t.Errorf("planOf %v, gaps %v; want %v, %v", m.planOf, gaps, tc.planOf, tc.gaps)
 			}
 		})
 	}

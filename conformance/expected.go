@@ -16,8 +16,10 @@ import (
 // of a check known for this agent, and why. It covers only the failures it
 // matches: of check ID, in one of Cases (IDs or globs; empty: any case),
 // whose reason contains Match (a substring, or a regular expression
-// written /like this/; empty: any reason). A matched failure is XFAIL and
-// does not fail the run; any other failure of the same check does. An
+// written /like this/; empty: any reason). Each failure of a check in a
+// case is matched on its own (one entry may match several): a check is
+// XFAIL in a case only when every failure there is matched; any other
+// failure of the same check fails the run. An
 // entry that matches no failure while the check passed on a case it covers
 // is stale and fails the run (remove it); one about checks or cases the
 // run did not judge (narrowed with --case or --check) is left alone.

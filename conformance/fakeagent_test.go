@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -343,7 +344,12 @@ func (f *fakeState) turn() error {
 		}
 		for _, tc := range msg.ToolCalls {
 			f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": tc.ID, "title": "Update todo list", "kind": "other", "status": "in_progress"})
-			text, isErr := f.todoWrite(tc.Function.Arguments)
+			// Any dialect's todo tool is its own (forced into a dialect,
+			// it executes that tool's calls); any other tool is unknown.
+			text, isErr := "Error: unknown tool "+tc.Function.Name, true
+			if tc.Function.Name == f.toolName() || slices.ContainsFunc(Dialects(), func(d Dialect) bool { return d.Tool == tc.Function.Name }) {
+				text, isErr = f.todoWrite(tc.Function.Arguments)
+			}
 			status := "completed"
 			if isErr {
 				status = "failed"
@@ -398,6 +404,13 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 			return fmt.Sprintf("Error: invalid todos: duplicate content %q", content), true
 		}
 		seen[content] = true
+		if st, ok := t["status"].(string); ok && f.has("any-case-status") && slices.Contains([]string{"pending", "in_progress", "completed"}, strings.ToLower(st)) {
+			// Any casing passes, and is shown raw: In_Progress counts as
+			// neither pending, in progress nor completed.
+			if st != strings.ToLower(st) {
+				continue
+			}
+		}
 		switch t["status"] {
 		case "pending":
 			p++

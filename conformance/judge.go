@@ -200,7 +200,11 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		if e := ev.Started.Add(ev.Duration); e.After(end) {
 			end = e
 		}
-		rep.Cases = append(rep.Cases, caseResult(ev))
+		cr := caseResult(ev)
+		if ev.NotRun == "" && ev.Interrupted == "" {
+			cr.Plans = judgeable(ev, v).match().ties
+		}
+		rep.Cases = append(rep.Cases, cr)
 		if ev.Interrupted != "" && rep.Interrupted == "" {
 			rep.Interrupted = ev.Interrupted
 		}
@@ -225,10 +229,13 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 				continue
 			}
 			vd := judgeCheck(ev, c)
-			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines,
+			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
 				incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
 			if vd.Outcome == Fail {
 				cr.Failed = append(cr.Failed, c.ID)
+				for _, f := range vd.all() {
+					cr.failures = append(cr.failures, c.ID+": "+f)
+				}
 				for seq, note := range vd.Lines {
 					if cr.marks == nil {
 						cr.marks = map[int][]string{}
@@ -285,7 +292,7 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		case NotRun:
 			return failf("not judged: %s", ev.Stopped)
 		case Fail:
-			v.Reason += "; the case stopped early: " + ev.Stopped
+			v = v.suffixed("; the case stopped early: " + ev.Stopped)
 		}
 	}
 	return v
@@ -302,6 +309,21 @@ func caseFailures(ev *Evidence, cat []Check, v *SchemaValidator) []string {
 		}
 	}
 	return out
+}
+
+// tieAt says which write the plan update at seq was tied to, and why
+// ("" when seq is no plan update of a prompt).
+func (cr *CaseResult) tieAt(seq int) string {
+	for _, t := range cr.Plans {
+		if t.Seq != seq {
+			continue
+		}
+		if t.Call == "" {
+			return "tied to no write: " + t.Why
+		}
+		return "tied to " + t.Call + ": " + t.Why
+	}
+	return ""
 }
 
 // caseResult is the report's row of a case, from its evidence.
@@ -341,7 +363,7 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 		}
 	}
 	firstOf := func(o Outcome, vs []CaseVerdict) (Outcome, string) {
-		reason := vs[0].Case + ": " + vs[0].Reason
+		reason := vs[0].Case + ": " + vs[0].Reason + vs[0].more()
 		if len(vs) > 1 {
 			reason += fmt.Sprintf(" (and %d more case(s))", len(vs)-1)
 		}
@@ -358,6 +380,31 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 		return Pass, ""
 	}
 	return NotRun, vs[0].Case + ": " + vs[0].Reason
+}
+
+// Failure is one failure of a check on a case.
+type Failure struct {
+	Reason string `json:"reason"`
+	// Expected is the reason of the baseline entry that matched it.
+	Expected string `json:"expected,omitempty"`
+}
+
+// failureList is every failure of v, none expected yet.
+func failureList(v verdict) []Failure {
+	var out []Failure
+	for _, r := range v.all() {
+		out = append(out, Failure{Reason: r})
+	}
+	return out
+}
+
+// more says how many failures of the check the case had besides the one
+// its reason shows ("" for one): the JSON report lists them all.
+func (cv CaseVerdict) more() string {
+	if len(cv.Failures) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d more failure(s) of this check in this case: see the JSON report)", len(cv.Failures)-1)
 }
 
 // NoCaseFeeds is the reason of a check no selected case feeds.
@@ -406,13 +453,29 @@ func (r *Report) applyExpected(es []ExpectedFailure) {
 			if cv.Outcome != Fail {
 				continue
 			}
-			for j, e := range es {
-				if e.matches(c.ID, cv.Case, cv.Reason) {
-					used[j] = true
-					cv.Outcome, cv.Expected = XFail, e.Reason
-					c.Expected = e.Reason
-					break
+			// Each failure on its own: the case is XFAIL only when an
+			// entry matches every one; its reason is then the first
+			// failure, else the first failure no entry matches.
+			unexpected := ""
+			for f := range cv.Failures {
+				fl := &cv.Failures[f]
+				for j, e := range es {
+					if e.matches(c.ID, cv.Case, fl.Reason) {
+						used[j] = true
+						fl.Expected = e.Reason
+						c.Expected = e.Reason
+						break
+					}
 				}
+				if fl.Expected == "" && unexpected == "" {
+					unexpected = fl.Reason
+				}
+			}
+			switch {
+			case unexpected != "":
+				cv.Reason = unexpected
+			case len(cv.Failures) > 0:
+				cv.Outcome, cv.Expected = XFail, cv.Failures[0].Expected
 			}
 		}
 		if len(c.Cases) > 0 {

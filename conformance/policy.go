@@ -96,11 +96,11 @@ func evalTwoActive(ev *Evidence) verdict {
 	why := "policy " + pol + " (" + src + ")"
 	if pol != PolicyParallel {
 		v := evalRejected(ev)
-		if v.Reason != "" {
-			v.Reason += "; "
+		if v.Reason == "" {
+			v.Reason = why
+			return v
 		}
-		v.Reason += why
-		return v
+		return v.suffixed("; " + why)
 	}
 	m := ev.match()
 	n := 0

@@ -62,3 +62,19 @@ func TestTwoActiveIsOnlyTheTwoActiveFault(t *testing.T) {
 		t.Fatal("unshaped arguments: want not twoActive")
 	}
 }
+
+// The policy a TW-VALID-TWOACTIVE failure was judged under stays in the
+// reported reason, also now that each failure is kept and baselined on its
+// own.
+func TestTwoActiveFailureNamesThePolicy(t *testing.T) {
+	t.Parallel()
+	c, _ := judgeSaved(t, "composition-allow-parallel-in-progress", nil).Check("TW-VALID-TWOACTIVE")
+	if c.Outcome != Fail || !strings.Contains(c.Reason, "policy single") {
+		t.Fatalf("%s %q, want a failure naming policy single", c.Outcome, c.Reason)
+	}
+	for _, f := range c.Cases[0].Failures {
+		if !strings.Contains(f.Reason, "policy single") {
+			t.Errorf("failure %q does not name the policy", f.Reason)
+		}
+	}
+}

@@ -134,6 +134,10 @@ type CaseVerdict struct {
 	// Lines are the wire lines (by seq) the verdict points at, each with
 	// what is wrong there (the transcript marks them).
 	Lines map[int]string `json:"lines,omitempty"`
+	// Failures are every failure of the check on the case (Reason is the
+	// first one the baseline does not expect), each with the baseline's
+	// reason when an entry matched it.
+	Failures []Failure `json:"failures,omitempty"`
 
 	// incomplete: not run because the case did not run to its end.
 	incomplete bool
@@ -159,9 +163,14 @@ type CaseResult struct {
 	Failed []string `json:"failed,omitempty"`
 	// Transcript is the folder written for this case under Config.Out.
 	Transcript string `json:"transcript,omitempty"`
+	// Plans says which write each plan update of a prompt was tied to,
+	// and why (the transcript marks them).
+	Plans []PlanTie `json:"plans,omitempty"`
 
 	// marks are the failed checks' notes on wire lines, by seq.
 	marks map[int][]string
+	// failures are every failure on this case, "ID: reason".
+	failures []string
 
 	ev *Evidence
 }
@@ -481,7 +490,7 @@ func (r *Report) writeFailures(w io.Writer) {
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case Fail:
-				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, 200))
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, oneLine(cv.Reason, 200), cv.more())
 			case XFail:
 				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, 200))
 			}
@@ -605,7 +614,9 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
-		if err := WriteEvidence(d, cr.ev); err != nil {
+		ev := *cr.ev
+		ev.PlanTies = cr.Plans // what the judge made of the plans, for readers
+		if err := WriteEvidence(d, &ev); err != nil {
 			return err
 		}
 		if cr.Completed && len(cr.Failed) == 0 {
@@ -628,6 +639,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 	}
 	if len(cr.Failed) > 0 {
 		fmt.Fprintf(&b, "failed checks: %s\n", strings.Join(cr.Failed, ", "))
+		for _, f := range cr.failures {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
 	}
 	b.WriteString("\n== processes\n")
 	for _, p := range ev.Procs {
@@ -676,6 +690,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 		sort.Strings(notes)
 		for _, note := range notes {
 			fmt.Fprintf(&b, "      ^^^ FAILED %s\n", note)
+		}
+		if tie := cr.tieAt(m.Seq); tie != "" {
+			fmt.Fprintf(&b, "      ^^^ PLAN %s\n", tie)
 		}
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")

@@ -114,6 +114,16 @@ func (w *wireLog) snapshot() []WireMsg {
 	return append([]WireMsg(nil), w.msgs...)
 }
 
+// since returns the messages kept from position from on.
+func (w *wireLog) since(from int) []WireMsg {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if from >= len(w.msgs) {
+		return nil
+	}
+	return append([]WireMsg(nil), w.msgs[from:]...)
+}
+
 // last returns the position and time of the latest message (-1 when none).
 func (w *wireLog) last() (int, time.Time) {
 	w.mu.Lock()

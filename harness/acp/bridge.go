@@ -537,7 +537,7 @@ func (b *Bridge) replay(ctx context.Context, s *liveSession) error {
 			return false
 		}
 		for _, u := range ups {
-			if err = b.send(s.id, u); err != nil {
+			if err = b.send(replayTarget(b.cfg.Faults, s.id), u); err != nil {
 				err = fmt.Errorf("replay session %s: %w", s.id, err)
 				return false
 			}
@@ -608,6 +608,7 @@ func (b *Bridge) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.Part, beforeTodo func()) (sdk.PromptResponse, error) {
 	id := s.id
 	m := NewMapper(b.tools, b.cfg.Faults, false)
+	out := newStepSender(b.cfg.Faults, func(u Update) error { return b.send(id, u) })
 	var mapMu sync.Mutex
 	unsubscribe := s.log.Subscribe(func(e session.Event) {
 		mapMu.Lock()
@@ -623,14 +624,17 @@ func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.
 			b.log.Error("map event", "session", id, "err", err)
 			return
 		}
-		for _, u := range ups {
-			if err := b.send(id, u); err != nil {
-				b.log.Warn("send update", "session", id, "err", err)
-			}
+		if err := out.event(e.Type, ups); err != nil {
+			b.log.Warn("send update", "session", id, "err", err)
 		}
 	})
 	reason, err := s.agent.Prompt(turnCtx, content)
 	unsubscribe()
+	mapMu.Lock()
+	if err := out.flush(); err != nil {
+		b.log.Warn("send update", "session", id, "err", err)
+	}
+	mapMu.Unlock()
 	if err != nil {
 		b.log.Error("prompt failed", "session", id, "err", err)
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})

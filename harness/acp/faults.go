@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,21 @@ const (
 	// rest of the turn after the answer, as agents whose tools run beside
 	// their answer do.
 	FaultUpdatesAfterResponse Fault = "updates-after-response"
+	// FaultPlansReversed holds the plans of one model step (the todo_write
+	// calls of one model turn) and sends them in reverse order once the
+	// step's calls have run, as codex-acp 0.16.0 does: the client ends the
+	// turn on a stale list.
+	FaultPlansReversed Fault = "plans-reversed"
+	// FaultCoalescePlans sends only the last plan of a model step: several
+	// writes of one model turn are shown as one plan.
+	FaultCoalescePlans Fault = "coalesce-plans"
+	// FaultInterleavedPlans holds each plan until the step's next tool call
+	// is announced (or the step ends), as opencode 1.15.4 orders them. The
+	// plans stay in order: nothing the contract says is broken.
+	FaultInterleavedPlans Fault = "interleaved-plans"
+	// FaultReplayOtherSession sends session/load's replay under another
+	// session id than the one loaded.
+	FaultReplayOtherSession Fault = "replay-other-session"
 )
 
 // FaultEnv is the environment variable `todoharness agent` reads faults from.
@@ -64,7 +80,8 @@ func KnownFaults() []Fault {
 		FaultNoPlan, FaultNullEntries, FaultNoPriority, FaultPlanOnReject,
 		FaultAcceptDuplicates, FaultNoLoadReplay, FaultReplayAfterResponse,
 		FaultWrongCounts, FaultEchoList, FaultHangOnPrompt, FaultCrashOnPrompt,
-		FaultUpdatesAfterResponse,
+		FaultUpdatesAfterResponse, FaultPlansReversed, FaultCoalescePlans, FaultInterleavedPlans,
+		FaultReplayOtherSession,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
@@ -170,4 +187,101 @@ func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
 func wrongSummary(todos []session.TodoItem) string {
 	p, i, c := todo.Counts(todos)
 	return todo.FormatSummary(p+1, i, c)
+}
+
+// replayTarget is the session id session/load's replay of id is sent to:
+// id itself, another one under FaultReplayOtherSession.
+func replayTarget(fs Faults, id string) string {
+	if fs.Has(FaultReplayOtherSession) {
+		return id + "-other"
+	}
+	return id
+}
+
+// stepSender sends the updates of one prompt turn, holding the plans of a
+// model step as the step faults (plans-reversed, coalesce-plans,
+// interleaved-plans) need; without them it sends each update at once. A
+// step's updates are those of its tool/call, todo/write and tool/result
+// events: any other event (the next step's text, the turn's end) ends it.
+// Not safe for concurrent use (the turn's subscriber holds its lock).
+type stepSender struct {
+	faults Faults
+	send   func(Update) error
+	held   []Update
+}
+
+// newStepSender returns a sender for one turn; send sends one update.
+func newStepSender(fs Faults, send func(Update) error) *stepSender {
+	return &stepSender{faults: fs, send: send}
+}
+
+// active reports whether a step fault is set.
+func (s *stepSender) active() bool {
+	return s.faults.Has(FaultPlansReversed) || s.faults.Has(FaultCoalescePlans) || s.faults.Has(FaultInterleavedPlans)
+}
+
+// event sends (or holds) the updates ups of one event of type typ.
+func (s *stepSender) event(typ string, ups []Update) error {
+	if !s.active() {
+		return s.sendAll(ups)
+	}
+	switch typ {
+	case session.TypeToolCall, session.TypeTodoWrite, session.TypeToolResult:
+	default:
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	for _, u := range ups {
+		switch {
+		case u.SDK.Plan != nil || (u.Raw != nil && isRawPlan(u.Raw)):
+			s.held = append(s.held, u)
+		case u.SDK.ToolCall != nil && s.faults.Has(FaultInterleavedPlans):
+			if err := s.send(u); err != nil {
+				return err
+			}
+			if err := s.flush(); err != nil {
+				return err
+			}
+		default:
+			if err := s.send(u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flush sends the held plans: reversed, the last alone, or in order.
+func (s *stepSender) flush() error {
+	held := s.held
+	s.held = nil
+	switch {
+	case len(held) == 0:
+		return nil
+	case s.faults.Has(FaultPlansReversed):
+		slices.Reverse(held)
+	case s.faults.Has(FaultCoalescePlans):
+		held = held[len(held)-1:]
+	}
+	return s.sendAll(held)
+}
+
+// sendAll sends every update, returning the first error.
+func (s *stepSender) sendAll(ups []Update) error {
+	var first error
+	for _, u := range ups {
+		if err := s.send(u); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// isRawPlan reports whether a raw update is a plan (FaultNoPriority's).
+func isRawPlan(raw json.RawMessage) bool {
+	var u struct {
+		Kind string `json:"sessionUpdate"`
+	}
+	return json.Unmarshal(raw, &u) == nil && u.Kind == "plan"
 }

@@ -37,8 +37,8 @@ func TestParseFaults(t *testing.T) {
 	if err != nil || len(empty) != 0 {
 		t.Errorf("empty = %v %v", empty, err)
 	}
-	if n := len(acp.KnownFaults()); n != 12 {
-		t.Errorf("%d known faults, want 12", n)
+	if n := len(acp.KnownFaults()); n != 16 {
+		t.Errorf("%d known faults, want 16", n)
 	}
 }
 
