@@ -891,7 +891,7 @@ script:
 
 		checks, cs, _ = list("--check", "TW-LOAD-*")
 		Expect(checks).To(Equal([]string{"TW-LOAD-CAP-1", "TW-LOAD-1", "TW-LOAD-2"}))
-		Expect(cs).To(ConsistOf("load-replay", "load-after-several"))
+		Expect(cs).To(ConsistOf("load-replay", "load-after-several", "unicode-content", "load-between-prompts", "cancel-after-write"))
 
 		checks, cs, _ = list("--case", "reject-empty")
 		Expect(cs).To(Equal([]string{"reject-empty"}))
