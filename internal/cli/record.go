@@ -509,11 +509,32 @@ The shipped todo-plan cassette was made with:
 		},
 	})
 
-	cmd.AddCommand(&cobra.Command{
+	var showSecrets bool
+	var scanSecretEnv []string
+	scan := &cobra.Command{
 		Use:   "scan FILE_OR_DIR...",
 		Short: "Scan cassettes (*.yaml) for anything that looks like a credential (exit 1 if found)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Scan cassettes (*.yaml) for anything that looks like a credential: an
+sk-/AIza key, a JWT, bearer or basic credentials, a URL's user:password, a
+credential header, a gzip body; looked for as written, JSON-escaped,
+URL-encoded (once or twice), and inside base64, base32 and hex runs. With
+--secret-env NAME the value of $NAME is looked for too, in every form the
+recorder scrubs (cassette.KeyForms: plain, base64 and base32 at every
+alignment, hex in both cases, JSON-escaped, URL-encoded twice, split
+across a stream's deltas).
+
+What is found is masked: its first 4 characters, its length and a short
+hash. --show-secrets prints it whole.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var secrets []string
+			for _, name := range scanSecretEnv {
+				v, ok := os.LookupEnv(name)
+				if !ok || v == "" {
+					return fmt.Errorf("cassette scan: --secret-env %s: not set in this environment", name)
+				}
+				secrets = append(secrets, v)
+			}
 			found := 0
 			for _, root := range args {
 				err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -524,9 +545,13 @@ The shipped todo-plan cassette was made with:
 					if err != nil {
 						return err
 					}
-					for _, f := range cassette.ScanCredentials(data) {
+					for _, f := range cassette.ScanSecrets(data, secrets) {
 						found++
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, f)
+						shown := f.String()
+						if showSecrets {
+							shown = f.Reveal()
+						}
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, shown)
 					}
 					return nil
 				})
@@ -540,6 +565,9 @@ The shipped todo-plan cassette was made with:
 			fmt.Fprintln(cmd.OutOrStdout(), "no credentials found")
 			return nil
 		},
-	})
+	}
+	scan.Flags().BoolVar(&showSecrets, "show-secrets", false, "print what is found whole (default: masked, first 4 characters and a hash)")
+	scan.Flags().StringArrayVar(&scanSecretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to look for in every form (repeatable)")
+	cmd.AddCommand(scan)
 	return cmd
 }
