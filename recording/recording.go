@@ -56,7 +56,9 @@ type Options struct {
 	Model string
 	// Secrets are known secret values (the keys in the agent's
 	// environment) scrubbed from everything written, on top of the
-	// credentials the proxy sees in the agent's requests.
+	// credentials the proxy sees in the agent's requests; on replay,
+	// scrubbed from each live request before it is matched, and from
+	// every diff printed.
 	Secrets []string
 	// Transport carries the live requests (http.DefaultTransport when nil).
 	Transport http.RoundTripper

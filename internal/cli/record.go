@@ -391,6 +391,7 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 	for _, dir := range dirs {
 		res, err := recording.Replay(cmd.Context(), dir, recording.Options{
 			Agent: *target, Model: f.model, Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
+			Secrets: f.knownSecrets(),
 		})
 		name := filepath.Base(dir)
 		if err != nil {
