@@ -50,6 +50,9 @@ FUZZ_TARGETS := \
 	./mockmodel:FuzzDecodeAnthropic \
 	./mockmodel:FuzzDecodeGemini \
 	./conformance:FuzzLoadCase \
+	./conformance:FuzzUnmarshalEvidence \
+	./conformance:FuzzParseExpectedFailures \
+	./snapshot:FuzzScenarioFolder \
 	./harness/llm/cassette:FuzzCassette \
 
 fuzz:

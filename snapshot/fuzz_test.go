@@ -25,11 +25,13 @@ func FuzzScenarioFolder(f *testing.F) {
 	}
 	f.Add([]byte(`{"steps":[{"op":"initialize"}]}`), []byte(`{"type":"session","version":0,"id":"s","createdAt":0}`+"\n"+
 		`{"type":"reasoning-chunks","data":{"turn":1,"step":1,"index":0,"texts":["a","b"],"dt":[-5]}}`+"\n"))
+	// One folder, rewritten by each input (a folder per input would cost
+	// more than the reading).
+	dir := filepath.Join(f.TempDir(), "sc")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, input, log []byte) {
-		dir := filepath.Join(t.TempDir(), "sc")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(filepath.Join(dir, "input.json"), input, 0o644); err != nil {
 			t.Fatal(err)
 		}
