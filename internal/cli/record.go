@@ -77,9 +77,12 @@ output).
 Credentials are scrubbed before anything is saved: every credential header,
 cookie, key-like query parameter and URL password, and every known secret
 value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
-*SECRET*, *PASSWORD* variables and --secret-env) in plain, JSON-escaped,
-URL-encoded and base64 form, also split across stream deltas; the saved
-files are scanned again and nothing is written if anything is left.
+*SECRET*, *PASSWORD* variables and --secret-env) in every form of
+cassette.KeyForms: plain, base64 and base32 at every alignment, hex in
+either case, JSON-escaped, URL-encoded once or twice, also split across
+stream deltas, an encoded one with its whole token; the saved files are
+scanned again and nothing is written if anything is left. No diff, error
+or log line prints a secret: what a scan finds is masked.
 Recording an unchanged scenario again writes the same bytes.`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
       --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
