@@ -117,12 +117,16 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 }
 
 // MkdirInside makes the folder root/name (one level, name a plain file
-// name) when it is missing. An existing root/name must be a real folder:
-// a symbolic link there is refused with ErrLink, so nothing written into
-// the folder lands outside root.
+// name) when it is missing, and root too (root is the caller's: a link
+// there is followed). An existing root/name must be a real folder: a
+// symbolic link there is refused with ErrLink, so nothing written into the
+// folder lands outside root.
 func MkdirInside(root, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
 		return "", fmt.Errorf("%s: folder name %q is not a plain name", root, name)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
 	}
 	p := filepath.Join(root, name)
 	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {

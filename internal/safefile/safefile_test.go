@@ -106,3 +106,13 @@ func TestMkdirInsideRefusesALink(t *testing.T) {
 		t.Fatal("a name with a separator was accepted")
 	}
 }
+
+func TestMkdirInsideMakesTheRootToo(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := MkdirInside(root, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "c")); err != nil || !fi.IsDir() {
+		t.Fatalf("%v %v", fi, err)
+	}
+}
