@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 
@@ -157,12 +158,17 @@ func TestAKeyBase64InTheBodyIsRedactedWholeAndNeverPrinted(t *testing.T) {
 	}
 }
 
-// recordTwoWith is recordTwo whose requests carry suffix after the text.
+// recordTwoWith is recordTwo whose requests carry suffix after the text
+// ("hi SUFFIX", "bye SUFFIX").
 func recordTwoWith(t *testing.T, key, suffix string) (string, *sseServer) {
 	t.Helper()
 	srv := newSSEServer(t, answer("Hello", " there"), answer("Good", " bye"))
 	path := filepath.Join(t.TempDir(), "c.yaml")
-	rec, err := Record(RecordOptions{Path: path, Secrets: []string{key}, Provenance: Provenance{BaseURL: srv.URL + "/v1", Model: "m"}})
+	rec, err := Record(RecordOptions{
+		Path: path, Secrets: []string{key},
+		Provenance: Provenance{BaseURL: srv.URL + "/v1", Model: "m"},
+		Now:        func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +177,10 @@ func recordTwoWith(t *testing.T, key, suffix string) (string, *sseServer) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"hi", "bye"} {
-		if _, err := c.Stream(context.Background(), userReq(q+" "+suffix), nil); err != nil {
+		if suffix != "" {
+			q += " " + suffix
+		}
+		if _, err := c.Stream(context.Background(), userReq(q), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
