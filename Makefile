@@ -49,8 +49,11 @@ tiers:
 # One target per line, package:FuzzName.
 FUZZTIME ?= 30s
 # Minimising a new input from a large seed can otherwise take a minute of
-# the budget with no executions counted.
-FUZZMINIMIZETIME ?= 2s
+# the budget with no executions counted; bounded by a count, not a time, so
+# that a target whose inputs are slow (FuzzScenarioFolder writes a folder)
+# neither spends its budget minimising nor has the budget end mid-
+# minimisation ("context deadline exceeded").
+FUZZMINIMIZETIME ?= 50x
 FUZZ_TARGETS := \
 	./harness/session:FuzzReadAndCheck \
 	./harness/session:FuzzFastDecode \
@@ -60,6 +63,9 @@ FUZZ_TARGETS := \
 	./mockmodel:FuzzDecodeAnthropic \
 	./mockmodel:FuzzDecodeGemini \
 	./conformance:FuzzLoadCase \
+	./conformance:FuzzUnmarshalEvidence \
+	./conformance:FuzzParseExpectedFailures \
+	./snapshot:FuzzScenarioFolder \
 	./harness/llm/cassette:FuzzCassette \
 
 fuzz:

@@ -53,11 +53,7 @@ func DialectByName(name string) (Dialect, error) {
 			return d, nil
 		}
 	}
-	names := make([]string, 0, 5)
-	for _, d := range Dialects() {
-		names = append(names, d.Name)
-	}
-	return Dialect{}, fmt.Errorf("conformance: unknown dialect %q (known: %s)", name, strings.Join(names, ", "))
+	return Dialect{}, fmt.Errorf("conformance: unknown dialect %q (known: %s)", name, strings.Join(dialectNames(), ", "))
 }
 
 // DetectDialect picks the dialect whose tool the agent offers; ok is false

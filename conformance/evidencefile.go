@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -48,8 +50,38 @@ func UnmarshalEvidence(data []byte, name string) (*Evidence, error) {
 	case ev.Case == nil || ev.Case.ID == "":
 		return nil, fmt.Errorf("conformance: %s: no case", name)
 	}
+	if err := knownDialect(ev.Dialect); err != nil {
+		return nil, fmt.Errorf("conformance: %s: case %s: field \"dialect\": %w", name, ev.Case.ID, err)
+	}
 	return ev, nil
 }
+
+// knownDialect refuses a dialect that is not one of Dialects() as this
+// version defines it: the checks that apply to one dialect only would
+// otherwise all be N/A for evidence that names another.
+func knownDialect(d Dialect) error {
+	k, err := DialectByName(d.Name)
+	if err != nil || k.Name != d.Name {
+		return fmt.Errorf("unknown dialect %q (known: %s)", d.Name, strings.Join(dialectNames(), ", "))
+	}
+	if k.Tool != d.Tool || k.ListField != d.ListField || k.ContentField != d.ContentField ||
+		k.StatusField != d.StatusField || !slices.Equal(k.Extra, d.Extra) {
+		return fmt.Errorf("dialect %q is not the one this version defines (%+v, evidence has %+v)", d.Name, k, d)
+	}
+	return nil
+}
+
+func dialectNames() []string {
+	var out []string
+	for _, d := range Dialects() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// MaxEvidenceBytes is the largest evidence.json ReadEvidenceDir reads: the
+// wire and the journal it holds are capped far below it when written.
+const MaxEvidenceBytes = 4 * maxWireBytes
 
 // WriteEvidence writes ev to dir/evidence.json.
 func WriteEvidence(dir string, ev *Evidence) error {
@@ -57,7 +89,7 @@ func WriteEvidence(dir string, ev *Evidence) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, EvidenceFile), b, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, EvidenceFile), b, 0o644); err != nil {
 		return fmt.Errorf("conformance: write evidence: %w", err)
 	}
 	return nil
@@ -65,7 +97,9 @@ func WriteEvidence(dir string, ev *Evidence) error {
 
 // ReadEvidenceDir reads the evidence of a run: every <case>/evidence.json
 // directly under dir (what Config.Out holds after a run), in the order the
-// cases ran.
+// cases ran. An evidence.json must be a regular file (a link to one is
+// followed) of at most MaxEvidenceBytes: a FIFO, a device or a longer file
+// is refused, never waited on or read to its end.
 func ReadEvidenceDir(dir string) ([]*Evidence, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -77,7 +111,7 @@ func ReadEvidenceDir(dir string) ([]*Evidence, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name(), EvidenceFile)
-		data, err := os.ReadFile(p)
+		data, err := safefile.ReadRegular(p, MaxEvidenceBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

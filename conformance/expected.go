@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"regexp"
 	"strings"
 
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -81,10 +81,14 @@ func (e ExpectedFailure) matchesCase(caseID string) bool {
 	return false
 }
 
+// maxBaselineBytes is the largest baseline ReadExpectedFailures reads.
+const maxBaselineBytes = 16 << 20
+
 // ReadExpectedFailures reads a YAML baseline: a list of {id, reason,
-// cases?, match?}.
+// cases?, match?}. The file must be a regular file (never a FIFO or a
+// device) of at most 16 MiB.
 func ReadExpectedFailures(path string) ([]ExpectedFailure, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadRegular(path, maxBaselineBytes)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: expected failures: %w", err)
 	}
@@ -109,6 +113,9 @@ func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) 
 		}
 		if _, err := e.matcher(); err != nil {
 			return nil, fmt.Errorf("conformance: %s: entry %d: %w", name, i+1, err)
+		}
+		if e.Cases != nil && len(e.Cases) == 0 {
+			return nil, fmt.Errorf("conformance: %s: entry %d: %s: field \"cases\" is an empty list, which names no case: leave the key out for every case", name, i+1, e.ID)
 		}
 		for _, c := range e.Cases {
 			if _, err := path.Match(c, ""); err != nil {

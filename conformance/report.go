@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -610,8 +610,8 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if cr.Run > 0 {
 			name += fmt.Sprintf("-run%d", cr.Run)
 		}
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		d, err := safefile.MkdirInside(dir, name)
+		if err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
 		ev := *cr.ev
@@ -734,7 +734,7 @@ func writeTranscript(d string, cr *CaseResult) error {
 	for _, p := range ev.Procs {
 		fmt.Fprintf(&b, "\n== stderr, process %d\n%s\n", p.Index+1, p.Stderr)
 	}
-	if err := os.WriteFile(filepath.Join(d, "transcript.txt"), []byte(b.String()), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(d, "transcript.txt"), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("conformance: transcripts: %w", err)
 	}
 	if err := writeJSONL(filepath.Join(d, "wire.jsonl"), len(ev.Wire), func(i int) any { return ev.Wire[i] }); err != nil {
@@ -745,7 +745,7 @@ func writeTranscript(d string, cr *CaseResult) error {
 		return err
 	}
 	for _, p := range ev.Procs {
-		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("stderr-%d.txt", p.Index+1)), []byte(p.Stderr), 0o644); err != nil {
+		if err := safefile.WriteFile(filepath.Join(d, fmt.Sprintf("stderr-%d.txt", p.Index+1)), []byte(p.Stderr), 0o644); err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
 	}
@@ -762,7 +762,7 @@ func writeJSONL(path string, n int, at func(int) any) error {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := safefile.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("conformance: transcripts: %w", err)
 	}
 	return nil

@@ -56,7 +56,9 @@ type Options struct {
 	Model string
 	// Secrets are known secret values (the keys in the agent's
 	// environment) scrubbed from everything written, on top of the
-	// credentials the proxy sees in the agent's requests.
+	// credentials the proxy sees in the agent's requests; on replay,
+	// scrubbed from each live request before it is matched, and from
+	// every diff printed.
 	Secrets []string
 	// Transport carries the live requests (http.DefaultTransport when nil).
 	Transport http.RoundTripper
@@ -154,12 +156,14 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	}
 
 	// The new cassette must replay, offline, to the same plan.
-	rep, err := replayFile(ctx, sc, tmp, o)
+	withKeys := o
+	withKeys.Secrets = secrets
+	rep, err := replayFile(ctx, sc, tmp, withKeys)
 	if err != nil {
 		return out, fmt.Errorf("record %s: the new cassette does not replay, %s left unchanged: %w", sc.Name, dir, err)
 	}
 	if !bytes.Equal(rep.Plan, out.Plan) {
-		return out, fmt.Errorf("record %s: replaying the new cassette does not give the recorded plan, %s left unchanged:\n%s", sc.Name, dir, diff(out.Plan, rep.Plan, "recorded", "replayed"))
+		return out, fmt.Errorf("record %s: replaying the new cassette does not give the recorded plan, %s left unchanged:\n%s", sc.Name, dir, diff(out.Plan, rep.Plan, "recorded", "replayed", secrets))
 	}
 	files := []struct {
 		name string
@@ -205,7 +209,7 @@ func Replay(ctx context.Context, dir string, o Options) (*Outcome, error) {
 			continue
 		}
 		if !bytes.Equal(want, g.got) {
-			errs = append(errs, fmt.Errorf("replay %s: %s differs from the replay:\n%s", sc.Name, filepath.Join(dir, g.name), diff(want, g.got, g.name, "replay")))
+			errs = append(errs, fmt.Errorf("replay %s: %s differs from the replay:\n%s", sc.Name, filepath.Join(dir, g.name), diff(want, g.got, g.name, "replay", o.Secrets)))
 		}
 	}
 	return out, errors.Join(errs...)
@@ -218,6 +222,7 @@ func replayFile(ctx context.Context, sc *scenario.Scenario, path string, o Optio
 		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
 	}
 	defer rec.Stop()
+	rec.AddSecrets(o.Secrets...)
 	px, err := cassette.NewProxy(rec, "")
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
@@ -395,8 +400,13 @@ func closeProxy(ctx context.Context, px *cassette.Proxy) {
 	_ = px.Close(c)
 }
 
-// diff is a unified diff from a to b.
-func diff(a, b []byte, from, to string) string {
+// diff is a unified diff from a to b, with every known secret and
+// credential-shaped value in it redacted: a diff is printed.
+func diff(a, b []byte, from, to string, secrets []string) string {
+	return cassette.RedactText(unifiedDiff(a, b, from, to), secrets)
+}
+
+func unifiedDiff(a, b []byte, from, to string) string {
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)), FromFile: from, ToFile: to, Context: 2,
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -127,6 +128,9 @@ func Load(dir string) (*Scenario, error) {
 	return s, nil
 }
 
+// MaxExpectedBytes is the largest expected stdout file Run reads.
+const MaxExpectedBytes = 64 << 20
+
 // Options configure Run.
 type Options struct {
 	// Agent is the agent under test.
@@ -188,6 +192,14 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	if res.Expected == "" {
 		res.Expected = filepath.Join(dir, ExpectedFile)
 	}
+	// The expected file is read before the agent runs: only a regular file
+	// (never a FIFO, whose open would wait for a writer, nor a device).
+	var want []byte
+	if !opts.Update {
+		if want, err = safefile.ReadRegular(sc.Expected, MaxExpectedBytes); err != nil {
+			return fail(Error, "read %s: %v", sc.Expected, err)
+		}
+	}
 	var logs []Log
 	for _, p := range sc.Logs {
 		ld, err := session.LoadFileContext(ctx, p)
@@ -212,15 +224,13 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	}
 	res.Stdout = string(stdout)
 	if opts.Update {
-		if err := os.WriteFile(res.Expected, stdout, 0o644); err != nil {
+		// Written beside it and renamed over it: a link there is replaced,
+		// never written through.
+		if err := safefile.WriteFile(res.Expected, stdout, 0o644); err != nil {
 			return fail(Error, "write %s: %v", res.Expected, err)
 		}
 		res.Status = Updated
 		return res
-	}
-	want, err := os.ReadFile(sc.Expected)
-	if err != nil {
-		return fail(Error, "read %s: %v", sc.Expected, err)
 	}
 	a, err := Canonical(want, sc.Expected)
 	if err != nil {

@@ -290,7 +290,7 @@ func (b *Bridge) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		return sdk.NewSessionResponse{}, err
 	}
 	defer b.inflight.Done()
-	if err := checkCwd(p.Cwd); err != nil {
+	if err := checkCwdDir(p.Cwd); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	id := b.cfg.NewSessionID()
@@ -314,6 +314,24 @@ func checkCwd(cwd string) error {
 		Code:    -32602,
 		Message: fmt.Sprintf("Invalid params: cwd must be an absolute path, got %q", cwd),
 		Data:    map[string]any{"field": "cwd", "error": "not an absolute path", "cwd": cwd},
+	}
+}
+
+// checkCwdDir refuses, for a new session, a cwd that is not an absolute
+// path, or that names something other than a folder here (a regular file
+// such as /etc/passwd is no working directory). A path that does not exist
+// on this machine is accepted: the client may see another file system.
+func checkCwdDir(cwd string) error {
+	if err := checkCwd(cwd); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || fi.IsDir() {
+		return nil
+	}
+	return &sdk.RequestError{
+		Code:    -32602,
+		Message: fmt.Sprintf("Invalid params: cwd must be a directory, %q is not one", cwd),
+		Data:    map[string]any{"field": "cwd", "error": "not a directory", "cwd": cwd},
 	}
 }
 

@@ -9,7 +9,11 @@
 //     agentInfo {name "todoharness", version}.
 //   - session/new: creates a persisted session (<id>.jsonl in the sessions
 //     directory; the header records the cwd). A cwd that is not an absolute
-//     path answers -32602 naming the field (so does session/load's).
+//     path answers -32602 naming the field (so does session/load's), and so
+//     does one that exists here but is not a directory (a missing path is
+//     accepted: the client may see another file system). A request whose
+//     id is null is answered -32600 Invalid Request (id null): JSON-RPC 2.0
+//     would otherwise leave it unanswered as a notification.
 //   - session/prompt: runs one turn of the agent loop and streams a
 //     session/update for every event the turn appends (the bridge subscribes
 //     to the session log), then answers the stop reason: end_turn,

@@ -239,6 +239,12 @@ func checkMessage(line []byte) (message, *rpcError) {
 		if json.Unmarshal(raw, &msg.method) != nil || msg.method == "" {
 			return msg, invalid("method must be a non-empty string")
 		}
+		if msg.hasID && bytes.Equal(bytes.TrimSpace(msg.id), nullID) {
+			// JSON-RPC 2.0 discourages a null request id; a request with
+			// one would otherwise be taken for a notification and never
+			// answered.
+			return msg, invalid("a request's id must be a string or a number, not null")
+		}
 		return msg, nil
 	}
 	_, hasResult := obj["result"]

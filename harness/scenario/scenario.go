@@ -15,6 +15,7 @@ import (
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/safefile"
 )
 
 // Files of a scenario folder.
@@ -51,10 +52,14 @@ type Scenario struct {
 // CassettePath is the scenario's cassette file.
 func (s *Scenario) CassettePath() string { return filepath.Join(s.Dir, CassetteFile) }
 
-// Load reads the scenario in dir.
+// MaxInputBytes is the largest input.json Load reads.
+const MaxInputBytes = 16 << 20
+
+// Load reads the scenario in dir. Its input.json must be a regular file
+// (never a FIFO or a device) of at most MaxInputBytes.
 func Load(dir string) (*Scenario, error) {
 	path := filepath.Join(dir, InputFile)
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadRegular(path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", dir, err)
 	}

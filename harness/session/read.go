@@ -69,9 +69,9 @@ type Reader struct {
 	format     string
 	formatLine int
 	nextSeq    int
-	switched   bool    // a committed-fixture log went on with seq envelopes
-	queue      []Event // the rest of an expanded packed row
-	queueLine  int
+	switched   bool       // a committed-fixture log went on with seq envelopes
+	run        *packedRun // the rest of a packed row being expanded
+	runLine    int
 }
 
 // Format returns the log's format (FormatRuntime or FormatFixture), decided
@@ -165,12 +165,16 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
 	}
-	if len(r.queue) > 0 {
-		e := r.queue[0]
-		r.queue = r.queue[1:]
-		r.lastLine = r.queueLine
+	if r.run.left() {
+		e, err := r.run.next()
+		if err != nil {
+			r.err = &LineError{File: r.name, Line: r.runLine, Err: err, ID: "LOG-FORMAT"}
+			return Event{}, r.err
+		}
+		r.lastLine = r.runLine
 		return e, nil
 	}
+	r.run = nil
 	for {
 		line, complete, err := r.readLine(ctx)
 		if err != nil {
@@ -182,7 +186,7 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 			r.keep(len(line), complete)
 			continue
 		}
-		evs, perr := r.parse(body)
+		ev, perr := r.parse(body)
 		if perr != nil {
 			if !complete {
 				// The last line, cut off mid-write: torn.
@@ -199,29 +203,35 @@ func (r *Reader) Next(ctx context.Context) (Event, error) {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: last line has no trailing newline", r.name, r.lineNo))
 		}
 		r.lastLine = r.lineNo
-		if len(evs) > 1 {
-			r.queue, r.queueLine = evs[1:], r.lineNo
+		if r.run != nil {
+			r.runLine = r.lineNo
+			for _, w := range r.run.warnings() {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: %s", r.name, r.lineNo, w))
+			}
+			return r.Next(ctx)
 		}
-		return evs[0], nil
+		return ev, nil
 	}
 }
 
-// parse decodes one event line into the events it stands for (several for
-// a packed chunk row), deciding the log's format on its first event and
-// synthesising seq in a committed-fixture log.
-func (r *Reader) parse(body []byte) ([]Event, error) {
+// parse decodes one event line, deciding the log's format on its first
+// event and synthesising seq in a committed-fixture log. A packed chunk row
+// becomes r.run, whose events Next gives one at a time (the Event returned
+// is then empty).
+func (r *Reader) parse(body []byte) (Event, error) {
 	e, err := parseEvent(body)
 	if err != nil {
-		return nil, err
+		return Event{}, err
 	}
 	if packedTypes[e.Type] {
-		evs, format, err := expandPacked(body, r.nextSeq, r.format)
+		run, format, err := expandPacked(body, r.nextSeq, r.format)
 		if err != nil {
-			return nil, ruleError{"LOG-FORMAT", err}
+			return Event{}, ruleError{"LOG-FORMAT", err}
 		}
 		r.setFormat(format)
-		r.nextSeq = evs[len(evs)-1].Seq + 1
-		return evs, nil
+		r.nextSeq = run.lastSeq() + 1
+		r.run = run
+		return Event{}, nil
 	}
 	hasSeq := e.Seq != noNum
 	if r.format == "" {
@@ -233,19 +243,19 @@ func (r *Reader) parse(body []byte) ([]Event, error) {
 	}
 	switch {
 	case r.format == FormatRuntime && !hasSeq:
-		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: missing field \"seq\" (the log's first event, line %d, has one)", r.formatLine)}
+		return Event{}, ruleError{"LOG-FORMAT", fmt.Errorf("event: missing field \"seq\" (the log's first event, line %d, has one)", r.formatLine)}
 	case r.format == FormatFixture && hasSeq && e.Seq == r.nextSeq && !r.switched:
 		// Events appended to a committed-fixture log by this package's
 		// writer: they carry seq, continuing the synthesised numbering. From
 		// here on every event must have one.
 		r.format, r.formatLine, r.switched = FormatRuntime, r.lineNo, true
 	case r.format == FormatFixture && hasSeq:
-		return nil, ruleError{"LOG-FORMAT", fmt.Errorf("event: field \"seq\" %d in a log whose first event (line %d) has none (only seq %d, continuing its numbering, may start seq envelopes)", e.Seq, r.formatLine, r.nextSeq)}
+		return Event{}, ruleError{"LOG-FORMAT", fmt.Errorf("event: field \"seq\" %d in a log whose first event (line %d) has none (only seq %d, continuing its numbering, may start seq envelopes)", e.Seq, r.formatLine, r.nextSeq)}
 	case r.format == FormatFixture:
 		e.Seq = r.nextSeq
 	}
 	r.nextSeq = e.Seq + 1
-	return []Event{e}, nil
+	return e, nil
 }
 
 func (r *Reader) setFormat(f string) {

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,19 +98,29 @@ func logFiles(args []string) ([]logFile, error) {
 			return nil, err
 		}
 		type child struct {
-			n    int
+			n    string // the number as written, of any length
 			name string
 		}
 		var kids []child
 		for _, e := range entries {
 			if m := childLog.FindStringSubmatch(e.Name()); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				kids = append(kids, child{n, e.Name()})
+				kids = append(kids, child{m[1], e.Name()})
 			}
 		}
-		sort.Slice(kids, func(i, j int) bool { return kids[i].n < kids[j].n })
+		// In number order, without converting: a number of any length
+		// keeps its name ("child 99999999999999999999999").
+		sort.Slice(kids, func(i, j int) bool {
+			a, b := strings.TrimLeft(kids[i].n, "0"), strings.TrimLeft(kids[j].n, "0")
+			if len(a) != len(b) {
+				return len(a) < len(b)
+			}
+			if a != b {
+				return a < b
+			}
+			return kids[i].n < kids[j].n
+		})
 		for _, k := range kids {
-			out = append(out, logFile{path: filepath.Join(a, k.name), label: fmt.Sprintf("child %d", k.n)})
+			out = append(out, logFile{path: filepath.Join(a, k.name), label: "child " + k.n})
 		}
 	}
 	return out, nil

@@ -326,3 +326,22 @@ func TestLogCheckPolicyAuto(t *testing.T) {
 		t.Fatalf("a bad --policy: %v", err)
 	}
 }
+
+// A child log whose number does not fit an int is named as written, and
+// comes after the smaller numbers.
+func TestLogCheckNamesAHugeChildNumberAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	turn := []string{`{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}`, `{"type":"turn/end","seq":1,"time":0,"data":{"turn":1}}`}
+	writeLines(t, filepath.Join(dir, "session.jsonl"), append([]string{cliHeader}, turn...)...)
+	child := `{"type":"session","version":0,"id":"c","createdAt":0,"parentSession":"t"}`
+	writeLines(t, filepath.Join(dir, "session.99999999999999999999999.jsonl"), append([]string{child}, turn...)...)
+	writeLines(t, filepath.Join(dir, "session.3.jsonl"), append([]string{child}, turn...)...)
+	stdout, stderr, err := runCLI(context.Background(), "log", "check", dir)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	huge, three := strings.Index(stdout, "[child 99999999999999999999999 of session t]"), strings.Index(stdout, "[child 3 of session t]")
+	if huge < 0 || three < 0 || three > huge || strings.Contains(stdout, "9223372036854775807") {
+		t.Fatalf("stdout\n%s\nwant child 3, then child 99999999999999999999999 named as written", stdout)
+	}
+}

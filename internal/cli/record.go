@@ -77,9 +77,12 @@ output).
 Credentials are scrubbed before anything is saved: every credential header,
 cookie, key-like query parameter and URL password, and every known secret
 value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
-*SECRET*, *PASSWORD* variables and --secret-env) in plain, JSON-escaped,
-URL-encoded and base64 form, also split across stream deltas; the saved
-files are scanned again and nothing is written if anything is left.
+*SECRET*, *PASSWORD* variables and --secret-env) in every form of
+cassette.KeyForms: plain, base64 and base32 at every alignment, hex in
+either case, JSON-escaped, URL-encoded once or twice, also split across
+stream deltas, an encoded one with its whole token; the saved files are
+scanned again and nothing is written if anything is left. No diff, error
+or log line prints a secret: what a scan finds is masked.
 Recording an unchanged scenario again writes the same bytes.`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
       --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
@@ -391,6 +394,7 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 	for _, dir := range dirs {
 		res, err := recording.Replay(cmd.Context(), dir, recording.Options{
 			Agent: *target, Model: f.model, Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
+			Secrets: f.knownSecrets(),
 		})
 		name := filepath.Base(dir)
 		if err != nil {
@@ -509,11 +513,32 @@ The shipped todo-plan cassette was made with:
 		},
 	})
 
-	cmd.AddCommand(&cobra.Command{
+	var showSecrets bool
+	var scanSecretEnv []string
+	scan := &cobra.Command{
 		Use:   "scan FILE_OR_DIR...",
 		Short: "Scan cassettes (*.yaml) for anything that looks like a credential (exit 1 if found)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Scan cassettes (*.yaml) for anything that looks like a credential: an
+sk-/AIza key, a JWT, bearer or basic credentials, a URL's user:password, a
+credential header, a gzip body; looked for as written, JSON-escaped,
+URL-encoded (once or twice), and inside base64, base32 and hex runs. With
+--secret-env NAME the value of $NAME is looked for too, in every form the
+recorder scrubs (cassette.KeyForms: plain, base64 and base32 at every
+alignment, hex in both cases, JSON-escaped, URL-encoded twice, split
+across a stream's deltas).
+
+What is found is masked: its first 4 characters, its length and a short
+hash. --show-secrets prints it whole.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var secrets []string
+			for _, name := range scanSecretEnv {
+				v, ok := os.LookupEnv(name)
+				if !ok || v == "" {
+					return fmt.Errorf("cassette scan: --secret-env %s: not set in this environment", name)
+				}
+				secrets = append(secrets, v)
+			}
 			found := 0
 			for _, root := range args {
 				err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -524,9 +549,13 @@ The shipped todo-plan cassette was made with:
 					if err != nil {
 						return err
 					}
-					for _, f := range cassette.ScanCredentials(data) {
+					for _, f := range cassette.ScanSecrets(data, secrets) {
 						found++
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, f)
+						shown := f.String()
+						if showSecrets {
+							shown = f.Reveal()
+						}
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, shown)
 					}
 					return nil
 				})
@@ -540,6 +569,9 @@ The shipped todo-plan cassette was made with:
 			fmt.Fprintln(cmd.OutOrStdout(), "no credentials found")
 			return nil
 		},
-	})
+	}
+	scan.Flags().BoolVar(&showSecrets, "show-secrets", false, "print what is found whole (default: masked, first 4 characters and a hash)")
+	scan.Flags().StringArrayVar(&scanSecretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to look for in every form (repeatable)")
+	cmd.AddCommand(scan)
 	return cmd
 }

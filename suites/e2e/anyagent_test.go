@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"compress/gzip"
+	"encoding/base32"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -96,6 +98,9 @@ func newEchoUpstream(script *mockmodel.Script) *echoUpstream {
 		h.Set("Location", "https://upstream.invalid/next?key="+url.QueryEscape(key))
 		h.Set("Set-Cookie", "session="+key+"; Path=/")
 		h.Set("X-Debug-Echo", base64.StdEncoding.EncodeToString([]byte("apiuser:"+key)))
+		h.Set("X-Debug-Hex", hex.EncodeToString([]byte(key)))
+		h.Set("X-Debug-Hex-Upper", strings.ToUpper(hex.EncodeToString([]byte(key))))
+		h.Set("X-Debug-Base32", base32.StdEncoding.EncodeToString([]byte(key)))
 		h.Set("Link", "<https://"+fakeUser+":"+fakePassword+"@upstream.invalid/docs>; rel=help")
 		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 		h.Set("X-Request-Id", fmt.Sprint(time.Now().UnixNano()))
@@ -159,12 +164,18 @@ func (g *gzipWriter) Flush() {
 }
 
 // echoScript answers a prompt with text that repeats the key (split across
-// stream deltas, base64- and URL-encoded), then a todo_write whose
+// stream deltas, base64- and URL-encoded, and in every other form of
+// cassette.KeyForms: base64 and base32 at every alignment, hex in both
+// cases, JSON-escaped, URL-encoded twice), then a todo_write whose
 // arguments hold it JSON-escaped (\u0073k-…, streamed in 7-byte pieces),
 // then DONE.
 func echoScript() *mockmodel.Script {
 	k := fakeAgentKey
-	text := "Your key is " + k + " (b64 " + base64.StdEncoding.EncodeToString([]byte(k)) + ", url " + url.QueryEscape(k) + ")."
+	var forms []string
+	for _, f := range cassette.KeyForms(k) {
+		forms = append(forms, f.Text)
+	}
+	text := "Your key is " + k + " (b64 " + base64.StdEncoding.EncodeToString([]byte(k)) + ", url " + url.QueryEscape(k) + "; also " + strings.Join(forms, " ") + ")."
 	cut := strings.Index(text, k) + 9
 	escaped := `\u0073` + k[1:]
 	return &mockmodel.Script{Turns: []mockmodel.Turn{

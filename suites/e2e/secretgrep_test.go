@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -37,6 +38,11 @@ func encodings(s string) []string {
 			}
 			out = append(out, e[skip:len(e)-4]) // the rest, but for the last quantum, holds only bits of s
 		}
+	}
+	// And every form the scrubber and `cassette scan` know (base32 at every
+	// alignment, hex in both cases, URL-encoded twice, ...): the same list.
+	for _, f := range cassette.KeyForms(s) {
+		out = append(out, f.Needle)
 	}
 	return out
 }
@@ -67,7 +73,7 @@ func decodedViews(text string) []string {
 		})
 	}
 	once := unJSON(text)
-	return []string{text, once, unJSON(once), unPercent(text), unPercent(once), unJSON(unPercent(text))}
+	return []string{text, once, unJSON(once), unPercent(text), unPercent(unPercent(text)), unPercent(once), unJSON(unPercent(text))}
 }
 
 // streamTexts joins the string values of a stream's JSON documents by
@@ -199,6 +205,16 @@ var _ = Describe("the spec's grep for the fake secrets", func() {
 			`{"params":{"update":{"content":{"text":"key \u0073k-proj-FA"}}}}`+"\n"+`{"params":{"update":{"content":{"text":"KEtest0123456789abcdefXYZ"}}}}`+"\n", "split across a stream's deltas"),
 		Entry("a gzip body stored as YAML binary", "cassette.yaml", "body: !!binary H4sIAAAAAAAA/wEAAP//AAAAAAAAAAA=", "holds a gzip body"),
 	)
+
+	It("finds every form the scrubber and the cassette scan know, planted in a saved file, as the cassette scan does", func() {
+		for _, sec := range fakeSecrets() {
+			for _, f := range cassette.KeyForms(sec) {
+				data := []byte("body: 'echo " + f.Text + " end'\n")
+				Expect(grepSecrets("cassette.yaml", data)).NotTo(BeEmpty(), "the grep misses the %s form of %q", f.Name, sec)
+				Expect(cassette.ScanSecrets(data, []string{sec})).NotTo(BeEmpty(), "the scan misses the %s form of %q", f.Name, sec)
+			}
+		}
+	})
 
 	It("finds nothing in a file that holds none of them", func() {
 		text := `{"content":"rotate [REDACTED]","status":"in_progress"}` + "\n" + base64.StdEncoding.EncodeToString([]byte("an innocent text"))

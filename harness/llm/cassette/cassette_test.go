@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
@@ -74,29 +73,7 @@ func textOf(r llm.Response) string { return llm.Message{Content: r.Content}.Text
 // bye") against a local server with key, and returns the cassette path.
 func recordTwo(t *testing.T, key string) (path string, srv *sseServer) {
 	t.Helper()
-	srv = newSSEServer(t, answer("Hello", " there"), answer("Good", " bye"))
-	path = filepath.Join(t.TempDir(), "c.yaml")
-	rec, err := Record(RecordOptions{
-		Path: path, Secrets: []string{key},
-		Provenance: Provenance{BaseURL: srv.URL + "/v1", Model: "m"},
-		Now:        func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: srv.URL + "/v1", APIKey: key, Model: "m", HTTPClient: rec.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"hi", "bye"} {
-		if _, err := c.Stream(context.Background(), userReq(q), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rec.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	return path, srv
+	return recordTwoWith(t, key, "")
 }
 
 func replayClient(t *testing.T, path string) (*Recorder, *openaichat.Client) {

@@ -72,12 +72,16 @@ func (c canonical) text() string {
 // canonicalize reduces a request to its canonical form. The body is scrubbed
 // exactly as a saved cassette's is, so a live request matches its own
 // recording.
-func canonicalize(method, rawURL, body string) canonical {
+//
+// secrets are known secret values (a replay given the keys of the run):
+// scrubbed from the live request as the recording scrubbed them, so the
+// request matches, and no diff of it ever shows one.
+func canonicalize(method, rawURL, body string, secrets ...string) canonical {
 	c := canonical{method: strings.ToUpper(method), path: rawURL}
 	if u, err := url.Parse(rawURL); err == nil {
 		c.path = u.EscapedPath()
 	}
-	scrubbed := datePattern.ReplaceAllString(newScrubber(nil).body(body), "{{date}}")
+	scrubbed := datePattern.ReplaceAllString(newScrubber(secrets).body(body), "{{date}}")
 	v, err := decodeJSON([]byte(scrubbed))
 	if err != nil {
 		c.body, c.pretty = scrubbed, scrubbed

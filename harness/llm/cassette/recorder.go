@@ -77,6 +77,8 @@ type Recorder struct {
 	vcr      *recorder.Recorder
 	prov     Provenance
 	scrub    *scrubber
+	// replaySecrets are the known secrets of a replay (AddSecrets).
+	replaySecrets *scrubber
 
 	mu       sync.Mutex
 	saved    []*cassette.Interaction // record: the interactions as saved
@@ -234,12 +236,26 @@ func (noNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 // AddSecrets adds known secret values (a key seen in a request's
 // credential header, a password in the upstream URL) to scrub from the
 // cassette and to look for after saving. Safe to call while recording.
+// When replaying, they are scrubbed from each live request before it is
+// matched (as the recording scrubbed them), so a miss's diff never shows
+// one.
 func (r *Recorder) AddSecrets(secrets ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.scrub != nil {
 		r.scrub.add(secrets)
+		return
 	}
+	if r.mode == ModeReplay {
+		r.replaySecrets = newScrubber(append(r.replaySecrets.secretsOrNil(), secrets...))
+	}
+}
+
+func (s *scrubber) secretsOrNil() []string {
+	if s == nil {
+		return nil
+	}
+	return s.secrets
 }
 
 // Secrets returns the known secret values so far (recording only).
@@ -385,7 +401,10 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", r.path, err)
 	}
-	c := canonicalize(req.Method, req.URL.String(), r.toPlaceholders(string(body)))
+	r.mu.Lock()
+	known := r.replaySecrets.secretsOrNil()
+	r.mu.Unlock()
+	c := canonicalize(req.Method, req.URL.String(), r.toPlaceholders(string(body)), known...)
 	resp, err := r.vcr.RoundTrip(req.WithContext(context.WithValue(ctx, ctxKey{}, c)))
 	if errors.Is(err, cassette.ErrInteractionNotFound) {
 		return r.miss(req, n, c), nil

@@ -2,7 +2,8 @@ package cassette
 
 import (
 	"bytes"
-	"encoding/base64"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -15,19 +16,49 @@ import (
 // Finding is a credential-like string found by ScanCredentials or
 // ScanSecrets. Line is the 1-based line of the file, 0 when the finding is
 // in a decoded view of a body (Where then says which).
+//
+// Match is the credential itself: String masks it (Mask), so that an
+// error, a log line or a report never prints it; Reveal prints it whole.
 type Finding struct {
 	Line  int
 	Kind  string
 	Match string
 	Where string
+	// notSecret marks a finding whose Match is no credential (a header's
+	// name, "gzip"): shown as it is.
+	notSecret bool
 }
 
+// String is the finding with its match masked.
 func (f Finding) String() string {
+	m := f.Match
+	if !f.notSecret {
+		m = Mask(m)
+	}
+	return f.format(m)
+}
+
+// Reveal is the finding with its match printed whole (`cassette scan
+// --show-secrets`).
+func (f Finding) Reveal() string { return f.format(f.Match) }
+
+func (f Finding) format(m string) string {
 	loc := fmt.Sprintf("line %d", f.Line)
 	if f.Line == 0 {
 		loc = f.Where
 	}
-	return fmt.Sprintf("%s: %s: %s", loc, f.Kind, f.Match)
+	return fmt.Sprintf("%s: %s: %s", loc, f.Kind, m)
+}
+
+// Mask shows a secret as its first 4 characters (fewer for a short one:
+// never more than a quarter of it), its length and a short hash, enough to
+// tell two findings apart and to find the value where it was planted,
+// never enough to use it.
+func Mask(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	r := []rune(s)
+	keep := min(4, len(r)/4)
+	return fmt.Sprintf("%s… (%d chars, sha256 %s)", string(r[:keep]), len(s), hex.EncodeToString(sum[:4]))
 }
 
 // headerPatterns are YAML lines of a cassette that keep a credential
@@ -43,24 +74,26 @@ var headerPatterns = []struct {
 }
 
 // views are the decoded forms of a text a scan looks at: the text, its
-// JSON-unescaped and URL-decoded forms, and the decoded base64 runs in it.
+// JSON-unescaped and URL-decoded forms (decodings), and the decoded runs of
+// every encoding of keyEncodings in it (base64, base32, hex) that decode
+// to printable text.
 func views(text string) []string {
 	var out []string
 	for _, d := range decodings(text) {
 		out = append(out, d.s)
 	}
-	for _, run := range base64Run.FindAllString(text, -1) {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-			if b, err := enc.DecodeString(run); err == nil && printable(b) {
+	for _, enc := range keyEncodings {
+		if enc.run == nil {
+			continue
+		}
+		for _, run := range enc.run.FindAllString(text, -1) {
+			if b, ok := enc.decode(run); ok && printable(b) {
 				out = append(out, string(b))
-				break
 			}
 		}
 	}
 	return out
 }
-
-var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
 
 func printable(b []byte) bool {
 	for _, c := range b {
@@ -93,7 +126,7 @@ func scan(data []byte, secrets []string) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	add := func(f Finding) {
-		k := f.String()
+		k := f.Reveal()
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, f)
@@ -117,7 +150,7 @@ func scan(data []byte, secrets []string) []Finding {
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		for _, p := range headerPatterns {
 			if m := p.re.Find(line); m != nil {
-				add(Finding{Line: n + 1, Kind: p.kind, Match: string(m)})
+				add(Finding{Line: n + 1, Kind: p.kind, Match: string(m), notSecret: true})
 			}
 		}
 		check(string(line), n+1, "")
@@ -142,7 +175,7 @@ func scan(data []byte, secrets []string) []Finding {
 		}{{"request", i, i.Request.Body}, {"response", i, i.Response.Body}} {
 			where := fmt.Sprintf("interaction %d %s body", i.ID, b.what)
 			if looksGzipped([]byte(b.body)) {
-				add(Finding{Kind: "compressed body", Match: "gzip", Where: where})
+				add(Finding{Kind: "compressed body", Match: "gzip", Where: where, notSecret: true})
 			}
 			for _, s := range joinedStrings(b.body) {
 				check(s, 0, where+" (decoded)")

@@ -67,6 +67,7 @@ var credentialPatterns = []struct {
 // run only counts when it mixes letters and digits; URL credentials keep
 // their scheme.
 func patternRedact(v string) string {
+	v = encodedCredentialRedact(v)
 	for _, p := range credentialPatterns {
 		v = p.re.ReplaceAllStringFunc(v, func(m string) string {
 			switch p.kind {
@@ -84,6 +85,35 @@ func patternRedact(v string) string {
 		})
 	}
 	return v
+}
+
+// encodedCredentialRedact replaces every encoded run (base64, base32, hex:
+// keyEncodings) that decodes to text holding a credential-shaped value.
+func encodedCredentialRedact(v string) string {
+	for _, enc := range keyEncodings {
+		if enc.run == nil {
+			continue
+		}
+		v = enc.run.ReplaceAllStringFunc(v, func(run string) string {
+			if b, ok := enc.decode(run); ok && printable(b) && credentialShaped(string(b)) {
+				return Redacted
+			}
+			return run
+		})
+	}
+	return v
+}
+
+// credentialShaped reports whether text holds a credential-shaped value.
+func credentialShaped(text string) bool {
+	for _, p := range credentialPatterns {
+		for _, m := range p.re.FindAllString(text, -1) {
+			if p.kind != "azure key (32 hex)" || hexKeyLike(m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hexKeyLike reports whether a match of the 32-hex pattern holds both

@@ -1,7 +1,6 @@
 package cassette
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -10,11 +9,10 @@ import (
 )
 
 // Known secret values are found in every form a client, a server or a
-// model may write them in: as they are, JSON-escaped (`\/`, `\u0041`, any
-// mix), URL-encoded (%XX), base64 (standard and URL alphabets, at any
-// alignment inside a longer base64 text, so "user:KEY" in a Basic header is
-// caught too), and split across consecutive stream deltas (see
-// redactPieces and the per-path joining of sseStrings).
+// model may write them in (forms.go owns the list: plain, base64, base32,
+// hex, each JSON-escaped or URL-encoded, and split across consecutive
+// stream deltas; see redactPieces and the per-path joining of sseData).
+// An encoded secret is removed with the whole token it is part of.
 
 // decoded is a text decoded from an original, with the original byte offset
 // of every decoded byte: at[i] is where decoded byte i starts in the
@@ -109,38 +107,6 @@ func (d decoded) then(next func(string) decoded) decoded {
 	return decoded{n.s, at}
 }
 
-// decodings are the views of a text secrets are looked for in.
-func decodings(s string) []decoded {
-	plain := identity(s)
-	j := jsonUnescape(s)
-	return []decoded{plain, j, plain.then(percentDecode), j.then(percentDecode), plain.then(percentDecode).then(jsonUnescape)}
-}
-
-// needles returns what a secret looks like in decoded text: itself, and the
-// part of its base64 encodings that does not depend on the bytes around it,
-// at each of the three alignments, in both alphabets.
-func needles(secret string) []string {
-	out := []string{secret}
-	n := len(secret)
-	for k := 0; k < 3; k++ {
-		enc := base64.StdEncoding.EncodeToString(append(make([]byte, k), secret...))
-		lo := (8*k + 5) / 6
-		hi := (8*(k+n) - 6) / 6 // last character made of secret bits only
-		if hi < lo || hi >= len(enc) {
-			continue
-		}
-		frag := enc[lo : hi+1]
-		if len(frag) < minSecret {
-			continue
-		}
-		out = append(out, frag)
-		if u := strings.NewReplacer("+", "-", "/", "_").Replace(frag); u != frag {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
 // span is a byte range [a, b) of an original text.
 type span struct{ a, b int }
 
@@ -153,20 +119,42 @@ func secretSpans(text string, secrets []string) []span {
 	var out []span
 	for _, d := range decodings(text) {
 		for _, sec := range secrets {
-			for _, nd := range needles(sec) {
-				for from := 0; ; {
-					i := strings.Index(d.s[from:], nd)
-					if i < 0 {
-						break
+			for _, enc := range keyEncodings {
+				for _, nd := range enc.needles(sec) {
+					for from := 0; ; {
+						i := strings.Index(d.s[from:], nd)
+						if i < 0 {
+							break
+						}
+						i += from
+						a, b := widen(d.s, i, i+len(nd), enc)
+						out = append(out, span{d.at[a], d.at[b]})
+						from = i + 1
 					}
-					i += from
-					out = append(out, span{d.at[i], d.at[i+len(nd)]})
-					from = i + 1
 				}
 			}
 		}
 	}
 	return mergeSpans(out)
+}
+
+// widen extends the match [a, b) of an encoded secret in s to the whole
+// encoded token around it (and its padding), so that no character of the
+// token is left behind.
+func widen(s string, a, b int, enc keyEncoding) (int, int) {
+	if enc.token == nil {
+		return a, b
+	}
+	for a > 0 && enc.token(s[a-1]) {
+		a--
+	}
+	for b < len(s) && enc.token(s[b]) {
+		b++
+	}
+	for enc.pad != 0 && b < len(s) && s[b] == enc.pad {
+		b++
+	}
+	return a, b
 }
 
 func mergeSpans(in []span) []span {
@@ -392,4 +380,11 @@ func RedactJSONLines(lines [][]byte, secrets []string) [][]byte {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// RedactText returns text with every known secret (in every form of
+// KeyForms) and every credential-shaped value replaced by Redacted: for a
+// diff, an error or a log line that may quote a request or a response.
+func RedactText(text string, secrets []string) string {
+	return newScrubber(secrets).text(text)
 }

@@ -1,0 +1,187 @@
+package conformance
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/todoharness/todoharness/internal/safefile"
+)
+
+// evidenceDirWith makes a --judge folder whose case "a" has evidence.json
+// made by mk (which gets the path to create).
+func evidenceDirWith(t *testing.T, mk func(path string) error) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mk(filepath.Join(dir, "a", EvidenceFile)); err != nil {
+		t.Skipf("cannot lay out the evidence here: %v", err)
+	}
+	return dir
+}
+
+// readEvidenceDirSoon runs ReadEvidenceDir and fails the test when it has
+// not returned 10 s later (it would then be waiting on the file for good).
+func readEvidenceDirSoon(t *testing.T, dir string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadEvidenceDir(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("ReadEvidenceDir(%s) still waiting on the evidence 10 s later", dir)
+		return nil
+	}
+}
+
+// An evidence.json that is a FIFO, or a link to a device, is refused with
+// an error naming it: never waited on (a FIFO's open waits for a writer),
+// never read without end (/dev/zero).
+func TestReadEvidenceDirRefusesWhatIsNotARegularFile(t *testing.T) {
+	for name, mk := range map[string]func(string) error{
+		"FIFO":              func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := evidenceDirWith(t, mk)
+			err := readEvidenceDirSoon(t, dir)
+			if !errors.Is(err, safefile.ErrNotRegular) || !strings.Contains(err.Error(), filepath.Join(dir, "a", EvidenceFile)) {
+				t.Fatalf("ReadEvidenceDir = %v, want a refusal naming the file", err)
+			}
+		})
+	}
+}
+
+// Evidence naming a dialect this version does not define is refused (its
+// dialect-specific checks would all be N/A), naming the file and field.
+func TestUnmarshalEvidenceRefusesAnUnknownDialect(t *testing.T) {
+	ev := savedCase(t, "reference", savedRun(t, "reference")[0].Case.ID)
+	for name, edit := range map[string]func(*Dialect){
+		"unknown name":      func(d *Dialect) { d.Name = "todo_write_v9" },
+		"known name, other": func(d *Dialect) { d.Tool = "other_tool" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := *ev
+			edit(&e.Dialect)
+			b, err := MarshalEvidence(&e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = UnmarshalEvidence(b, "x/evidence.json")
+			if err == nil || !strings.Contains(err.Error(), "x/evidence.json") || !strings.Contains(err.Error(), `"dialect"`) {
+				t.Fatalf("UnmarshalEvidence = %v, want a refusal naming the file and the dialect field", err)
+			}
+		})
+	}
+	b, err := MarshalEvidence(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnmarshalEvidence(b, "ok/evidence.json"); err != nil {
+		t.Fatalf("the saved evidence itself: %v", err)
+	}
+}
+
+// Writing transcripts under an --out folder that already holds links
+// never writes through them: a case folder that is a link is refused, a
+// file that is a link is replaced by the file.
+func TestWriteTranscriptsNeverFollowsLinks(t *testing.T) {
+	evs := savedRun(t, "fake-no-plan")
+	rep, err := Judge(evs, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failing *CaseResult
+	for _, cr := range rep.Cases {
+		if cr.ev != nil && len(cr.Failed) > 0 {
+			failing = cr
+			break
+		}
+	}
+	if failing == nil {
+		t.Fatal("no failing case in fake-no-plan")
+	}
+	name := safeName(failing.ID)
+
+	t.Run("a case folder that is a link", func(t *testing.T) {
+		out, outside := t.TempDir(), t.TempDir()
+		if err := os.Symlink(outside, filepath.Join(out, name)); err != nil {
+			t.Fatal(err)
+		}
+		err := rep.WriteTranscripts(out)
+		if !errors.Is(err, safefile.ErrLink) {
+			t.Fatalf("WriteTranscripts = %v, want a refusal of the link", err)
+		}
+		if left, _ := os.ReadDir(outside); len(left) > 0 {
+			t.Fatalf("written through the link: %v", left)
+		}
+	})
+	t.Run("a file that is a link", func(t *testing.T) {
+		out, outside := t.TempDir(), t.TempDir()
+		victim := filepath.Join(outside, "victim")
+		if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(out, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{EvidenceFile, "transcript.txt"} {
+			if err := os.Symlink(victim, filepath.Join(out, name, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rep.WriteTranscripts(out); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "keep" {
+			t.Fatalf("the file outside was written through a link: %.60q", b)
+		}
+		for _, f := range []string{EvidenceFile, "transcript.txt"} {
+			if fi, err := os.Lstat(filepath.Join(out, name, f)); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("%s is not a regular file: %v", f, err)
+			}
+		}
+	})
+}
+
+// A baseline entry with `cases: []` names no case: it is refused, saying
+// to leave the key out for every case (a missing key still means every
+// case).
+func TestBaselineEmptyCasesIsRefused(t *testing.T) {
+	_, err := ParseExpectedFailures([]byte("- id: TW-X\n  reason: known\n  cases: []\n"), "base.yaml")
+	if err == nil || !strings.Contains(err.Error(), "base.yaml") || !strings.Contains(err.Error(), `"cases"`) {
+		t.Fatalf("cases: [] = %v, want a refusal naming the file and field", err)
+	}
+	es, err := ParseExpectedFailures([]byte("- id: TW-X\n  reason: known\n"), "base.yaml")
+	if err != nil || len(es) != 1 || !es[0].matchesCase("any-case") {
+		t.Fatalf("no cases key: %v %v, want an entry for every case", es, err)
+	}
+}
+
+// A baseline that is a FIFO is refused, not waited on.
+func TestReadExpectedFailuresRefusesAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "base.yaml")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadExpectedFailures(p); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, safefile.ErrNotRegular) {
+			t.Fatalf("ReadExpectedFailures(FIFO) = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadExpectedFailures still waiting on the FIFO 10 s later")
+	}
+}
