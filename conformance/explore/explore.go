@@ -247,7 +247,7 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		header := []string{
 			fmt.Sprintf("Found by todoharness conform --explore: check %s failed on scenario %d of seed %d", id, f.Index, f.Seed),
 			fmt.Sprintf("(%d scenario(s) hit it), shrunk in %d run(s). On the first scenario: %s", f.Hits, f.ShrinkRuns, oneLine(f.Reason, 300)),
-			"Reproduce: todoharness conform --cases DIR --no-builtin (DIR the folder holding this case's folder).",
+			"Reproduce: todoharness conform --no-builtin --cases <this folder> (and the agent flags of the run that found it).",
 		}
 		f.CaseYAML = string(CaseYAML(c, header))
 		if cfg.Out == "" {
