@@ -14,7 +14,9 @@ var scripts = []struct {
 	name string
 	draw func(r *rand.Rand) string
 }{
-	{"ascii", func(r *rand.Rand) string { return string(pick(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789     .,;:-_()[]/")) }},
+	{"ascii", func(r *rand.Rand) string {
+		return string(pick(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789     .,;:-_()[]/"))
+	}},
 	{"cjk", func(r *rand.Rand) string {
 		switch r.IntN(3) {
 		case 0:
