@@ -246,7 +246,7 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		f.Steps, f.Requests, f.Turns = len(c.Steps), acpRequests(c), len(c.Script)
 		header := []string{
 			fmt.Sprintf("Found by todoharness conform --explore: check %s failed on scenario %d of seed %d", id, f.Index, f.Seed),
-			fmt.Sprintf("(%d scenario(s) hit it), shrunk in %d run(s). On the first scenario: %s", f.Hits, f.ShrinkRuns, oneLine(f.Reason, 300)),
+			fmt.Sprintf("and was shrunk in %d run(s). On that scenario: %s", f.ShrinkRuns, oneLine(f.Reason, 300)),
 			"Reproduce: todoharness conform --no-builtin --cases <this folder> (and the agent flags of the run that found it).",
 		}
 		f.CaseYAML = string(CaseYAML(c, header))
