@@ -49,6 +49,12 @@ type Config struct {
 	// Progress receives a progress line, rewritten in place (give it only
 	// a terminal).
 	Progress io.Writer
+	// StopAtFailure stops drawing scenarios after the batch that found
+	// the first failure.
+	StopAtFailure bool
+	// ShrinkIf says which failures to shrink (nil: all); the others keep
+	// their first scenario as it was drawn.
+	ShrinkIf func(check string) bool
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -202,6 +208,9 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		prog.update(res.Scenarios, len(byCheck))
+		if cfg.StopAtFailure && len(byCheck) > 0 {
+			break
+		}
 	}
 	prog.end()
 	if err := writeFailures(ctx, cfg, shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.Batch, maxRuns: cfg.ShrinkRuns}, byCheck, first); err != nil {
@@ -230,7 +239,10 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 	sort.Strings(ids)
 	for _, id := range ids {
 		f := byCheck[id]
-		sh, err := s.shrink(ctx, first[id], id)
+		sh, err := shrunk{c: copyCase(first[id])}, error(nil)
+		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
+			sh, err = s.shrink(ctx, first[id], id)
+		}
 		if err != nil {
 			f.ShrinkError = err.Error()
 		} else if ctx.Err() != nil {
@@ -242,7 +254,7 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		}
 		name := "explored-" + strings.ToLower(id)
 		c := sh.c
-		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails (seed %d, scenario %d, shrunk)", id, f.Seed, f.Index)
+		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails (seed %d, scenario %d, shrunk in %d runs)", id, f.Seed, f.Index, f.ShrinkRuns)
 		f.Steps, f.Requests, f.Turns = len(c.Steps), acpRequests(c), len(c.Script)
 		header := []string{
 			fmt.Sprintf("Found by todoharness conform --explore: check %s failed on scenario %d of seed %d", id, f.Index, f.Seed),

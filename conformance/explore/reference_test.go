@@ -95,3 +95,28 @@ func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
 		t.Errorf("against the reference agent the shrunk case fails %v", got)
 	}
 }
+
+// BenchmarkScenarios measures scenarios per second against the reference
+// agent in this process (docs/performance.md): 64 scenarios per run, all
+// at once, settle 20ms.
+func BenchmarkScenarios(b *testing.B) {
+	v, err := conformance.NewSchemaValidator()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
+		Parallel: 64, Validator: v, TempDir: b.TempDir()}
+	n := 0
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.OK() {
+			b.Fatalf("failures: %+v", res.Failures)
+		}
+		n += res.Scenarios
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
+}
