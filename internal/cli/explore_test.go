@@ -83,7 +83,7 @@ func TestFourShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		d := filepath.Join(dir, "shard-"+strconv.Itoa(i))
 		shards = append(shards, d)
-		if code, out := conformRun(t, append(common, "--shard", strconv.Itoa(i)+"/4", "--out", d)...); code != 1 && code != 3 {
+		if code, out := conformRun(t, append(common, "--shard", strconv.Itoa(i)+"/4", "--out", d)...); code != 0 && code != 1 && code != 3 { // a shard may hold no failing case, or not every check
 			t.Fatalf("shard %d: exit %d\n%s", i, code, out)
 		}
 	}
