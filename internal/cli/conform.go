@@ -46,6 +46,7 @@ type conformOptions struct {
 	format     string
 	strict     bool
 	inProcess  bool
+	explore    exploreFlags
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -75,6 +76,14 @@ throw-away HOME per case; --list-presets prints them and --preset NAME
 --explain prints exactly what one writes. --agent still replaces the
 preset's command; --env and --file add to (and override) its own.
 
+--explore N (or --explore-for 5m) also runs N generated scenarios from --seed
+(printed; the same seed gives the same scenarios) against the same agent,
+judged by the catalogue with an oracle's marks; each distinct failure is shrunk
+to a case.yaml under --out/explore-failures that --cases runs again
+(docs/exploring.md). --shard I/N runs one of N deterministic slices of the
+catalogue and of the exploration; "conform merge DIR..." joins the shards'
+--out folders into one verdict (docs/ci.md).
+
 --format github prints GitHub Actions annotations next to the summary
 (docs/ci.md); --json, --junit and --out write the reports, the evidence and
 the transcripts for a CI job to keep.
@@ -95,7 +104,9 @@ could not start (a bad flag, template variable, output path, baseline,
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
   todoharness conform --expected-failures baseline.yaml --out transcripts/
   todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
-  todoharness conform --list --check 'TW-LOAD-*' --json -`,
+  todoharness conform --list --check 'TW-LOAD-*' --json -
+  todoharness conform --in-process --settle 50ms --explore 1000 --seed 42 --out explored/
+  todoharness conform --preset opencode --explore-for 10m --seed 42 --shard 2/4 --out shard-2/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConform(cmd, o)
@@ -129,7 +140,9 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
 	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
+	o.explore.register(f)
 	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
+	cmd.AddCommand(newConformMergeCmd())
 	return cmd
 }
 
@@ -179,20 +192,30 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.jsonOut == "-" && !o.list {
 		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
 	}
+	seed, err := o.explore.check(o)
+	if err != nil {
+		return err
+	}
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
-	all, cases, err := loadConformCases(o)
-	if err != nil {
-		return err
+	var all, cases []*conformance.Case
+	if !o.explore.on() || !o.noBuiltin || len(o.caseDirs) > 0 {
+		if all, cases, err = loadConformCases(o); err != nil {
+			return err
+		}
 	}
 	only, err := selectChecks(o.checks)
 	if err != nil {
 		return err
 	}
-	if cases, err = casesFeeding(cases, only); err != nil {
-		return err
+	if cases != nil {
+		if cases, err = casesFeeding(cases, only); err != nil {
+			return err
+		}
 	}
+	shard, shards, _ := parseShard(o.explore.shard)
+	cases = shardCases(cases, shard, shards)
 	if o.list {
 		return listCatalogue(out, o, cases, only)
 	}
@@ -218,12 +241,32 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		abs, _ := filepath.Abs(arg)
 		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
 	}
+	if len(cases) == 0 {
+		// --explore alone (--no-builtin, no --cases): no catalogue run.
+		res, err := runExplore(cmd, o, cfg, seed)
+		if err != nil {
+			return err
+		}
+		return exploreStatus(nil, res)
+	}
 	if !o.run.quiet {
 		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
+	}
+	if o.explore.on() {
+		status := reportConform(out, o, rep)
+		var ec exitCode
+		if status != nil && !errors.As(status, &ec) {
+			return status
+		}
+		res, err := runExplore(cmd, o, cfg, seed)
+		if err != nil {
+			return err
+		}
+		return exploreStatus(status, res)
 	}
 	if o.keep {
 		for _, c := range rep.Cases {

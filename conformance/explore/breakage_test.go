@@ -1,0 +1,91 @@
+package explore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/explore"
+	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/internal/cli"
+	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
+)
+
+// breakageTarget is the in-process agent that carries b (ok false for the
+// layers whose agents are processes or other programs).
+func breakageTarget(b breakage.Breakage) (conformance.Target, bool) {
+	switch b.Layer {
+	case breakage.Bridge:
+		return reference(b.Name), true
+	case breakage.Tool:
+		return conformance.Target{Name: "mutant " + b.Name, Command: []string{"mutant", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+			Env: []string{"TODOHARNESS_MUTANT=" + b.Name}, InProcess: mutantagent.InProcess}, true
+	case breakage.Composition:
+		if b.Name != "allow-parallel-in-progress" {
+			return conformance.Target{}, false
+		}
+		t := reference("")
+		t.Name, t.Command = "composition "+b.Name, append(cli.ReferenceAgentArgs("todoharness"), "--composition", "{{.Cwd}}/composition.yaml")
+		t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline", Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
+		return t, true
+	}
+	return conformance.Target{}, false
+}
+
+// Every breakage of an in-process agent is found from a fixed seed in the
+// first batch of scenarios (far inside the thousand the issue allows), and
+// the first failure of a check the breakage must fail shrinks to a case of
+// at most three ACP requests past the handshake (newSession, prompt,
+// loadSession) and two model turns. Exploration may find more than the
+// built-in catalogue does (a loosened schema lets a blank status reach the
+// plan: ACP-SCHEMA-1): those are logged.
+func TestExplorationFindsEveryBreakage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: explores against every in-process breakage (a minute or two)")
+	}
+	v := validator(t)
+	for _, b := range breakage.All() {
+		target, ok := breakageTarget(b)
+		if !ok {
+			continue
+		}
+		t.Run(b.Label(), func(t *testing.T) {
+			cfg := runConfig(t, target, v)
+			if b.FailsCheck("RUN-1") {
+				cfg.Timeout = 3 * time.Second // it hangs: each case waits this out
+			}
+			shrunkOne := ""
+			res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: 1, N: 1000, Batch: 16, StopAtFailure: true, ShrinkRuns: 40,
+				ShrinkIf: func(id string) bool {
+					if shrunkOne == "" && b.FailsCheck(id) {
+						shrunkOne = id
+						return true
+					}
+					return false
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shrunkOne == "" {
+				t.Fatalf("%d scenarios found none of %v (found %+v)", res.Scenarios, b.Fails, res.Failures)
+			}
+			var beyond []string
+			for _, f := range res.Failures {
+				if !b.FailsCheck(f.Check) {
+					beyond = append(beyond, f.Check)
+				}
+				if f.Check != shrunkOne {
+					continue
+				}
+				if f.Requests > 3 || f.Turns > 2 || f.ShrinkError != "" {
+					t.Errorf("%s: shrunk to %d requests and %d turns (%s)\n%s", f.Check, f.Requests, f.Turns, f.ShrinkError, f.CaseYAML)
+				}
+				t.Logf("%s found in %d scenarios (first: index %d), shrunk in %d runs to %d requests, %d turns", f.Check, res.Scenarios, f.Index, f.ShrinkRuns, f.Requests, f.Turns)
+			}
+			if len(beyond) > 0 {
+				t.Logf("beyond the registry's %v: %v", b.Fails, beyond)
+			}
+		})
+	}
+}

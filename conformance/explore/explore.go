@@ -1,0 +1,500 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// ResultFile is the name of an exploration's report under Config.Out.
+const ResultFile = "explore.json"
+
+// FailuresDir is the folder under Config.Out that holds the shrunk cases,
+// one folder each: `todoharness conform --cases OUT/explore-failures` runs
+// them.
+const FailuresDir = "explore-failures"
+
+// Config is an exploration.
+type Config struct {
+	// Run is the run every batch of scenarios is: the agent under test,
+	// timeouts, settle, parallelism, dialect, policy, baseline, strict.
+	// Its Cases, Out, Progress and Repeat are ignored.
+	Run conformance.Config
+	// Seed draws the scenarios; N is how many (of the whole run, over
+	// every shard), For a time budget (either may be 0, not both).
+	Seed uint64
+	N    int
+	For  time.Duration
+	// Shard (0-based) of Shards runs the scenarios whose index is Shard
+	// modulo Shards (Shards 0 or 1: all).
+	Shard, Shards int
+	// Out receives the shrunk cases (FailuresDir) and the report
+	// (ResultFile); "" writes nothing.
+	Out string
+	// Batch is how many scenarios one run drives at once (0: twice
+	// Run.Parallel, at least 16).
+	Batch int
+	// ShrinkRuns bounds the runs one shrink makes (0: 60).
+	ShrinkRuns int
+	// Progress receives a progress line, rewritten in place (give it only
+	// a terminal).
+	Progress io.Writer
+	// StopAtFailure stops drawing scenarios after the batch that found
+	// the first failure.
+	StopAtFailure bool
+	// ShrinkIf says which failures to shrink (nil: all); the others keep
+	// their first scenario as it was drawn.
+	ShrinkIf func(check string) bool
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Failure is one distinct failure: a check that failed on generated
+// scenarios.
+type Failure struct {
+	Check string `json:"check"`
+	// Hits is how many scenarios failed it; Seed and Index name the first
+	// (the lowest index), which `--explore` regenerates.
+	Hits  int    `json:"hits"`
+	Seed  uint64 `json:"seed"`
+	Index int    `json:"index"`
+	// Reason is what the check said on that scenario.
+	Reason string `json:"reason"`
+	// Case is the shrunk case's file, CaseYAML its text; Steps and Turns
+	// its size, ShrunkReason what the check said on it, ShrinkRuns the
+	// runs the shrink took.
+	Case         string `json:"case,omitempty"`
+	CaseYAML     string `json:"caseYaml"`
+	Steps        int    `json:"steps"`
+	Requests     int    `json:"requests"`
+	Turns        int    `json:"turns"`
+	ShrunkReason string `json:"shrunkReason,omitempty"`
+	ShrinkRuns   int    `json:"shrinkRuns"`
+	// ShrinkError says why the shrink stopped early ("" when it did not).
+	ShrinkError string `json:"shrinkError,omitempty"`
+}
+
+// Result is an exploration's report.
+type Result struct {
+	Seed    uint64 `json:"seed"`
+	N       int    `json:"n,omitempty"`
+	Shard   int    `json:"shard"`
+	Shards  int    `json:"shards"`
+	Agent   string `json:"agent"`
+	Policy  string `json:"policy"`
+	Dialect string `json:"dialect,omitempty"`
+	// Scenarios is how many scenarios were run and judged; Indexes says
+	// which (per shard: Shard, Shard+Shards, ...; the first Scenarios of
+	// them).
+	Scenarios int `json:"scenarios"`
+	// NotJudged counts scenarios that were interrupted or not run.
+	NotJudged int       `json:"notJudged,omitempty"`
+	Failures  []Failure `json:"failures"`
+	// DurationMs is the wall time, the shrinks included.
+	DurationMs int64 `json:"durationMs"`
+}
+
+// OK reports whether no scenario failed.
+func (r *Result) OK() bool { return len(r.Failures) == 0 }
+
+// Explore generates scenarios from the seed, runs them against the agent
+// exactly as cases are run, judges each with the catalogue as the oracle
+// marked it, and shrinks the first scenario of each distinct failure.
+func Explore(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.N <= 0 && cfg.For <= 0 {
+		return nil, errors.New("explore: give a number of scenarios or a time budget")
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = 1
+	}
+	if cfg.Shard < 0 || cfg.Shard >= cfg.Shards {
+		return nil, fmt.Errorf("explore: shard %d of %d", cfg.Shard+1, cfg.Shards)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Run.Checks == nil {
+		cfg.Run.Checks = conformance.Catalogue()
+	}
+	if cfg.Run.Parallel <= 0 {
+		cfg.Run.Parallel = 2
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = max(16, 2*cfg.Run.Parallel)
+	}
+	if cfg.ShrinkRuns <= 0 {
+		cfg.ShrinkRuns = 60
+	}
+	cfg.Run.Out, cfg.Run.Progress, cfg.Run.Repeat, cfg.Run.Only = "", nil, 1, nil
+	start := cfg.Now()
+	policy, err := resolvePolicy(ctx, cfg.Run)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Run.Policy = policy
+	oracle, err := NewOracle(policy)
+	if err != nil {
+		return nil, err
+	}
+	gen := Generator{Seed: cfg.Seed, Policy: policy}
+	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy}
+	run := func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
+		rc := cfg.Run
+		rc.Cases = cases
+		rep, err := conformance.Run(ctx, rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.Dialect == "" {
+			res.Dialect = rep.Dialect
+		}
+		return failuresByCase(rep), rep, nil
+	}
+	byCheck := map[string]*Failure{}
+	first := map[string]*conformance.Case{}
+	var deadline time.Time
+	if cfg.For > 0 {
+		deadline = start.Add(cfg.For)
+	}
+	next := cfg.Shard // the next index this shard draws
+	total := -1       // this shard's share of N (-1: until the deadline)
+	if cfg.N > 0 {
+		total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
+	}
+	prog := progress{w: cfg.Progress, start: start, now: cfg.Now, total: total, deadline: deadline}
+	for ctx.Err() == nil && (total < 0 || res.Scenarios+res.NotJudged < total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
+		var batch []*conformance.Case
+		index := map[string]int{}
+		for len(batch) < cfg.Batch && (total < 0 || res.Scenarios+res.NotJudged+len(batch) < total) {
+			c := gen.Scenario(next)
+			oracle.Mark(c, cfg.Run.Checks)
+			index[c.ID] = next
+			batch = append(batch, c)
+			next += cfg.Shards
+		}
+		fails, rep, err := run(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		reasons := reasonsByCase(rep)
+		for _, cr := range rep.Cases {
+			i, ok := index[cr.ID]
+			if !ok {
+				continue // the probe
+			}
+			if ev := cr.Evidence(); ev != nil && (ev.Interrupted != "" || ev.NotRun != "") {
+				res.NotJudged++
+				continue
+			}
+			res.Scenarios++
+			for _, id := range fails[cr.ID] {
+				f := byCheck[id]
+				if f == nil {
+					f = &Failure{Check: id, Seed: cfg.Seed, Index: i, Reason: reasons[cr.ID+"\x00"+id]}
+					byCheck[id] = f
+					first[id] = caseByID(batch, cr.ID)
+				}
+				f.Hits++
+			}
+		}
+		prog.update(res.Scenarios, len(byCheck))
+		if cfg.StopAtFailure && len(byCheck) > 0 {
+			break
+		}
+	}
+	prog.end()
+	if err := writeFailures(ctx, cfg, shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.Batch, maxRuns: cfg.ShrinkRuns}, byCheck, first); err != nil {
+		return nil, err
+	}
+	for _, f := range byCheck {
+		res.Failures = append(res.Failures, *f)
+	}
+	sort.Slice(res.Failures, func(i, j int) bool { return res.Failures[i].Check < res.Failures[j].Check })
+	res.DurationMs = cfg.Now().Sub(start).Milliseconds()
+	if cfg.Out != "" {
+		if err := WriteResult(filepath.Join(cfg.Out, ResultFile), res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// writeFailures shrinks the first scenario of every failure and writes
+// the shrunk case under cfg.Out.
+func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[string]*Failure, first map[string]*conformance.Case) error {
+	ids := make([]string, 0, len(byCheck))
+	for id := range byCheck {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		f := byCheck[id]
+		sh, err := shrunk{c: copyCase(first[id])}, error(nil)
+		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
+			sh, err = s.shrink(ctx, first[id], id)
+		}
+		if err != nil {
+			f.ShrinkError = err.Error()
+		} else if ctx.Err() != nil {
+			f.ShrinkError = "interrupted"
+		}
+		f.ShrinkRuns = sh.runs
+		if sh.report != nil {
+			f.ShrunkReason = reasonsByCase(sh.report)[sh.c.ID+"\x00"+id]
+		}
+		name := "explored-" + strings.ToLower(id)
+		c := sh.c
+		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails (seed %d, scenario %d, shrunk in %d runs)", id, f.Seed, f.Index, f.ShrinkRuns)
+		f.Steps, f.Requests, f.Turns = len(c.Steps), acpRequests(c), len(c.Script)
+		header := []string{
+			fmt.Sprintf("Found by todoharness conform --explore: check %s failed on scenario %d of seed %d", id, f.Index, f.Seed),
+			fmt.Sprintf("and was shrunk in %d run(s). On that scenario: %s", f.ShrinkRuns, oneLine(f.Reason, 300)),
+			"Reproduce: todoharness conform --no-builtin --cases <this folder> (and the agent flags of the run that found it).",
+		}
+		f.CaseYAML = string(CaseYAML(c, header))
+		if cfg.Out == "" {
+			continue
+		}
+		dir := filepath.Join(cfg.Out, FailuresDir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("explore: %w", err)
+		}
+		f.Case = filepath.Join(dir, conformance.CaseFile)
+		if err := os.WriteFile(f.Case, []byte(f.CaseYAML), 0o644); err != nil {
+			return fmt.Errorf("explore: %w", err)
+		}
+	}
+	return nil
+}
+
+// acpRequests counts the ACP requests a case sends past the handshake:
+// newSession, prompt and loadSession steps (initialize and restart are
+// the process's life, not the conversation).
+func acpRequests(c *conformance.Case) int {
+	n := 0
+	for _, s := range c.Steps {
+		switch s.Op {
+		case conformance.OpNewSession, conformance.OpPrompt, conformance.OpLoadSession:
+			n++
+		}
+	}
+	return n
+}
+
+func caseByID(cs []*conformance.Case, id string) *conformance.Case {
+	for _, c := range cs {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// failuresByCase lists, by case ID, the checks that failed there and fail
+// a run (required, not expected by the baseline).
+func failuresByCase(rep *conformance.Report) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range rep.Checks {
+		if !rep.Required(c.Check) {
+			continue
+		}
+		for _, v := range c.Cases {
+			if v.Outcome == conformance.Fail {
+				out[v.Case] = append(out[v.Case], c.ID)
+			}
+		}
+	}
+	return out
+}
+
+// reasonsByCase is what each failed check said on each case, keyed case
+// ID NUL check ID.
+func reasonsByCase(rep *conformance.Report) map[string]string {
+	out := map[string]string{}
+	for _, c := range rep.Checks {
+		for _, v := range c.Cases {
+			if v.Outcome == conformance.Fail {
+				out[v.Case+"\x00"+c.ID] = v.Reason
+			}
+		}
+	}
+	return out
+}
+
+// resolvePolicy is the policy the scenarios are marked under: the
+// configured one, or under auto the one the agent's tool description
+// states (read from one run of a scenario without calls).
+func resolvePolicy(ctx context.Context, rc conformance.Config) (string, error) {
+	p, err := conformance.ParsePolicy(rc.Policy)
+	if err != nil || p != conformance.PolicyAuto {
+		return p, err
+	}
+	rc.Cases = []*conformance.Case{{
+		ID: "explore-policy", Title: "the policy the agent's todo tool states", Probe: true,
+		Steps:  []conformance.Step{{Op: conformance.OpInitialize}, {Op: conformance.OpNewSession}, {Op: conformance.OpPrompt, Text: "Reply with the single word OK."}},
+		Script: []mockmodel.Turn{{Text: "OK"}},
+	}}
+	rep, err := conformance.Run(ctx, rc)
+	if err != nil {
+		return "", err
+	}
+	return rep.Policy, nil
+}
+
+// WriteResult writes r as indented JSON.
+func WriteResult(path string, r *Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	return nil
+}
+
+// ReadResult reads a report WriteResult wrote.
+func ReadResult(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("explore: %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Merge joins the reports of the shards of one exploration into the
+// report the whole run would give: scenarios and hits add up, and each
+// failure keeps the first scenario (lowest index) of any shard, with its
+// shrunk case. The shards must share the seed, N and the shard count,
+// and each shard may come once.
+func Merge(rs []*Result) (*Result, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("explore: merge: no report")
+	}
+	out := &Result{Seed: rs[0].Seed, N: rs[0].N, Shards: 1, Agent: rs[0].Agent, Policy: rs[0].Policy, Dialect: rs[0].Dialect}
+	seen := map[int]bool{}
+	byCheck := map[string]*Failure{}
+	for _, r := range rs {
+		if r.Seed != out.Seed || r.N != out.N || r.Shards != rs[0].Shards {
+			return nil, fmt.Errorf("explore: merge: shard %d/%d (seed %d, n %d) is not of the run of shard %d/%d (seed %d, n %d)",
+				r.Shard+1, r.Shards, r.Seed, r.N, rs[0].Shard+1, rs[0].Shards, out.Seed, out.N)
+		}
+		if seen[r.Shard] {
+			return nil, fmt.Errorf("explore: merge: shard %d/%d given twice", r.Shard+1, r.Shards)
+		}
+		seen[r.Shard] = true
+		out.Scenarios += r.Scenarios
+		out.NotJudged += r.NotJudged
+		out.DurationMs = max(out.DurationMs, r.DurationMs)
+		for _, f := range r.Failures {
+			g := byCheck[f.Check]
+			if g == nil {
+				g = new(Failure)
+				*g = f
+				byCheck[f.Check] = g
+				continue
+			}
+			hits := g.Hits + f.Hits
+			if f.Index < g.Index {
+				*g = f
+			}
+			g.Hits = hits
+		}
+	}
+	if len(seen) != rs[0].Shards {
+		return nil, fmt.Errorf("explore: merge: %d of %d shards given", len(seen), rs[0].Shards)
+	}
+	for _, f := range byCheck {
+		out.Failures = append(out.Failures, *f)
+	}
+	sort.Slice(out.Failures, func(i, j int) bool { return out.Failures[i].Check < out.Failures[j].Check })
+	return out, nil
+}
+
+// WriteSummary writes one line per distinct failure.
+func (r *Result) WriteSummary(w io.Writer) error {
+	shard := ""
+	if r.Shards > 1 {
+		shard = fmt.Sprintf(" (shard %d/%d)", r.Shard+1, r.Shards)
+	}
+	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures))
+	if r.NotJudged > 0 {
+		fmt.Fprintf(w, "explore: %d scenario(s) not judged (interrupted)\n", r.NotJudged)
+	}
+	for _, f := range r.Failures {
+		where := f.Case
+		if where == "" {
+			where = "(not written: no --out)"
+		}
+		fmt.Fprintf(w, "  FAIL %-20s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s): %s\n       %s\n",
+			f.Check, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// progress is the live line on a terminal.
+type progress struct {
+	w        io.Writer
+	start    time.Time
+	now      func() time.Time
+	total    int
+	deadline time.Time
+	wrote    bool
+}
+
+func (p *progress) update(done, failures int) {
+	if p.w == nil {
+		return
+	}
+	el := p.now().Sub(p.start)
+	rate := float64(done) / max(el.Seconds(), 1e-3)
+	left := "?"
+	switch {
+	case p.total >= 0 && rate > 0:
+		left = (time.Duration(float64(p.total-done)/rate) * time.Second).Round(time.Second).String()
+	case !p.deadline.IsZero():
+		left = p.deadline.Sub(p.now()).Round(time.Second).String()
+	}
+	of := ""
+	if p.total >= 0 {
+		of = fmt.Sprintf("/%d", p.total)
+	}
+	fmt.Fprintf(p.w, "\rexplore: %d%s scenarios, %d failure(s), %.1f/s, %s left   ", done, of, failures, rate, left)
+	p.wrote = true
+}
+
+func (p *progress) end() {
+	if p.wrote {
+		fmt.Fprintln(p.w)
+	}
+}

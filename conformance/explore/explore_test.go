@@ -1,0 +1,161 @@
+package explore
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/todoharness/todoharness/conformance"
+	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+)
+
+// The oracle marks the built-in cases exactly as their authors did.
+func TestOracleAgreesWithTheBuiltinMarks(t *testing.T) {
+	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewOracle(conformance.PolicySingle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		for i, turn := range c.Script {
+			for j, tc := range turn.ToolCalls {
+				if tc.Name != conformance.DialectTodoWrite {
+					continue
+				}
+				n++
+				if d := o.Decide(tc.Arguments); d.Accept == tc.Reject {
+					t.Errorf("%s: script[%d].toolCalls[%d]: the case marks reject=%v, the oracle accept=%v (%s, %s)", c.Source, i, j, tc.Reject, d.Accept, d.Rule, d.Why)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d todo_write calls in the built-in cases", n)
+	}
+}
+
+func TestOracleRules(t *testing.T) {
+	item := func(c, s any) map[string]any { return map[string]any{"content": c, "status": s} }
+	list := func(items ...any) map[string]any { return map[string]any{"todos": append([]any{}, items...)} }
+	for _, tc := range []struct {
+		name     string
+		args     any
+		policy   string
+		accept   bool
+		rule     string
+		feedsTwo bool
+	}{
+		{"valid", list(item("a", "in_progress"), item("b", "pending")), "", true, "", false},
+		{"empty list", list(), "", true, "", false},
+		{"extra field", list(map[string]any{"content": "a", "status": "pending", "priority": "high"}), "", true, "", false},
+		{"empty content", list(item("", "pending")), "", false, RuleEmpty, false},
+		{"blank content", list(item(" \t", "pending")), "", false, RuleBlank, false},
+		{"duplicate after trim", list(item("a", "pending"), item(" a ", "completed")), "", false, RuleDuplicate, false},
+		{"two active", list(item("a", "in_progress"), item("b", "in_progress")), "", false, RuleTwoActive, true},
+		{"two active, parallel", list(item("a", "in_progress"), item("b", "in_progress")), conformance.PolicyParallel, true, RuleTwoActive, true},
+		{"status casing", list(item("a", "In_Progress")), "", false, RuleStatus, false},
+		{"status empty", list(item("a", "")), "", false, RuleStatus, false},
+		{"not an array", map[string]any{"todos": "a"}, "", false, RuleNotArray, false},
+		{"null", map[string]any{"todos": nil}, "", false, RuleNotArray, false},
+		{"missing todos", map[string]any{}, "", false, RuleShape, false},
+		{"missing status", list(map[string]any{"content": "a"}), "", false, RuleShape, false},
+		{"content a number", list(item(42, "pending")), "", false, RuleShape, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := NewOracle(tc.policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := o.Decide(tc.args)
+			if d.Accept != tc.accept || d.Rule != tc.rule {
+				t.Errorf("Decide = accept %v rule %q (%s), want accept %v rule %q", d.Accept, d.Rule, d.Why, tc.accept, tc.rule)
+			}
+		})
+	}
+}
+
+// Same seed, same scenarios; another seed, others.
+func TestGeneratorIsAFunctionOfSeedAndIndex(t *testing.T) {
+	a, b, c := Generator{Seed: 7}, Generator{Seed: 7}, Generator{Seed: 8}
+	same := 0
+	for i := range 50 {
+		x, y, z := a.Scenario(i), b.Scenario(i), c.Scenario(i)
+		if !reflect.DeepEqual(x, y) {
+			t.Fatalf("scenario %d differs between two generators of seed 7", i)
+		}
+		if reflect.DeepEqual(x.Script, z.Script) {
+			same++
+		}
+	}
+	if same > 5 {
+		t.Errorf("%d of 50 scenarios are the same for seeds 7 and 8", same)
+	}
+}
+
+// Every generated scenario is a valid case, and its case.yaml loads back
+// to the same case.
+func TestScenariosRoundTripThroughCaseYAML(t *testing.T) {
+	cat := conformance.Catalogue()
+	o, _ := NewOracle(conformance.PolicySingle)
+	g := Generator{Seed: 1}
+	rules := map[string]bool{}
+	maxItems := 0
+	for i := range 400 {
+		c := g.Scenario(i)
+		for _, r := range o.Mark(c, cat) {
+			rules[r] = true
+		}
+		if err := c.Validate(cat); err != nil {
+			t.Fatalf("scenario %d: %v", i, err)
+		}
+		if !historySafe(c) {
+			t.Fatalf("scenario %d: an item is spelled by the case's texts", i)
+		}
+		data := CaseYAML(c, []string{"a header"})
+		back, err := conformance.LoadCase(data, "case.yaml", c.ID)
+		if err != nil {
+			t.Fatalf("scenario %d: %v\n%s", i, err, data)
+		}
+		if !reflect.DeepEqual(back.Steps, c.Steps) || !reflect.DeepEqual(back.Checks, c.Checks) {
+			t.Fatalf("scenario %d: steps or checks differ after the round trip", i)
+		}
+		if len(back.Script) != len(c.Script) {
+			t.Fatalf("scenario %d: %d turns back, want %d", i, len(back.Script), len(c.Script))
+		}
+		for k := range c.Script {
+			w, g := c.Script[k], back.Script[k]
+			if w.Text != g.Text || w.Reasoning != g.Reasoning || w.ChunkSize != g.ChunkSize || len(w.ToolCalls) != len(g.ToolCalls) {
+				t.Fatalf("scenario %d turn %d differs after the round trip:\n%+v\n%+v", i, k, w, g)
+			}
+			for j := range w.ToolCalls {
+				if w.ToolCalls[j].Reject != g.ToolCalls[j].Reject || w.ToolCalls[j].Name != g.ToolCalls[j].Name || jsonOf(t, w.ToolCalls[j].Arguments) != jsonOf(t, g.ToolCalls[j].Arguments) {
+					t.Fatalf("scenario %d turn %d call %d differs after the round trip:\n%s\n%s", i, k, j, jsonOf(t, w.ToolCalls[j].Arguments), jsonOf(t, g.ToolCalls[j].Arguments))
+				}
+				if l, ok := todos(w.ToolCalls[j].Arguments); ok {
+					maxItems = max(maxItems, len(l))
+				}
+			}
+		}
+	}
+	for _, r := range []string{RuleEmpty, RuleBlank, RuleDuplicate, RuleTwoActive, RuleStatus, RuleNotArray, RuleShape} {
+		if !rules[r] {
+			t.Errorf("no scenario of 400 breaks rule %s", r)
+		}
+	}
+	if maxItems < 50 {
+		t.Errorf("the longest list in 400 scenarios has %d items", maxItems)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

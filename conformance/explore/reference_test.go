@@ -1,0 +1,122 @@
+package explore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/explore"
+	"github.com/todoharness/todoharness/internal/cli"
+)
+
+// reference is the reference agent in this process, with a bridge fault
+// ("" for none).
+func reference(fault string) conformance.Target {
+	t := conformance.Target{Name: "reference", Command: cli.ReferenceAgentArgs("todoharness"), InProcess: cli.InProcessAgent}
+	if fault != "" {
+		t.Name, t.Env = "fault "+fault, []string{"TODOHARNESS_FAULT=" + fault}
+	}
+	return t
+}
+
+// runConfig is a run of scenarios against t: in process, so every batch
+// runs at once; the case timeout bounds a failure only.
+func runConfig(t *testing.T, target conformance.Target, v *conformance.SchemaValidator) conformance.Config {
+	return conformance.Config{Agent: target, Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
+		Parallel: 32, Validator: v, TempDir: t.TempDir()}
+}
+
+func validator(t *testing.T) *conformance.SchemaValidator {
+	v, err := conformance.NewSchemaValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The judge agrees with the oracle on every scenario the reference agent
+// runs: no check fails.
+func TestReferenceAgreesWithTheOracle(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference(""), validator(t)), Seed: 1, N: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scenarios != n || res.NotJudged != 0 {
+		t.Errorf("%d scenarios judged, %d not, want %d", res.Scenarios, res.NotJudged, n)
+	}
+	for _, f := range res.Failures {
+		t.Errorf("%s failed on %d scenario(s), first %d: %s\nshrunk: %s\n%s", f.Check, f.Hits, f.Index, f.Reason, f.ShrunkReason, f.CaseYAML)
+	}
+}
+
+// A shrunk case is an ordinary case: loaded from --out and run again, it
+// fails the same check.
+func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
+	out := t.TempDir()
+	v := validator(t)
+	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference("accept-duplicates"), v), Seed: 1, N: 100, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Check != "TW-VALID-DUP" {
+		t.Fatalf("failures %+v, want TW-VALID-DUP alone", res.Failures)
+	}
+	f := res.Failures[0]
+	t.Logf("shrunk in %d runs:\n%s", f.ShrinkRuns, f.CaseYAML)
+	if f.Case != filepath.Join(out, explore.FailuresDir, "explored-tw-valid-dup", conformance.CaseFile) {
+		t.Errorf("case written to %s", f.Case)
+	}
+	cases, err := conformance.LoadCases(os.DirFS(filepath.Join(out, explore.FailuresDir)), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runConfig(t, reference("accept-duplicates"), v)
+	cfg.Cases = cases
+	rep, err := conformance.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.FailedIDs(); strings.Join(got, ",") != "TW-VALID-DUP" {
+		t.Errorf("the shrunk case fails %v, want TW-VALID-DUP\n%s", got, f.CaseYAML)
+	}
+	cfg.Agent = reference("")
+	if rep, err = conformance.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.FailedIDs(); len(got) > 0 {
+		t.Errorf("against the reference agent the shrunk case fails %v", got)
+	}
+}
+
+// BenchmarkScenarios measures scenarios per second against the reference
+// agent in this process (docs/performance.md): 64 scenarios per run, all
+// at once, settle 20ms.
+func BenchmarkScenarios(b *testing.B) {
+	v, err := conformance.NewSchemaValidator()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
+		Parallel: 64, Validator: v, TempDir: b.TempDir()}
+	n := 0
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.OK() {
+			b.Fatalf("failures: %+v", res.Failures)
+		}
+		n += res.Scenarios
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
+}

@@ -1,0 +1,279 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// runCases runs cases against the agent under test and returns, by case
+// ID, the checks each fails that fail a run (a MUST check; a SHOULD check
+// under --strict; the baseline's expected failures left out), and the
+// report.
+type runCases func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error)
+
+// shrinker reduces a failing scenario while the same check keeps failing.
+type shrinker struct {
+	oracle *Oracle
+	cat    []conformance.Check
+	run    runCases
+	// batch is how many candidates one run tries at once; the first
+	// (in a fixed order, coarse before fine) that still fails is kept.
+	batch int
+	// maxRuns bounds the runs of one shrink.
+	maxRuns int
+}
+
+// shrunk is a shrink's outcome: the smallest failing case found, the
+// report of its run, and how many runs it took.
+type shrunk struct {
+	c      *conformance.Case
+	report *conformance.Report
+	runs   int
+}
+
+// shrink reduces c (which fails check) step by step: fewer ACP steps,
+// fewer turns, fewer calls, fewer items, shorter items. Every candidate
+// is marked by the oracle again and must break no rule c does not (so a
+// TW-VALID failure keeps naming its rule) and stay a valid case.
+func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check string) (shrunk, error) {
+	cur := copyCase(c)
+	rules := s.oracle.Mark(cur, s.cat)
+	out := shrunk{c: cur}
+	for out.runs < s.maxRuns && ctx.Err() == nil {
+		var cands []*conformance.Case
+		for _, cand := range candidates(cur) {
+			got := s.oracle.Mark(cand, s.cat)
+			if !subset(got, rules) || cand.Validate(s.cat) != nil || !historySafe(cand) {
+				continue
+			}
+			cands = append(cands, cand)
+		}
+		found := false
+		for lo := 0; lo < len(cands) && !found && out.runs < s.maxRuns; lo += s.batch {
+			chunk := cands[lo:min(lo+s.batch, len(cands))]
+			for k, cand := range chunk {
+				cand.ID = fmt.Sprintf("shrink-%d-%d", out.runs, k)
+			}
+			fails, rep, err := s.run(ctx, chunk)
+			out.runs++
+			if err != nil {
+				return out, err
+			}
+			for _, cand := range chunk {
+				if slices.Contains(fails[cand.ID], check) {
+					cur, found = cand, true
+					out.c, out.report = cand, rep
+					break
+				}
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	out.c = copyCase(out.c)
+	return out, nil
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// prompt is where one prompt step's turns are in the script.
+type promptAt struct{ step, first, end int } // turns [first, end)
+
+func promptsOf(c *conformance.Case) []promptAt {
+	var out []promptAt
+	t := 0
+	for i, st := range c.Steps {
+		if st.Op != conformance.OpPrompt {
+			continue
+		}
+		p := promptAt{step: i, first: t}
+		for t < len(c.Script) && len(c.Script[t].ToolCalls) > 0 {
+			t++
+		}
+		t++ // the turn that ends the prompt
+		p.end = min(t, len(c.Script))
+		out = append(out, p)
+	}
+	return out
+}
+
+// candidates are the one-change reductions of c, coarse first.
+func candidates(c *conformance.Case) []*conformance.Case {
+	var out []*conformance.Case
+	ps := promptsOf(c)
+	// Everything from a step on (a load and what follows it, a second
+	// session), while a prompt stays before it.
+	for i, st := range c.Steps {
+		if (st.Op == conformance.OpRestart || st.Op == conformance.OpNewSession && i > 1) && len(ps) > 0 && ps[0].step < i {
+			d := copyCase(c)
+			turns := 0
+			for _, p := range ps {
+				if p.step < i {
+					turns = p.end
+				}
+			}
+			d.Steps, d.Script = d.Steps[:i], d.Script[:turns]
+			out = append(out, d)
+		}
+	}
+	// One prompt with its turns (one prompt stays).
+	if len(ps) > 1 {
+		for k := len(ps) - 1; k >= 0; k-- {
+			p := ps[k]
+			d := copyCase(c)
+			d.Steps = slices.Delete(d.Steps, p.step, p.step+1)
+			d.Script = slices.Delete(d.Script, p.first, p.end)
+			out = append(out, d)
+		}
+	}
+	// One turn of tool calls.
+	for t := range c.Script {
+		if len(c.Script[t].ToolCalls) > 0 {
+			d := copyCase(c)
+			d.Script = slices.Delete(d.Script, t, t+1)
+			out = append(out, d)
+		}
+	}
+	// One call of a turn of several.
+	for t, turn := range c.Script {
+		if len(turn.ToolCalls) < 2 {
+			continue
+		}
+		for j := range turn.ToolCalls {
+			d := copyCase(c)
+			d.Script[t].ToolCalls = slices.Delete(d.Script[t].ToolCalls, j, j+1)
+			out = append(out, d)
+		}
+	}
+	// The turns' decorations: text and reasoning beside calls, chunking,
+	// long final texts.
+	for t, turn := range c.Script {
+		plain := turn
+		plain.Reasoning, plain.ChunkSize = "", 0
+		if len(turn.ToolCalls) > 0 {
+			plain.Text = ""
+		} else {
+			plain.Text = "DONE"
+		}
+		if !reflect.DeepEqual(plain, turn) {
+			d := copyCase(c)
+			d.Script[t] = plain
+			out = append(out, d)
+		}
+	}
+	// Items: half the list, then one item; then shorter content.
+	for t, turn := range c.Script {
+		for j, tc := range turn.ToolCalls {
+			list, ok := todos(tc.Arguments)
+			if !ok {
+				continue
+			}
+			n := len(list)
+			var cuts [][2]int // remove [lo, hi)
+			if n > 1 {
+				cuts = append(cuts, [2]int{n / 2, n}, [2]int{0, n / 2})
+			}
+			if n <= 8 {
+				for k := range n {
+					cuts = append(cuts, [2]int{k, k + 1})
+				}
+			}
+			for _, cut := range cuts {
+				d := copyCase(c)
+				l, _ := todos(d.Script[t].ToolCalls[j].Arguments)
+				setTodos(d.Script[t].ToolCalls[j].Arguments, slices.Delete(l, cut[0], cut[1]))
+				out = append(out, d)
+			}
+		}
+	}
+	for t, turn := range c.Script {
+		for j, tc := range turn.ToolCalls {
+			list, _ := todos(tc.Arguments)
+			for k, it := range list {
+				im, ok := it.(map[string]any)
+				if !ok {
+					continue
+				}
+				s, ok := im["content"].(string)
+				if !ok {
+					continue
+				}
+				rs := []rune(s)
+				var shorter []string
+				if len(rs) > 1 {
+					shorter = append(shorter, string(rs[:len(rs)/2]), string(rs[len(rs)/2:]))
+				}
+				if short := fmt.Sprintf("t%d", k); s != short && len(rs) > 0 {
+					shorter = append(shorter, short)
+				}
+				for _, sh := range shorter {
+					d := copyCase(c)
+					l, _ := todos(d.Script[t].ToolCalls[j].Arguments)
+					l[k].(map[string]any)["content"] = sh
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// todos is a call's list, when its arguments hold one.
+func todos(args any) ([]any, bool) {
+	m, ok := args.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	l, ok := m["todos"].([]any)
+	return l, ok
+}
+
+func setTodos(args any, l []any) { args.(map[string]any)["todos"] = l }
+
+// copyCase copies c deeply enough for a candidate to change: steps,
+// turns, calls and their arguments.
+func copyCase(c *conformance.Case) *conformance.Case {
+	d := *c
+	d.Checks = slices.Clone(c.Checks)
+	d.Steps = slices.Clone(c.Steps)
+	d.Script = make([]mockmodel.Turn, len(c.Script))
+	for i, t := range c.Script {
+		t.ToolCalls = slices.Clone(t.ToolCalls)
+		for j := range t.ToolCalls {
+			t.ToolCalls[j].Arguments = deepCopy(t.ToolCalls[j].Arguments)
+		}
+		d.Script[i] = t
+	}
+	return &d
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}

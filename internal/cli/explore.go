@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/explore"
+)
+
+// exploreFlags are conform's exploration and sharding flags.
+type exploreFlags struct {
+	n     int
+	dur   time.Duration
+	seed  string
+	shard string
+}
+
+func (e *exploreFlags) register(f *pflag.FlagSet) {
+	f.IntVar(&e.n, "explore", 0, "also run N generated scenarios (docs/exploring.md): an oracle decides every todo_write call, the catalogue judges each scenario, and each distinct failure is shrunk to a case.yaml under --out")
+	f.DurationVar(&e.dur, "explore-for", 0, "explore for this long (with --explore N: whichever ends first)")
+	f.StringVar(&e.seed, "seed", "", "seed of the generated scenarios (default: drawn and printed; the same seed gives the same scenarios)")
+	f.StringVar(&e.shard, "shard", "", "I/N: run the I-th of N deterministic slices of the catalogue and of the exploration (1-based); join the shards' --out folders with `conform merge`")
+}
+
+func (e *exploreFlags) on() bool { return e.n > 0 || e.dur > 0 }
+
+// parseShard reads --shard I/N as a 0-based index and a count ("": 0, 1).
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("conform: --shard %q: want I/N with 1 <= I <= N, e.g. 2/4", s)
+	}
+	return i - 1, n, nil
+}
+
+// check validates the flags before anything runs, and returns the seed.
+func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
+	if e.n < 0 || e.dur < 0 {
+		return 0, fmt.Errorf("conform: --explore %d, --explore-for %s: want positive values", e.n, e.dur)
+	}
+	if _, _, err := parseShard(e.shard); err != nil {
+		return 0, err
+	}
+	if !e.on() {
+		if e.seed != "" {
+			return 0, errors.New("conform: --seed draws generated scenarios: give --explore N or --explore-for D")
+		}
+		return 0, nil
+	}
+	if o.judge != "" || o.list {
+		return 0, errors.New("conform: --explore runs scenarios: not with --judge or --list")
+	}
+	if e.seed == "" {
+		if e.shard != "" {
+			return 0, errors.New("conform: --shard with --explore needs --seed: every shard must draw from the same seed")
+		}
+		return uint64(time.Now().UnixNano()), nil
+	}
+	s, err := strconv.ParseUint(e.seed, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("conform: --seed %q: %w", e.seed, err)
+	}
+	return s, nil
+}
+
+// shardCases keeps the cases of shard i of n (by position), and the probe
+// in every shard: it tells the dialect.
+func shardCases(cases []*conformance.Case, i, n int) []*conformance.Case {
+	if n <= 1 {
+		return cases
+	}
+	var out []*conformance.Case
+	for k, c := range cases {
+		if k%n == i || c.Probe {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// runExplore is the exploration of `conform --explore`: run with the
+// catalogue run's configuration, summary printed, the report under --out.
+func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64) (*explore.Result, error) {
+	errw := cmd.ErrOrStderr()
+	shard, shards, _ := parseShard(o.explore.shard)
+	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, Shard: shard, Shards: shards, Out: o.out}
+	if !o.run.quiet && isTerminal(errw) {
+		ec.Progress = errw
+	}
+	fmt.Fprintf(errw, "explore: seed %d (--seed %d draws the same scenarios)\n", seed, seed)
+	res, err := explore.Explore(cmd.Context(), ec)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.WriteSummary(cmd.OutOrStdout()); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// exploreStatus is the exit status of an exploration beside the catalogue
+// run's (nil: passed): a failure found fails the run (1), whatever the
+// catalogue's verdict.
+func exploreStatus(catalogue error, res *explore.Result) error {
+	if res != nil && !res.OK() {
+		return exitCode(1)
+	}
+	return catalogue
+}
+
+// newConformMergeCmd is `todoharness conform merge DIR...`.
+func newConformMergeCmd() *cobra.Command {
+	var jsonOut, exploreOut string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "merge DIR...",
+		Short: "Join the --out folders of the shards of a run (--shard I/N) into one verdict",
+		Long: `Join the --out folders of the N shards of one run (conform --shard I/N) into the
+verdict the whole run gives: the cases' evidence (DIR/<case>/evidence.json,
+each case once) is judged again as one run with this catalogue, and the
+explorations (DIR/explore.json) are joined: scenarios and hits add up, each
+distinct failure keeps the first scenario of any shard with its shrunk case.
+Exit status as conform's.`,
+		Example: `  todoharness conform merge shard-1 shard-2 shard-3 shard-4 --json conform.json`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			return mergeShards(cmd, dirs, jsonOut, exploreOut, strict)
+		},
+	}
+	cmd.Flags().StringVar(&jsonOut, "json", "", "write the merged catalogue report as JSON to FILE")
+	cmd.Flags().StringVar(&exploreOut, "explore-json", "", "write the merged exploration report as JSON to FILE")
+	cmd.Flags().BoolVar(&strict, "strict", false, "a failed SHOULD check fails the run too")
+	return cmd
+}
+
+func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, strict bool) error {
+	out := cmd.OutOrStdout()
+	evs, results, err := readShards(dirs)
+	if err != nil {
+		return err
+	}
+	var status error
+	if len(evs) > 0 {
+		rep, err := conformance.Judge(evs, conformance.JudgeConfig{Strict: strict, Validator: schemaValidatorOf(cmd.Context())})
+		if err != nil {
+			return err
+		}
+		status = reportConform(out, &conformOptions{jsonOut: jsonOut, format: conformance.FormatText}, rep)
+		var ec exitCode
+		if status != nil && !errors.As(status, &ec) {
+			return status
+		}
+	}
+	if len(results) == 0 {
+		return status
+	}
+	res, err := explore.Merge(results)
+	if err != nil {
+		return err
+	}
+	if exploreOut != "" {
+		if err := explore.WriteResult(exploreOut, res); err != nil {
+			return err
+		}
+	}
+	if err := res.WriteSummary(out); err != nil {
+		return err
+	}
+	return exploreStatus(status, res)
+}
+
+// readShards reads the evidence (each case once, in case order) and the
+// exploration report of every shard folder.
+func readShards(dirs []string) ([]*conformance.Evidence, []*explore.Result, error) {
+	var evs []*conformance.Evidence
+	var results []*explore.Result
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		found := false
+		if _, err := os.Stat(filepath.Join(dir, explore.ResultFile)); err == nil {
+			r, err := explore.ReadResult(filepath.Join(dir, explore.ResultFile))
+			if err != nil {
+				return nil, nil, err
+			}
+			results, found = append(results, r), true
+		}
+		got, err := conformance.ReadEvidenceDir(dir)
+		if err != nil && !found {
+			return nil, nil, fmt.Errorf("conform merge: %s: neither evidence nor %s: %w", dir, explore.ResultFile, err)
+		}
+		for _, ev := range got {
+			if !seen[ev.Case.ID] {
+				seen[ev.Case.ID] = true
+				evs = append(evs, ev)
+			}
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Case.ID < evs[j].Case.ID })
+	return evs, results, nil
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/todoharness/todoharness/conformance/explore"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		i, n int
+		bad  bool
+	}{{"", 0, 1, false}, {"1/1", 0, 1, false}, {"3/4", 2, 4, false}, {"0/4", 0, 0, true}, {"5/4", 0, 0, true}, {"2", 0, 0, true}, {"a/b", 0, 0, true}} {
+		i, n, err := parseShard(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && (i != tc.i || n != tc.n)) {
+			t.Errorf("parseShard(%q) = %d, %d, %v", tc.in, i, n, err)
+		}
+	}
+}
+
+// conformRun runs the command line and returns its exit status and output.
+func conformRun(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &out, &out)
+	return code, out.String()
+}
+
+// verdicts is what a catalogue report decides: the verdict, and each
+// check's outcome on each case.
+func verdicts(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Verdict string `json:"verdict"`
+		Checks  []struct {
+			ID      string `json:"id"`
+			Outcome string `json:"outcome"`
+			Cases   []struct {
+				Case    string `json:"case"`
+				Outcome string `json:"outcome"`
+			} `json:"cases"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{"verdict": r.Verdict}
+	for _, c := range r.Checks {
+		cs := map[string]string{}
+		for _, v := range c.Cases {
+			cs[v.Case] = v.Outcome
+		}
+		out[c.ID] = []any{c.Outcome, cs}
+	}
+	return out
+}
+
+// The shards of a run, merged, give the unsharded run's verdict and
+// exploration: the same check outcomes on the same cases, the same
+// failures with the same hits, first scenarios and shrunk cases.
+func TestFourShardsMergeIntoTheUnshardedRun(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"conform", "-q", "--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--settle", "20ms", "--parallel", "16",
+		"--case", "reject-duplicate", "--case", "reject-empty", "--explore", "32", "--seed", "5"}
+	whole := filepath.Join(dir, "whole")
+	if code, out := conformRun(t, append(common, "--out", whole, "--json", filepath.Join(dir, "whole.json"))...); code != 1 {
+		t.Fatalf("unsharded run: exit %d, want 1\n%s", code, out)
+	}
+	var shards []string
+	for i := 1; i <= 4; i++ {
+		d := filepath.Join(dir, "shard-"+strconv.Itoa(i))
+		shards = append(shards, d)
+		if code, out := conformRun(t, append(common, "--shard", strconv.Itoa(i)+"/4", "--out", d)...); code != 0 && code != 1 && code != 3 { // a shard may hold no failing case, or not every check
+			t.Fatalf("shard %d: exit %d\n%s", i, code, out)
+		}
+	}
+	merged, mergedExplore := filepath.Join(dir, "merged.json"), filepath.Join(dir, "merged-explore.json")
+	if code, out := conformRun(t, append([]string{"conform", "merge", "--json", merged, "--explore-json", mergedExplore}, shards...)...); code != 1 {
+		t.Fatalf("merge: exit %d, want 1\n%s", code, out)
+	}
+	if w, m := verdicts(t, filepath.Join(dir, "whole.json")), verdicts(t, merged); !reflect.DeepEqual(w, m) {
+		t.Errorf("merged catalogue report differs:\nwhole  %v\nmerged %v", w, m)
+	}
+	w, err := explore.ReadResult(filepath.Join(whole, explore.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := explore.ReadResult(mergedExplore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Scenarios != 32 || m.Scenarios != w.Scenarios || len(w.Failures) == 0 || len(m.Failures) != len(w.Failures) {
+		t.Fatalf("scenarios %d and %d, failures %d and %d", w.Scenarios, m.Scenarios, len(w.Failures), len(m.Failures))
+	}
+	for k := range w.Failures {
+		a, b := w.Failures[k], m.Failures[k]
+		if a.Check != b.Check || a.Hits != b.Hits || a.Index != b.Index || a.CaseYAML != b.CaseYAML {
+			t.Errorf("failure %d: whole %s hits %d index %d, merged %s hits %d index %d\n%s\n%s", k, a.Check, a.Hits, a.Index, b.Check, b.Hits, b.Index, a.CaseYAML, b.CaseYAML)
+		}
+	}
+	// The shrunk case, run with --cases, fails the same check.
+	code, out := conformRun(t, "conform", "-q", "--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--settle", "20ms",
+		"--no-builtin", "--cases", filepath.Join(whole, explore.FailuresDir), "--check", "TW-VALID-DUP")
+	if code != 1 || !strings.Contains(out, "TW-VALID-DUP") {
+		t.Errorf("the shrunk cases: exit %d, want 1 with TW-VALID-DUP failing\n%s", code, out)
+	}
+}
