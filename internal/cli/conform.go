@@ -28,6 +28,7 @@ type conformOptions struct {
 	run        runFlags
 	jsonOut    string
 	junitOut   string
+	htmlOut    string
 	out        string
 	expected   string
 	list       bool
@@ -76,8 +77,9 @@ throw-away HOME per case; --list-presets prints them and --preset NAME
 preset's command; --env and --file add to (and override) its own.
 
 --format github prints GitHub Actions annotations next to the summary
-(docs/ci.md); --json, --junit and --out write the reports, the evidence and
-the transcripts for a CI job to keep.
+(docs/ci.md); --json, --junit, --html and --out write the reports, the
+evidence and the transcripts for a CI job to keep (--html: one page a person
+reads in a browser, nothing loaded from the network).
 
 Exit status: 0 (PASS) when every MUST check that applies was judged and
 passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
@@ -94,6 +96,7 @@ could not start (a bad flag, template variable, output path, baseline,
   todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
   todoharness conform --expected-failures baseline.yaml --out transcripts/
+  todoharness conform --agent 'my-agent' --html report.html
   todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
   todoharness conform --list --check 'TW-LOAD-*' --json -`,
 		Args: cobra.NoArgs,
@@ -115,6 +118,7 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.format, "format", conformance.FormatText, "how the report is printed: "+strings.Join(conformance.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
+	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
 	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
 	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
@@ -280,7 +284,7 @@ func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedF
 // checkOutputs makes sure every file and folder the run will write can be
 // written, before the run: --json, --junit, --write-baseline, --out.
 func checkOutputs(o *conformOptions) error {
-	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--write-baseline", o.baseline}} {
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
 		if f.path == "" {
 			continue
 		}
@@ -359,6 +363,9 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 		return err
 	}
 	if err := writeReportFile(o.junitOut, rep.WriteJUnit); err != nil {
+		return err
+	}
+	if err := writeReportFile(o.htmlOut, rep.WriteHTML); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)
