@@ -238,7 +238,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		case c.Outcome == Pass:
 			reason = c.Title
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, oneLine(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, cutReason(reason, 140))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
@@ -336,38 +336,43 @@ func (r *Report) notJudgedWhy() string {
 	return strings.Join(parts, "; ")
 }
 
-// rootCauses groups the failed checks that point at the same wire line
-// (in any case): checks linked by a shared line are one root cause, named
-// by the kind of line, with the lines. Only groups of two checks or more,
-// in catalogue order.
+// rootCauses groups the failed checks that point at the same thing: the
+// same wire line, or the same scripted call named in their reasons (a
+// refusal the model did not see as one fails the refusal check and every
+// check that then finds the call's list shown, replayed or in the history
+// of the model's requests). Checks linked by a shared line or call are one
+// root cause, named by the kind of line (or the call), with where. Only
+// groups of two checks or more, in catalogue order.
 func (r *Report) rootCauses() []rootCause {
-	type line struct {
-		c   string
-		seq int
-	}
 	var ids []string
-	at := map[line][]int{} // line -> indexes in ids of the checks there
-	var lines []line
+	at := map[rootAt][]int{} // line or call -> indexes in ids of the checks there
+	var keys []rootAt
 	for _, c := range r.Checks {
 		i := -1
 		for _, cv := range c.Cases {
 			if cv.Outcome != Fail && cv.Outcome != XFail {
 				continue
 			}
+			var here []rootAt
 			for seq := range cv.Lines {
+				here = append(here, rootAt{Case: cv.Case, Seq: seq})
+			}
+			for _, call := range r.callsNamed(cv.Case, cv.Reason) {
+				here = append(here, rootAt{Case: cv.Case, Seq: -1, Call: call})
+			}
+			for _, l := range here {
 				if i < 0 {
 					i = len(ids)
 					ids = append(ids, c.ID)
 				}
-				l := line{cv.Case, seq}
 				if _, ok := at[l]; !ok {
-					lines = append(lines, l)
+					keys = append(keys, l)
 				}
 				at[l] = append(at[l], i)
 			}
 		}
 	}
-	// Union-find over the checks, joined by the lines they share.
+	// Union-find over the checks, joined by the lines and calls they share.
 	parent := make([]int, len(ids))
 	for i := range parent {
 		parent[i] = i
@@ -379,16 +384,23 @@ func (r *Report) rootCauses() []rootCause {
 		}
 		return parent[i]
 	}
-	for _, l := range lines {
+	for _, l := range keys {
 		for _, i := range at[l][1:] {
 			parent[find(i)] = find(at[l][0])
 		}
 	}
-	sort.Slice(lines, func(a, b int) bool {
-		if lines[a].c != lines[b].c {
-			return lines[a].c < lines[b].c
+	sort.Slice(keys, func(a, b int) bool {
+		ka, kb := keys[a], keys[b]
+		if ka.Case != kb.Case {
+			return ka.Case < kb.Case
 		}
-		return lines[a].seq < lines[b].seq
+		if (ka.Seq < 0) != (kb.Seq < 0) {
+			return ka.Seq >= 0 // lines first, then calls
+		}
+		if ka.Seq != kb.Seq {
+			return ka.Seq < kb.Seq
+		}
+		return ka.Call < kb.Call
 	})
 	var out []rootCause
 	byRoot := map[int]int{}
@@ -402,14 +414,12 @@ func (r *Report) rootCauses() []rootCause {
 		}
 		out[k].Checks = append(out[k].Checks, ids[i])
 		if !ok {
-			for _, l := range lines {
+			for _, l := range keys {
 				if len(at[l]) > 1 && find(at[l][0]) == root {
-					if out[k].What == "" {
-						out[k].What = r.lineWhat(l.c, l.seq)
-					}
-					out[k].Where = append(out[k].Where, fmt.Sprintf("%s #%d", l.c, l.seq))
+					out[k].Where = append(out[k].Where, l)
 				}
 			}
+			out[k].What = r.rootWhat(out[k].Where)
 		}
 	}
 	kept := out[:0]
@@ -421,11 +431,77 @@ func (r *Report) rootCauses() []rootCause {
 	return kept
 }
 
-// rootCause is failures of several checks that share one wire line.
+// rootCause is failures of several checks that share a wire line or a
+// scripted call.
 type rootCause struct {
 	Checks []string
-	What   string   // the kind of line: "session/update plan"
-	Where  []string // "case #seq"
+	What   string   // the kind of line: "session/update plan"; or "the agent's verdict on a scripted call"
+	Where  []rootAt // the lines first, then the calls
+}
+
+// rootAt is a wire line (Seq >= 0) or a scripted call (Seq -1, Call) of
+// a case.
+type rootAt struct {
+	Case string
+	Seq  int
+	Call string
+}
+
+// String is "case #seq" or "case call_N".
+func (a rootAt) String() string {
+	if a.Seq >= 0 {
+		return fmt.Sprintf("%s #%d", a.Case, a.Seq)
+	}
+	return a.Case + " " + a.Call
+}
+
+// rootWhat names what a root cause's failures share: the kind of its
+// first wire line, else the call.
+func (r *Report) rootWhat(where []rootAt) string {
+	for _, a := range where {
+		if a.Seq >= 0 {
+			return r.lineWhat(a.Case, a.Seq)
+		}
+	}
+	return "the agent's verdict on a scripted todo call (accepted or refused), and what followed from it"
+}
+
+// callsNamed are the scripted calls of case c that reason names (as a
+// word: call_1 is not call_10).
+func (r *Report) callsNamed(c, reason string) []string {
+	var out []string
+	for _, cr := range r.Cases {
+		if cr.ID != c || cr.ev == nil {
+			continue
+		}
+		for _, w := range cr.ev.Writes {
+			if w.CallID != "" && containsWord(reason, w.CallID) && !slices.Contains(out, w.CallID) {
+				out = append(out, w.CallID)
+			}
+		}
+		break
+	}
+	return out
+}
+
+// containsWord reports whether word occurs in s with no letter, digit or
+// underscore either side.
+func containsWord(s, word string) bool {
+	isWord := func(b byte) bool {
+		return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	for i := 0; ; {
+		k := strings.Index(s[i:], word)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(word)
+		if (k == 0 || !isWord(s[k-1])) && (end == len(s) || !isWord(s[end])) {
+			return true
+		}
+		i = k + 1
+	}
 }
 
 // lineWhat names the kind of wire line seq of case c.
@@ -457,9 +533,13 @@ func (r *Report) lineWhat(c string, seq int) string {
 // by clause without opening the JSON report.
 func (r *Report) writeFailures(w io.Writer) {
 	if rcs := r.rootCauses(); len(rcs) > 0 {
-		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line; see the transcript's FAILED marks):")
+		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line, see the transcript's FAILED marks; or the same scripted call):")
 		for _, rc := range rcs {
-			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(first(rc.Where, 4), ", "))
+			where := make([]string, len(rc.Where))
+			for i, a := range rc.Where {
+				where[i] = a.String()
+			}
+			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(first(where, 4), ", "))
 		}
 	}
 	first := true
@@ -474,16 +554,16 @@ func (r *Report) writeFailures(w io.Writer) {
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
 		if c.Outcome == Flaky {
 			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, oneLine(ro.Reason, 200))
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, oneLine(ro.Reason, len(ro.Reason)))
 			}
 			continue
 		}
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case Fail:
-				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, 200))
+				fmt.Fprintf(w, "      case %s: %s\n", cv.Case, oneLine(cv.Reason, len(cv.Reason)))
 			case XFail:
-				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, 200))
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, len(cv.Reason)))
 			}
 		}
 	}

@@ -300,8 +300,11 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 	for _, rc := range r.rootCauses() {
 		hr := htmlRoot{Checks: rc.Checks, What: rc.What}
 		for _, wh := range rc.Where {
-			c, seq, _ := strings.Cut(wh, " #")
-			hr.Where = append(hr.Where, htmlLink{Href: "#" + caseAnchor[c] + "-L" + seq, Label: wh})
+			href := "#" + caseAnchor[wh.Case]
+			if wh.Seq >= 0 {
+				href += fmt.Sprintf("-L%d", wh.Seq)
+			}
+			hr.Where = append(hr.Where, htmlLink{Href: href, Label: wh.String()})
 		}
 		a.Roots = append(a.Roots, hr)
 	}

@@ -1,0 +1,50 @@
+package conformance
+
+import "strings"
+
+// maxHint bounds the tail of a reason kept whole as its fix hint.
+const maxHint = 240
+
+// cutReason is reason on one line in about n bytes, its fix hint never cut:
+// a reason is what was seen, then after "; " what to do or the rule that
+// decided. The part from the first "; " outside a quoted string is kept
+// whole (up to maxHint bytes), and the observation before it is shortened
+// instead. A reason with no such tail is cut at n.
+func cutReason(reason string, n int) string {
+	s := strings.Join(strings.Fields(reason), " ")
+	if len(s) <= n {
+		return s
+	}
+	head, hint, ok := splitHint(s)
+	if !ok || len(hint) > maxHint {
+		return truncate(s, n)
+	}
+	room := n - len(hint)
+	if room < 40 {
+		room = 40
+	}
+	return truncate(head, room) + hint
+}
+
+// splitHint splits s at its first "; " outside a double-quoted string (Go
+// %q quoting: \" inside does not end it); hint starts with the "; ".
+func splitHint(s string) (head, hint string, ok bool) {
+	in, esc, at := false, false, -1
+	for i := 0; i < len(s) && at < 0; i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == ';' && i+1 < len(s) && s[i+1] == ' ':
+			at = i
+		}
+	}
+	if at < 0 {
+		return s, "", false
+	}
+	return s[:at], s[at:], true
+}
