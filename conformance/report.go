@@ -236,7 +236,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		case c.Outcome == XFail:
 			reason = "expected: " + c.Expected + " — " + reason
 		case c.Outcome == Pass:
-			reason = c.Title
+			reason = passSeen(c)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, cutReason(reason, 140))
 	}

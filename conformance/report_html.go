@@ -367,24 +367,6 @@ func failureShown(c CheckResult) bool {
 	return c.Outcome == Fail || c.Outcome == XFail || c.Outcome == Flaky || c.Stale
 }
 
-// passSeen is the reason of a passing check: what was seen on the cases
-// that fed it (the check's title when no case gave one).
-func passSeen(c CheckResult) string {
-	var seen []string
-	for _, cv := range c.Cases {
-		if cv.Outcome == Pass && cv.Reason != "" {
-			seen = append(seen, cv.Case+": "+cv.Reason)
-		}
-	}
-	if len(seen) == 0 {
-		if c.Reason != "" {
-			return c.Reason
-		}
-		return c.Title
-	}
-	return strings.Join(seen, "; ")
-}
-
 func outcomeClass(c CheckResult) string {
 	switch {
 	case c.Stale:

@@ -1,6 +1,9 @@
 package conformance
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // maxHint bounds the tail of a reason kept whole as its fix hint.
 const maxHint = 240
@@ -47,4 +50,30 @@ func splitHint(s string) (head, hint string, ok bool) {
 		return s, "", false
 	}
 	return s[:at], s[at:], true
+}
+
+// passSeen is the REASON of a passing check: a case's own note when its
+// eval gave one (what was seen), else where the check held ("12 cases: "
+// or the one case) before the rule that held.
+func passSeen(c CheckResult) string {
+	var names, notes []string
+	for _, cv := range c.Cases {
+		if cv.Outcome != Pass {
+			continue
+		}
+		names = append(names, cv.Case)
+		if cv.Reason != "" {
+			notes = append(notes, cv.Case+": "+cv.Reason)
+		}
+	}
+	if len(notes) > 0 {
+		return strings.Join(notes, "; ")
+	}
+	if len(names) == 0 {
+		return c.Title
+	}
+	if len(names) == 1 {
+		return names[0] + ": " + c.Title
+	}
+	return fmt.Sprintf("%d cases: %s", len(names), c.Title)
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,27 @@ func TestLoadFailuresMarkTheReplayedPlan(t *testing.T) {
 		if !strings.Contains(c.Reason, "(the list of call_4)") {
 			t.Errorf("%s does not say whose list was replayed: %s", id, c.Reason)
 		}
+	}
+}
+
+// A passing row says where the check held, not only its title.
+func TestPassingRowSaysWhereItHeld(t *testing.T) {
+	t.Parallel()
+	rep, err := Judge(savedRun(t, "reference"), JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[2] == "PASS" && !regexp.MustCompile(`PASS +(\d+ cases|[a-z0-9-]+):`).MatchString(line) {
+			t.Errorf("a passing row does not say where it held: %s", line)
+		}
+	}
+	c, _ := rep.Check("TW-VALID-EMPTY")
+	if got := passSeen(c); !strings.HasPrefix(got, "reject-empty: ") {
+		t.Errorf("TW-VALID-EMPTY: %s", got)
 	}
 }
