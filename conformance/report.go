@@ -160,8 +160,10 @@ type CaseResult struct {
 	// Transcript is the folder written for this case under Config.Out.
 	Transcript string `json:"transcript,omitempty"`
 
-	// marks are the failed checks' notes on wire lines, by seq.
-	marks map[int][]string
+	// marks are the failed checks' notes on wire lines, by seq; reqMarks
+	// on model requests, by journal Index (see requestMarks).
+	marks    map[int][]string
+	reqMarks map[int][]string
 
 	ev *Evidence
 }
@@ -691,6 +693,7 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if cr.Completed && len(cr.Failed) == 0 {
 			continue
 		}
+		cr.reqMarks = r.requestMarks(cr)
 		if err := writeTranscript(d, cr); err != nil {
 			return err
 		}
@@ -760,6 +763,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
 	for _, e := range ev.allRequests() {
+		for _, note := range cr.reqMarks[e.Index] {
+			fmt.Fprintf(&b, "vvv FAILED %s\n", note)
+		}
 		fmt.Fprintf(&b, "request %d (turn %d) %s %s", e.Index+1, e.TurnIndex+1, e.Wire, e.Path)
 		if e.Side {
 			fmt.Fprintf(&b, " SIDE REQUEST (no tools offered: answered %q, no script turn)", SideText)

@@ -225,6 +225,7 @@ type htmlReq struct {
 	Side              bool
 	Tools             string
 	Results, Answer   []string
+	Marks             []string
 }
 
 // htmlAgent builds one agent's view of the report.
@@ -353,7 +354,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 		}
 	}
 	for _, cr := range r.Cases {
-		hc := htmlCaseOf(cr, key)
+		hc := htmlCaseOf(cr, key, r.requestMarks(cr))
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
 		a.Cases = append(a.Cases, hc)
@@ -406,7 +407,7 @@ func outcomeSymbol(c CheckResult) string {
 
 // htmlCaseOf draws one case: its status, steps, and the timeline of the
 // ACP wire beside the model journal in arrival order.
-func htmlCaseOf(cr *CaseResult, key string) htmlCase {
+func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase {
 	hc := htmlCase{Anchor: key + "case-" + safeName(cr.ID), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, Failed: cr.Failed}
 	if cr.Run > 0 {
 		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
@@ -471,7 +472,7 @@ func htmlCaseOf(cr *CaseResult, key string) htmlCase {
 		times = append(times, m.Time)
 	}
 	for _, e := range ev.allRequests() {
-		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error}
+		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error, Marks: reqMarks[e.Index]}
 		var tools []string
 		for _, t := range e.Tools {
 			tools = append(tools, t.Name)

@@ -130,6 +130,11 @@ func TestHTMLReportShowsFixHintsWhole(t *testing.T) {
 	if !strings.Contains(page, hint) {
 		t.Errorf("the fix hint is not shown whole")
 	}
+	// A failure with no wire line is marked at the model request that
+	// carried the result of the call it names.
+	if !strings.Contains(page, `<div class="mark">◀ FAILED TW-VALID-EMPTY: the result of call_2`) {
+		t.Errorf("no model request marked")
+	}
 }
 
 // The plan the agent showed is drawn beside the one expected, and the

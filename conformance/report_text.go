@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -76,4 +77,34 @@ func passSeen(c CheckResult) string {
 		return names[0] + ": " + c.Title
 	}
 	return fmt.Sprintf("%d cases: %s", len(names), c.Title)
+}
+
+// requestMarks are the transcript's marks in the model journal of case
+// cr: a failure that points at no wire line but names a scripted call is
+// marked at the request that carried the call's result (what the model
+// saw), by the request's journal Index.
+func (r *Report) requestMarks(cr *CaseResult) map[int][]string {
+	if cr.ev == nil {
+		return nil
+	}
+	out := map[int][]string{}
+	for _, c := range r.Checks {
+		for _, cv := range c.Cases {
+			if cv.Case != cr.ID || cv.Outcome != Fail || len(cv.Lines) > 0 {
+				continue
+			}
+			for _, call := range r.callsNamed(cr.ID, cv.Reason) {
+				res := cr.ev.resultOf(call)
+				if !res.Found {
+					continue
+				}
+				idx := cr.ev.Journal[res.Request].Index
+				out[idx] = append(out[idx], fmt.Sprintf("%s: the result of %s, below (%s)", c.ID, call, cutReason(cv.Reason, 160)))
+			}
+		}
+	}
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
 }

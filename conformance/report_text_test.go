@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,5 +148,29 @@ func TestPassingRowSaysWhereItHeld(t *testing.T) {
 	c, _ := rep.Check("TW-VALID-EMPTY")
 	if got := passSeen(c); !strings.HasPrefix(got, "reject-empty: ") {
 		t.Errorf("TW-VALID-EMPTY: %s", got)
+	}
+}
+
+// A failing case's transcript marks every failure it can place: on the
+// wire line it points at, else at the model request that carried the
+// result of the call it names.
+func TestTranscriptMarksFailuresWithNoWireLine(t *testing.T) {
+	t.Parallel()
+	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := rep.WriteTranscripts(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "reject-empty", "transcript.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"TW-VALID-EMPTY", "TW-PLAN-1"} {
+		if !strings.Contains(string(b), "vvv FAILED "+id+": the result of call_2") {
+			t.Errorf("the transcript does not mark %s at call_2's result:\n%s", id, b)
+		}
 	}
 }
