@@ -215,6 +215,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
 		return err
 	}
+	if err := checkBaselineReasons(errw, o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
 	if err := checkOutputs(o); err != nil {
 		return err
 	}
@@ -339,6 +342,9 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 		cases = append(cases, ev.Case)
 	}
 	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
+		return err
+	}
+	if err := checkBaselineReasons(cmd.ErrOrStderr(), o.expected, cfg.Expected, o.strict); err != nil {
 		return err
 	}
 	rep, err := conformance.Judge(evs, cfg)
