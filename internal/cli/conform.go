@@ -119,7 +119,7 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
-	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
+	f.StringVar(&o.out, "out", "", "write a folder per case under DIR: its evidence.json (for --judge) and, for a failing case, its transcript (transcript.txt with the failed lines marked, wire.jsonl, journal.jsonl, stderr-N.txt)")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
 	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")

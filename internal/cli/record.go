@@ -124,7 +124,9 @@ func (f *recordFlags) scenarioDirs(args []string, verb string) ([]string, error)
 	if f.all {
 		names, err := scenario.List(f.dir)
 		if err != nil {
-			return nil, err
+			abs, _ := filepath.Abs(f.dir)
+			return nil, fmt.Errorf("%s --all: looked for scenario folders (each holding %s) in --dir %s (%s), found none: run it in a clone of todoharness, or give --dir: %w",
+				verb, scenario.InputFile, f.dir, abs, err)
 		}
 		var out []string
 		for _, n := range names {
@@ -368,6 +370,7 @@ Exit status: 0 when every scenario matches, 1 otherwise.`,
 		},
 	}
 	f.register(cmd.Flags())
+	cmd.Flags().Lookup("model").Usage = "the model name the agent is told ({{.Model}} in --agent, --env and --file; the reference agent's --model); default: the model the cassette was recorded with. Requests match the cassette on their body, the model included: another name makes them miss (each miss is shown with the nearest recorded request)"
 	return cmd
 }
 
