@@ -80,7 +80,12 @@ value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
 *SECRET*, *PASSWORD* variables and --secret-env) in plain, JSON-escaped,
 URL-encoded and base64 form, also split across stream deltas; the saved
 files are scanned again and nothing is written if anything is left.
-Recording an unchanged scenario again writes the same bytes.`,
+Recording an unchanged scenario again writes the same bytes.
+
+Exit status: 0 when every scenario was recorded, scrubbed, saved and replayed
+to the same plan; 2 when one was not (the run stops there and says why; the
+scenarios before it are saved) or the command line is wrong (no key, no
+--upstream, an unknown --wire or --provider).`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
       --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
   ANTHROPIC_API_KEY=… todoharness record --preset claude --env ANTHROPIC_API_KEY --upstream https://api.anthropic.com \
@@ -364,7 +369,9 @@ plan.golden.jsonl, tools.golden.json and system.golden.md. A request the
 cassette does not hold fails with the nearest recorded request and a diff.
 Without --agent, the built-in reference agent is replayed (as a subprocess).
 
-Exit status: 0 when every scenario matches, 1 otherwise.`,
+Exit status: 0 when every scenario matches, 1 when one does not (each is
+still replayed and reported), 2 when the command line is wrong (no scenario
+and no --all, an unknown preset, no scenarios in --dir).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, &f, args)
 		},
