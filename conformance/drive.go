@@ -366,13 +366,24 @@ func (r *runner) progress(ev *Evidence, total int) {
 		}
 	}
 	id := ev.Case.ID
+	suffix := ""
 	if r.run > 0 {
-		id = fmt.Sprintf("%s (run %d/%d)", id, r.run, r.cfg.Repeat)
+		suffix = fmt.Sprintf(" (run %d/%d)", r.run, r.cfg.Repeat)
 	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
 	r.done++
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", r.done, total*r.cfg.Repeat, id, ev.Duration.Seconds(), status)
+	all := total * max(r.cfg.Repeat, 1)
+	// Columns line up whatever the IDs and the run numbers: the widest
+	// case ID of the run, with the widest run suffix.
+	width := 20
+	for _, c := range r.cfg.Cases {
+		width = max(width, len(c.ID))
+	}
+	if r.run > 0 {
+		width += len(fmt.Sprintf(" (run %d/%d)", r.cfg.Repeat, r.cfg.Repeat))
+	}
+	fmt.Fprintf(r.cfg.Progress, "[%*d/%d] %-*s %6.2fs  %s\n", max(2, len(fmt.Sprint(all))), r.done, all, width, id+suffix, ev.Duration.Seconds(), status)
 }
 
 // unrunCase is the evidence of a case that was not started: the run was

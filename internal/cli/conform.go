@@ -226,7 +226,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
 	}
 	if !o.run.quiet {
-		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
+		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout)
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -240,6 +240,26 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		}
 	}
 	return reportConform(out, o, rep)
+}
+
+// caseCount says how many cases will run: the selected ones, the probe
+// the runner adds to detect the dialect when none of them is one (and no
+// --dialect is forced), and with --repeat the runs in all.
+func caseCount(cases []*conformance.Case, dialect string, repeat int) string {
+	n := len(cases)
+	s := fmt.Sprintf("%d cases", n)
+	probe := dialect == ""
+	for _, c := range cases {
+		probe = probe && !c.Probe
+	}
+	if probe {
+		n++
+		s += " + the probe"
+	}
+	if repeat > 1 {
+		s += fmt.Sprintf(" × %d runs = %d case runs", repeat, n*repeat)
+	}
+	return s
 }
 
 // relativeFileArgs are the words of an agent command line that name a
