@@ -218,9 +218,17 @@ func (r *Report) Check(id string) (CheckResult, bool) {
 
 // WriteSummary writes the summary table and the verdict. The checks no
 // selected case feeds share one line after the table.
-func (r *Report) WriteSummary(w io.Writer) error {
+func (r *Report) WriteSummary(w io.Writer) error { return r.WriteSummaryColor(w, false) }
+
+// WriteSummaryColor is WriteSummary, with the outcomes and the verdict in
+// colour when color is set (the command line sets it on a terminal, unless
+// NO_COLOR is set).
+func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
+	paint := painter(color)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tOUTCOME\tREASON")
+	// The header is painted too (in the terminal's own colour): every
+	// cell of the column then carries the same bytes of codes.
+	fmt.Fprintf(tw, "ID\tLEVEL\t%s\tREASON\n", paint("", "OUTCOME"))
 	var unfed []string
 	for _, c := range r.Checks {
 		if c.Outcome == NotRun && c.Reason == NoCaseFeeds && !c.Stale {
@@ -240,7 +248,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		case c.Outcome == Pass:
 			reason = passSeen(c)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, cutReason(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(outcomeClass(c), outcome), cutReason(reason, 140))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
@@ -272,7 +280,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if r.Strict {
 		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
 	}
-	_, err := fmt.Fprintln(w, r.verdictLine())
+	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), r.verdictLine()))
 	return err
 }
 

@@ -108,3 +108,29 @@ func (r *Report) requestMarks(cr *CaseResult) map[int][]string {
 	}
 	return out
 }
+
+// ANSI colours of the summary, by outcome class (outcomeClass) or verdict.
+// Every code is 5 bytes, so a column of painted cells stays aligned in a
+// tabwriter.
+func colourOf(class string) string {
+	switch class {
+	case "pass":
+		return "\x1b[32m" // green
+	case "fail", "stale", "interrupted":
+		return "\x1b[31m" // red
+	case "xfail", "flaky", "incomplete":
+		return "\x1b[33m" // yellow
+	case "notrun", "na":
+		return "\x1b[90m" // grey
+	}
+	return "\x1b[39m" // the terminal's own
+}
+
+// painter returns a function that wraps text in the colour of its class,
+// or leaves it as it is when color is off.
+func painter(color bool) func(class, text string) string {
+	if !color {
+		return func(_, text string) string { return text }
+	}
+	return func(class, text string) string { return colourOf(class) + text + "\x1b[0m" }
+}

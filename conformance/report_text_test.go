@@ -174,3 +174,31 @@ func TestTranscriptMarksFailuresWithNoWireLine(t *testing.T) {
 		}
 	}
 }
+
+// In colour every outcome is painted and the table stays aligned; without,
+// the summary carries no escape code.
+func TestSummaryColour(t *testing.T) {
+	t.Parallel()
+	rep, err := Judge(savedRun(t, "bridge-plan-on-reject"), JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, colour bytes.Buffer
+	if err := rep.WriteSummary(&plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteSummaryColor(&colour, true); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("escape codes without colour")
+	}
+	for _, want := range []string{"\x1b[32mPASS\x1b[0m", "\x1b[31mFAIL\x1b[0m", "\x1b[31mFAIL: MUST failed"} {
+		if !strings.Contains(colour.String(), want) {
+			t.Errorf("no %q in colour", want)
+		}
+	}
+	if got := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colour.String(), ""); got != plain.String() {
+		t.Errorf("the coloured summary, codes removed, differs from the plain one:\n%s\n---\n%s", got, plain.String())
+	}
+}

@@ -47,6 +47,9 @@ type conformOptions struct {
 	format     string
 	strict     bool
 	inProcess  bool
+	// color: the summary is written to a terminal and NO_COLOR is unset
+	// (conformance.UseColor); set by the command, not a flag.
+	color bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -157,6 +160,7 @@ func schemaValidatorOf(ctx context.Context) *conformance.SchemaValidator {
 
 func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	o.color = useColor(out, environOf(cmd.Context()).getenv)
 	if o.presets {
 		return conformance.WritePresetTable(out)
 	}
@@ -395,7 +399,7 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 		return err
 	}
 	fmt.Fprintln(out)
-	if err := rep.WriteSummary(out); err != nil {
+	if err := rep.WriteSummaryColor(out, o.color); err != nil {
 		return err
 	}
 	for _, c := range rep.Cases {
