@@ -149,8 +149,14 @@ type CaseResult struct {
 	// Duration is the case's wall time; Startup the first agent process's
 	// start-up (process start to the initialize answer). In JSON:
 	// durationMs and startupMs (milliseconds).
-	Duration  time.Duration `json:"-"`
-	Startup   time.Duration `json:"-"`
+	Duration time.Duration `json:"-"`
+	Startup  time.Duration `json:"-"`
+	// Waiting is the part of Duration spent waiting with nothing asked of
+	// the agent: the settles after its answers (for late updates) and its
+	// exit after stdin closed; Agent is the rest. In JSON: waitingMs and
+	// agentMs.
+	Waiting   time.Duration `json:"-"`
+	Agent     time.Duration `json:"-"`
 	Completed bool          `json:"completed"`
 	// Error says why the case did not complete.
 	Error      string   `json:"error,omitempty"`
@@ -188,7 +194,9 @@ func (c *CaseResult) MarshalJSON() ([]byte, error) {
 		*plain
 		DurationMs float64 `json:"durationMs"`
 		StartupMs  float64 `json:"startupMs"`
-	}{(*plain)(c), ms(c.Duration), ms(c.Startup)})
+		AgentMs    float64 `json:"agentMs"`
+		WaitingMs  float64 `json:"waitingMs"`
+	}{(*plain)(c), ms(c.Duration), ms(c.Startup), ms(c.Agent), ms(c.Waiting)})
 }
 
 // Evidence returns what was observed while running the case.
