@@ -6,8 +6,12 @@ import (
 	"strings"
 )
 
-// maxHint bounds the tail of a reason kept whole as its fix hint.
-const maxHint = 240
+// maxHint bounds the tail of a reason kept whole as its fix hint;
+// minSeen is the least of the observation before it that is kept.
+const (
+	maxHint = 240
+	minSeen = 100
+)
 
 // cutReason is reason on one line in about n bytes, its fix hint never cut:
 // a reason is what was seen, then after "; " what to do or the rule that
@@ -23,10 +27,9 @@ func cutReason(reason string, n int) string {
 	if !ok || len(hint) > maxHint {
 		return truncate(s, n)
 	}
-	room := n - len(hint)
-	if room < 40 {
-		room = 40
-	}
+	// The observation keeps at least minSeen bytes: what was seen is the
+	// row's first news, the hint its second.
+	room := max(n-len(hint), minSeen)
 	return truncate(head, room) + hint
 }
 

@@ -19,10 +19,11 @@ func TestCutReason(t *testing.T) {
 	}{
 		{"short", "a  b\nc", 20, "a b c"},
 		{"no hint", long, 10, "xxxxxxxxxx…"},
-		{"hint kept", long + "; do this", 60, strings.Repeat("x", 60-len("; do this")) + "…; do this"},
+		{"hint kept", long + "; do this", 120, strings.Repeat("x", 120-len("; do this")) + "…; do this"},
+		{"the observation keeps 100 bytes", long + "; do this", 20, strings.Repeat("x", 100) + "…; do this"},
 		{"a quoted semicolon is no hint", `"` + long + `; not a hint"`, 10, `"xxxxxxxxx…`},
-		{"from the first \"; \" outside quotes", `"a; b" ` + long + "; first; second", 60, `"a; b" ` + strings.Repeat("x", 60-len(`"a; b" `)-len("; first; second")) + "…; first; second"},
-		{"a hint too long is cut", "x; " + long + long, 20, "x; " + strings.Repeat("x", 17) + "…"},
+		{"from the first \"; \" outside quotes", `"a; b" ` + long + "; first; second", 130, `"a; b" ` + strings.Repeat("x", 130-len(`"a; b" `)-len("; first; second")) + "…; first; second"},
+		{"a hint too long is cut", "x; " + long + long, 120, "x; " + strings.Repeat("x", 117) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cutReason(tc.in, tc.n); got != tc.want {
