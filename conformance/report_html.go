@@ -183,6 +183,7 @@ type htmlFailItem struct {
 
 type htmlCase struct {
 	Anchor, ID, Title, Status, Error string
+	Time                             string
 	Run                              int
 	Completed                        bool
 	Failed                           []string
@@ -412,6 +413,7 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 	if cr.Run > 0 {
 		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
 	}
+	hc.Time = fmt.Sprintf("%.2fs: agent %.2fs, waiting %.2fs", cr.Duration.Seconds(), cr.Agent.Seconds(), cr.Waiting.Seconds())
 	switch {
 	case !cr.Completed:
 		hc.Status = "did not complete"
