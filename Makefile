@@ -82,7 +82,7 @@ golden:
 # The main job: the conformance catalogue against the built-in reference agent
 # on the scripted mock model.
 demo: build
-	./$(BIN) conform --json bin/conform.json --junit bin/conform.xml --out bin/conform-transcripts
+	./$(BIN) conform --json bin/conform.json --junit bin/conform.xml --html bin/conform.html --out bin/conform-transcripts
 
 # Opt-in, never part of make test: install the public ACP agents that have a
 # conform preset (opencode-ai, @zed-industries/codex-acp + @openai/codex,

@@ -226,8 +226,13 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	// agent then costs one case timeout, not two.
 	gate := newProbeGate(cfg.Dialect == "")
 	firstDone := make(chan *Evidence, 1)
+	// The parallel slots: the first case holds one until its last step is
+	// answered (see runCase).
+	sem := make(chan struct{}, cfg.Parallel)
+	sem <- struct{}{}
+	firstRelease := sync.OnceFunc(func() { <-sem })
 	go func() {
-		ev := r.runCase(ctx, cases[first], dialect, nil, gate)
+		ev := r.runCase(ctx, cases[first], dialect, nil, gate, firstRelease)
 		gate.close(initAnswered(ev), firstRequestTools(ev))
 		firstDone <- ev
 	}()
@@ -263,16 +268,13 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 		}
 	}
 
-	// The other cases, in parallel (the first one holds a slot until it
-	// ends).
-	sem := make(chan struct{}, cfg.Parallel)
-	sem <- struct{}{}
+	// The other cases, in parallel.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		ev := <-firstDone
-		<-sem
+		firstRelease()
 		if !reported {
 			ev.Dialect, evs[first] = dialect, ev
 			r.progress(ev, len(cases))
@@ -295,12 +297,17 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 				evs[i] = unrunCase(c, dialect, interrupted(ctx), "")
 				return
 			}
-			defer func() { <-sem }()
+			// The slot is freed as soon as the case's last step is
+			// answered: the settle after it and the agent's exit are
+			// still observed (and judged: ACP-TURN-1, ACP-EXIT-1), but
+			// they wait, and the next case need not wait with them.
+			release := sync.OnceFunc(func() { <-sem })
+			defer release()
 			if ctx.Err() != nil {
 				evs[i] = unrunCase(c, dialect, interrupted(ctx), "")
 				return
 			}
-			ev := r.runCase(ctx, c, dialect, itemProps, nil)
+			ev := r.runCase(ctx, c, dialect, itemProps, nil, release)
 			evs[i] = ev
 			r.progress(ev, len(cases))
 		}()
@@ -366,13 +373,24 @@ func (r *runner) progress(ev *Evidence, total int) {
 		}
 	}
 	id := ev.Case.ID
+	suffix := ""
 	if r.run > 0 {
-		id = fmt.Sprintf("%s (run %d/%d)", id, r.run, r.cfg.Repeat)
+		suffix = fmt.Sprintf(" (run %d/%d)", r.run, r.cfg.Repeat)
 	}
 	r.progressMu.Lock()
 	defer r.progressMu.Unlock()
 	r.done++
-	fmt.Fprintf(r.cfg.Progress, "[%2d/%d] %-20s %6.2fs  %s\n", r.done, total*r.cfg.Repeat, id, ev.Duration.Seconds(), status)
+	all := total * max(r.cfg.Repeat, 1)
+	// Columns line up whatever the IDs and the run numbers: the widest
+	// case ID of the run, with the widest run suffix.
+	width := 20
+	for _, c := range r.cfg.Cases {
+		width = max(width, len(c.ID))
+	}
+	if r.run > 0 {
+		width += len(fmt.Sprintf(" (run %d/%d)", r.cfg.Repeat, r.cfg.Repeat))
+	}
+	fmt.Fprintf(r.cfg.Progress, "[%*d/%d] %-*s %6.2fs  %s\n", max(2, len(fmt.Sprint(all))), r.done, all, width, id+suffix, ev.Duration.Seconds(), status)
 }
 
 // unrunCase is the evidence of a case that was not started: the run was
@@ -500,13 +518,30 @@ type caseRun struct {
 	curProc   *ProcResult // its record in ev.Procs
 	sessionID string
 	loadCap   bool
+
+	// release frees the case's parallel slot (nil: none to free); see
+	// runCase.
+	release func()
+}
+
+// lastAnswered is called when the case's last step has its answer: the
+// slot goes to the next case while the settle and the exit are observed.
+func (cr *caseRun) lastAnswered() {
+	if cr.release != nil {
+		cr.release()
+	}
+	cr.ev.Answered = time.Since(cr.start)
 }
 
 // runCase drives one case to completion or abortion and returns its
 // evidence; it never returns an error: whatever went wrong is in the
 // evidence (Aborted).
-func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool, gate *probeGate) *Evidence {
-	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate}
+//
+// release, when not nil, is called once the last step is answered (or the
+// case ends before): what is left is waiting (the settle, the exit), and
+// the runner gives the case's parallel slot to the next one.
+func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[string]bool, gate *probeGate, release func()) *Evidence {
+	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate, release: release}
 	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start,
 		memo: &judgeMemo{}}
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
@@ -631,6 +666,9 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		sr.CancelSeq = stopCancel()
 	}
 	sr.Duration = time.Since(t0)
+	if i == len(cr.c.Steps)-1 && err == nil {
+		cr.lastAnswered()
+	}
 	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
 	if st.Op == OpPrompt {
 		sr.Prompt = ev.PromptsRun
@@ -781,7 +819,9 @@ func (cr *caseRun) endAgent(abort string) {
 		if p.hasExited() {
 			rec.ExitedEarly = true
 		}
+		t0 := time.Now()
 		rec.Shutdown = p.shutdown(cr.r.cfg.Grace)
+		cr.ev.ExitWait += time.Since(t0)
 	}
 	waitFor(cr.cur.done, time.Second)
 	rec.Exit = p.exitDescription()

@@ -655,7 +655,11 @@ func evalHistory(ev *Evidence) verdict {
 				if part.Type == llm.PartToolCall {
 					continue // the call's own arguments carry the list: fine
 				}
-				texts = append(texts, struct{ where, text string }{fmt.Sprintf("message %d (%s)", mi+1, msg.Role), part.Text})
+				where := fmt.Sprintf("message %d (%s)", mi+1, msg.Role)
+				if msg.Role == llm.RoleTool && msg.ToolCallID != "" {
+					where = fmt.Sprintf("message %d (%s, the result of %s)", mi+1, msg.Role, msg.ToolCallID)
+				}
+				texts = append(texts, struct{ where, text string }{where, part.Text})
 			}
 		}
 		for _, t := range texts {
@@ -998,7 +1002,8 @@ func evalLoadBefore(ev *Evidence) verdict {
 	case len(before) > 0:
 		last := before[len(before)-1]
 		if !sameTodos(last.todos(), want) {
-			return failf("the last plan replayed before the session/load answer is %s, want %s", planString(last), todosString(want))
+			return failf("the last plan replayed before the session/load answer is %s%s, want %s", planString(last), whoseList(ev, last), todosString(want)).
+				at(last.Seq, "the last plan replayed before the session/load answer")
 		}
 		return pass()
 	case len(replay) > 0:
@@ -1006,6 +1011,18 @@ func evalLoadBefore(ev *Evidence) verdict {
 	default:
 		return failf("session/load replayed no plan (want %s)", todosString(want))
 	}
+}
+
+// whoseList names the scripted call whose list plan p shows (" (the
+// list of call_4)"), "" when none: a replay of a call the agent should
+// have refused points back at it.
+func whoseList(ev *Evidence, p planObs) string {
+	for i := len(ev.Writes) - 1; i >= 0; i-- {
+		if w := ev.Writes[i]; w.Shaped && sameTodos(w.Todos, p.todos()) {
+			return " (the list of " + w.CallID + ")"
+		}
+	}
+	return ""
 }
 
 func evalLoadLast(ev *Evidence) verdict {
@@ -1018,7 +1035,8 @@ func evalLoadLast(ev *Evidence) verdict {
 	}
 	last := replay[len(replay)-1]
 	if !sameTodos(last.todos(), want) {
-		return failf("the last plan replayed on load is %s, want the last accepted list %s", planString(last), todosString(want))
+		return failf("the last plan replayed on load is %s%s, want the last accepted list %s", planString(last), whoseList(ev, last), todosString(want)).
+			at(last.Seq, "the last plan replayed on load")
 	}
 	return pass()
 }

@@ -39,6 +39,13 @@ type Evidence struct {
 	// Started is when the case started; Duration its wall time.
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration"`
+	// Answered is when (from the case start) its last step was answered:
+	// the case then gave up its parallel slot, and what followed was the
+	// settle and the agent's exit. ExitWait is the time spent waiting for
+	// the agent processes to exit once their stdin closed (grace periods
+	// and signals included).
+	Answered time.Duration `json:"answered,omitempty"`
+	ExitWait time.Duration `json:"exitWait,omitempty"`
 
 	Wire []WireMsg `json:"wire"`
 	// Journal is what the agent sent the model for the script, in the

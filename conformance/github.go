@@ -75,7 +75,7 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 					continue
 				}
 				if n++; n <= githubCasesShown {
-					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, oneLine(cv.Reason, 300))
+					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, cutReason(cv.Reason, 300))
 				}
 			}
 			if n > githubCasesShown {

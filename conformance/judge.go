@@ -334,6 +334,12 @@ func caseResult(ev *Evidence) *CaseResult {
 			cr.Error = why
 		}
 	}
+	cr.Waiting = ev.ExitWait
+	for _, st := range ev.Steps {
+		cr.Waiting += st.Settle
+	}
+	cr.Waiting = min(cr.Waiting, cr.Duration)
+	cr.Agent = cr.Duration - cr.Waiting
 	if len(ev.Procs) > 0 {
 		cr.Startup = ev.Procs[0].Startup
 		cr.StderrTail = lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 10)

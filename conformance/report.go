@@ -153,8 +153,14 @@ type CaseResult struct {
 	// Duration is the case's wall time; Startup the first agent process's
 	// start-up (process start to the initialize answer). In JSON:
 	// durationMs and startupMs (milliseconds).
-	Duration  time.Duration `json:"-"`
-	Startup   time.Duration `json:"-"`
+	Duration time.Duration `json:"-"`
+	Startup  time.Duration `json:"-"`
+	// Waiting is the part of Duration spent waiting with nothing asked of
+	// the agent: the settles after its answers (for late updates) and its
+	// exit after stdin closed; Agent is the rest. In JSON: waitingMs and
+	// agentMs.
+	Waiting   time.Duration `json:"-"`
+	Agent     time.Duration `json:"-"`
 	Completed bool          `json:"completed"`
 	// Error says why the case did not complete.
 	Error      string   `json:"error,omitempty"`
@@ -167,8 +173,10 @@ type CaseResult struct {
 	// and why (the transcript marks them).
 	Plans []PlanTie `json:"plans,omitempty"`
 
-	// marks are the failed checks' notes on wire lines, by seq.
-	marks map[int][]string
+	// marks are the failed checks' notes on wire lines, by seq; reqMarks
+	// on model requests, by journal Index (see requestMarks).
+	marks    map[int][]string
+	reqMarks map[int][]string
 	// failures are every failure on this case, "ID: reason".
 	failures []string
 
@@ -195,7 +203,9 @@ func (c *CaseResult) MarshalJSON() ([]byte, error) {
 		*plain
 		DurationMs float64 `json:"durationMs"`
 		StartupMs  float64 `json:"startupMs"`
-	}{(*plain)(c), ms(c.Duration), ms(c.Startup)})
+		AgentMs    float64 `json:"agentMs"`
+		WaitingMs  float64 `json:"waitingMs"`
+	}{(*plain)(c), ms(c.Duration), ms(c.Startup), ms(c.Agent), ms(c.Waiting)})
 }
 
 // Evidence returns what was observed while running the case.
@@ -225,9 +235,17 @@ func (r *Report) Check(id string) (CheckResult, bool) {
 
 // WriteSummary writes the summary table and the verdict. The checks no
 // selected case feeds share one line after the table.
-func (r *Report) WriteSummary(w io.Writer) error {
+func (r *Report) WriteSummary(w io.Writer) error { return r.WriteSummaryColor(w, false) }
+
+// WriteSummaryColor is WriteSummary, with the outcomes and the verdict in
+// colour when color is set (the command line sets it on a terminal, unless
+// NO_COLOR is set).
+func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
+	paint := painter(color)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tOUTCOME\tREASON")
+	// The header is painted too (in the terminal's own colour): every
+	// cell of the column then carries the same bytes of codes.
+	fmt.Fprintf(tw, "ID\tLEVEL\t%s\tREASON\n", paint("", "OUTCOME"))
 	var unfed []string
 	for _, c := range r.Checks {
 		if c.Outcome == NotRun && c.Reason == NoCaseFeeds && !c.Stale {
@@ -245,9 +263,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		case c.Outcome == XFail:
 			reason = "expected: " + c.Expected + " — " + reason
 		case c.Outcome == Pass:
-			reason = c.Title
+			reason = passSeen(c)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, outcome, oneLine(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(outcomeClass(c), outcome), cutReason(reason, 140))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
@@ -279,7 +297,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if r.Strict {
 		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
 	}
-	_, err := fmt.Fprintln(w, r.verdictLine())
+	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), r.verdictLine()))
 	return err
 }
 
@@ -345,38 +363,43 @@ func (r *Report) notJudgedWhy() string {
 	return strings.Join(parts, "; ")
 }
 
-// rootCauses groups the failed checks that point at the same wire line
-// (in any case): checks linked by a shared line are one root cause, named
-// by the kind of line, with the lines. Only groups of two checks or more,
-// in catalogue order.
+// rootCauses groups the failed checks that point at the same thing: the
+// same wire line, or the same scripted call named in their reasons (a
+// refusal the model did not see as one fails the refusal check and every
+// check that then finds the call's list shown, replayed or in the history
+// of the model's requests). Checks linked by a shared line or call are one
+// root cause, named by the kind of line (or the call), with where. Only
+// groups of two checks or more, in catalogue order.
 func (r *Report) rootCauses() []rootCause {
-	type line struct {
-		c   string
-		seq int
-	}
 	var ids []string
-	at := map[line][]int{} // line -> indexes in ids of the checks there
-	var lines []line
+	at := map[rootAt][]int{} // line or call -> indexes in ids of the checks there
+	var keys []rootAt
 	for _, c := range r.Checks {
 		i := -1
 		for _, cv := range c.Cases {
 			if cv.Outcome != Fail && cv.Outcome != XFail {
 				continue
 			}
+			var here []rootAt
 			for seq := range cv.Lines {
+				here = append(here, rootAt{Case: cv.Case, Seq: seq})
+			}
+			for _, call := range r.callsNamed(cv.Case, cv.Reason) {
+				here = append(here, rootAt{Case: cv.Case, Seq: -1, Call: call})
+			}
+			for _, l := range here {
 				if i < 0 {
 					i = len(ids)
 					ids = append(ids, c.ID)
 				}
-				l := line{cv.Case, seq}
 				if _, ok := at[l]; !ok {
-					lines = append(lines, l)
+					keys = append(keys, l)
 				}
 				at[l] = append(at[l], i)
 			}
 		}
 	}
-	// Union-find over the checks, joined by the lines they share.
+	// Union-find over the checks, joined by the lines and calls they share.
 	parent := make([]int, len(ids))
 	for i := range parent {
 		parent[i] = i
@@ -388,16 +411,23 @@ func (r *Report) rootCauses() []rootCause {
 		}
 		return parent[i]
 	}
-	for _, l := range lines {
+	for _, l := range keys {
 		for _, i := range at[l][1:] {
 			parent[find(i)] = find(at[l][0])
 		}
 	}
-	sort.Slice(lines, func(a, b int) bool {
-		if lines[a].c != lines[b].c {
-			return lines[a].c < lines[b].c
+	sort.Slice(keys, func(a, b int) bool {
+		ka, kb := keys[a], keys[b]
+		if ka.Case != kb.Case {
+			return ka.Case < kb.Case
 		}
-		return lines[a].seq < lines[b].seq
+		if (ka.Seq < 0) != (kb.Seq < 0) {
+			return ka.Seq >= 0 // lines first, then calls
+		}
+		if ka.Seq != kb.Seq {
+			return ka.Seq < kb.Seq
+		}
+		return ka.Call < kb.Call
 	})
 	var out []rootCause
 	byRoot := map[int]int{}
@@ -411,14 +441,12 @@ func (r *Report) rootCauses() []rootCause {
 		}
 		out[k].Checks = append(out[k].Checks, ids[i])
 		if !ok {
-			for _, l := range lines {
+			for _, l := range keys {
 				if len(at[l]) > 1 && find(at[l][0]) == root {
-					if out[k].What == "" {
-						out[k].What = r.lineWhat(l.c, l.seq)
-					}
-					out[k].Where = append(out[k].Where, fmt.Sprintf("%s #%d", l.c, l.seq))
+					out[k].Where = append(out[k].Where, l)
 				}
 			}
+			out[k].What = r.rootWhat(out[k].Where)
 		}
 	}
 	kept := out[:0]
@@ -430,11 +458,77 @@ func (r *Report) rootCauses() []rootCause {
 	return kept
 }
 
-// rootCause is failures of several checks that share one wire line.
+// rootCause is failures of several checks that share a wire line or a
+// scripted call.
 type rootCause struct {
 	Checks []string
-	What   string   // the kind of line: "session/update plan"
-	Where  []string // "case #seq"
+	What   string   // the kind of line: "session/update plan"; or "the agent's verdict on a scripted call"
+	Where  []rootAt // the lines first, then the calls
+}
+
+// rootAt is a wire line (Seq >= 0) or a scripted call (Seq -1, Call) of
+// a case.
+type rootAt struct {
+	Case string
+	Seq  int
+	Call string
+}
+
+// String is "case #seq" or "case call_N".
+func (a rootAt) String() string {
+	if a.Seq >= 0 {
+		return fmt.Sprintf("%s #%d", a.Case, a.Seq)
+	}
+	return a.Case + " " + a.Call
+}
+
+// rootWhat names what a root cause's failures share: the kind of its
+// first wire line, else the call.
+func (r *Report) rootWhat(where []rootAt) string {
+	for _, a := range where {
+		if a.Seq >= 0 {
+			return r.lineWhat(a.Case, a.Seq)
+		}
+	}
+	return "the agent's verdict on a scripted todo call (accepted or refused), and what followed from it"
+}
+
+// callsNamed are the scripted calls of case c that reason names (as a
+// word: call_1 is not call_10).
+func (r *Report) callsNamed(c, reason string) []string {
+	var out []string
+	for _, cr := range r.Cases {
+		if cr.ID != c || cr.ev == nil {
+			continue
+		}
+		for _, w := range cr.ev.Writes {
+			if w.CallID != "" && containsWord(reason, w.CallID) && !slices.Contains(out, w.CallID) {
+				out = append(out, w.CallID)
+			}
+		}
+		break
+	}
+	return out
+}
+
+// containsWord reports whether word occurs in s with no letter, digit or
+// underscore either side.
+func containsWord(s, word string) bool {
+	isWord := func(b byte) bool {
+		return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	for i := 0; ; {
+		k := strings.Index(s[i:], word)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(word)
+		if (k == 0 || !isWord(s[k-1])) && (end == len(s) || !isWord(s[end])) {
+			return true
+		}
+		i = k + 1
+	}
 }
 
 // lineWhat names the kind of wire line seq of case c.
@@ -466,9 +560,13 @@ func (r *Report) lineWhat(c string, seq int) string {
 // by clause without opening the JSON report.
 func (r *Report) writeFailures(w io.Writer) {
 	if rcs := r.rootCauses(); len(rcs) > 0 {
-		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line; see the transcript's FAILED marks):")
+		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line, see the transcript's FAILED marks; or the same scripted call):")
 		for _, rc := range rcs {
-			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(first(rc.Where, 4), ", "))
+			where := make([]string, len(rc.Where))
+			for i, a := range rc.Where {
+				where[i] = a.String()
+			}
+			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(first(where, 4), ", "))
 		}
 	}
 	first := true
@@ -483,16 +581,16 @@ func (r *Report) writeFailures(w io.Writer) {
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, oneLine(c.Spec, 300), c.Source)
 		if c.Outcome == Flaky {
 			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, oneLine(ro.Reason, 200))
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, oneLine(ro.Reason, len(ro.Reason)))
 			}
 			continue
 		}
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case Fail:
-				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, oneLine(cv.Reason, 200), cv.more())
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, oneLine(cv.Reason, len(cv.Reason)), cv.more())
 			case XFail:
-				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, 200))
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, oneLine(cv.Reason, len(cv.Reason)))
 			}
 		}
 	}
@@ -622,6 +720,7 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if cr.Completed && len(cr.Failed) == 0 {
 			continue
 		}
+		cr.reqMarks = r.requestMarks(cr)
 		if err := writeTranscript(d, cr); err != nil {
 			return err
 		}
@@ -697,6 +796,9 @@ func writeTranscript(d string, cr *CaseResult) error {
 	}
 	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
 	for _, e := range ev.allRequests() {
+		for _, note := range cr.reqMarks[e.Index] {
+			fmt.Fprintf(&b, "vvv FAILED %s\n", note)
+		}
 		fmt.Fprintf(&b, "request %d (turn %d) %s %s", e.Index+1, e.TurnIndex+1, e.Wire, e.Path)
 		if e.Side {
 			fmt.Fprintf(&b, " SIDE REQUEST (no tools offered: answered %q, no script turn)", SideText)

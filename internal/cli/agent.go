@@ -16,6 +16,7 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/buildinfo"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -113,11 +114,13 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		Logger:    logger,
 		Faults:    faults,
 		Exit:      env.exitFunc(),
+		// agentInfo says what --version says.
+		Version: buildinfo.Version(),
 	})
 	if err != nil {
 		return err
 	}
-	logger.Info("todoharness agent ready", "version", acp.Version, "model", desc, "sessions", dir, "tools", reg.Names())
+	logger.Info("todoharness agent ready", "version", buildinfo.Version(), "model", desc, "sessions", dir, "tools", reg.Names())
 	if err := b.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 		logger.Error("shutdown", "err", err)
 		return err

@@ -60,6 +60,7 @@ func NewRootCmd() *cobra.Command {
 	for _, c := range subcommands() {
 		root.AddCommand(c)
 	}
+	registerCompletions(root)
 	return root
 }
 

@@ -28,6 +28,7 @@ type conformOptions struct {
 	run        runFlags
 	jsonOut    string
 	junitOut   string
+	htmlOut    string
 	out        string
 	expected   string
 	list       bool
@@ -47,6 +48,9 @@ type conformOptions struct {
 	strict     bool
 	inProcess  bool
 	explore    exploreFlags
+	// color: the summary is written to a terminal and NO_COLOR is unset
+	// (conformance.UseColor); set by the command, not a flag.
+	color bool
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -85,8 +89,9 @@ catalogue and of the exploration; "conform merge DIR..." joins the shards'
 --out folders into one verdict (docs/ci.md).
 
 --format github prints GitHub Actions annotations next to the summary
-(docs/ci.md); --json, --junit and --out write the reports, the evidence and
-the transcripts for a CI job to keep.
+(docs/ci.md); --json, --junit, --html and --out write the reports, the
+evidence and the transcripts for a CI job to keep (--html: one page a person
+reads in a browser, nothing loaded from the network).
 
 Exit status: 0 (PASS) when every MUST check that applies was judged and
 passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
@@ -103,6 +108,7 @@ could not start (a bad flag, template variable, output path, baseline,
   todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
   todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
   todoharness conform --expected-failures baseline.yaml --out transcripts/
+  todoharness conform --agent 'my-agent' --html report.html
   todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
   todoharness conform --list --check 'TW-LOAD-*' --json -
   todoharness conform --in-process --settle 50ms --explore 1000 --seed 42 --out explored/
@@ -126,7 +132,8 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.format, "format", conformance.FormatText, "how the report is printed: "+strings.Join(conformance.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
-	f.StringVar(&o.out, "out", "", "write a transcript (ACP wire, model journal, stderr) per failing case under DIR")
+	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
+	f.StringVar(&o.out, "out", "", "write a folder per case under DIR: its evidence.json (for --judge) and, for a failing case, its transcript (transcript.txt with the failed lines marked, wire.jsonl, journal.jsonl, stderr-N.txt)")
 	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
 	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
@@ -166,6 +173,7 @@ func schemaValidatorOf(ctx context.Context) *conformance.SchemaValidator {
 
 func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	o.color = useColor(out, environOf(cmd.Context()).getenv)
 	if o.presets {
 		return conformance.WritePresetTable(out)
 	}
@@ -234,6 +242,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
 		return err
 	}
+	if err := checkBaselineReasons(errw, o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
 	if err := checkOutputs(o); err != nil {
 		return err
 	}
@@ -250,7 +261,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return exploreStatus(nil, res)
 	}
 	if !o.run.quiet {
-		fmt.Fprintf(errw, "conform: %s: %d cases, timeout %s per case\n", target.String(), len(cases), cfg.Timeout)
+		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout)
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -276,6 +287,26 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		}
 	}
 	return reportConform(out, o, rep)
+}
+
+// caseCount says how many cases will run: the selected ones, the probe
+// the runner adds to detect the dialect when none of them is one (and no
+// --dialect is forced), and with --repeat the runs in all.
+func caseCount(cases []*conformance.Case, dialect string, repeat int) string {
+	n := len(cases)
+	s := fmt.Sprintf("%d cases", n)
+	probe := dialect == ""
+	for _, c := range cases {
+		probe = probe && !c.Probe
+	}
+	if probe {
+		n++
+		s += " + the probe"
+	}
+	if repeat > 1 {
+		s += fmt.Sprintf(" × %d runs = %d case runs", repeat, n*repeat)
+	}
+	return s
 }
 
 // relativeFileArgs are the words of an agent command line that name a
@@ -323,7 +354,7 @@ func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedF
 // checkOutputs makes sure every file and folder the run will write can be
 // written, before the run: --json, --junit, --write-baseline, --out.
 func checkOutputs(o *conformOptions) error {
-	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--write-baseline", o.baseline}} {
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
 		if f.path == "" {
 			continue
 		}
@@ -380,6 +411,9 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
 		return err
 	}
+	if err := checkBaselineReasons(cmd.ErrOrStderr(), o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
 	rep, err := conformance.Judge(evs, cfg)
 	if err != nil {
 		return err
@@ -404,8 +438,11 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 	if err := writeReportFile(o.junitOut, rep.WriteJUnit); err != nil {
 		return err
 	}
+	if err := writeReportFile(o.htmlOut, rep.WriteHTML); err != nil {
+		return err
+	}
 	fmt.Fprintln(out)
-	if err := rep.WriteSummary(out); err != nil {
+	if err := rep.WriteSummaryColor(out, o.color); err != nil {
 		return err
 	}
 	for _, c := range rep.Cases {

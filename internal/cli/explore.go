@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,7 +99,7 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 	errw := cmd.ErrOrStderr()
 	shard, shards, _ := parseShard(o.explore.shard)
 	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, Shard: shard, Shards: shards, Out: o.out}
-	if !o.run.quiet && isTerminal(errw) {
+	if f, ok := errw.(*os.File); ok && !o.run.quiet && isTerminal(f.Fd()) {
 		ec.Progress = errw
 	}
 	fmt.Fprintf(errw, "explore: seed %d (--seed %d draws the same scenarios)\n", seed, seed)
@@ -112,16 +111,6 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 		return nil, err
 	}
 	return res, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // exploreStatus is the exit status of an exploration beside the catalogue

@@ -21,7 +21,7 @@ import (
 func newLogCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "log", Short: "Inspect and validate session logs (JSONL)"}
 	var policy string
-	var list bool
+	var list, strict bool
 	check := &cobra.Command{
 		Use:   "check FILE|DIR...",
 		Short: "Validate session logs against the invariants and every todo_write against the contract (exit 1 on a violation)",
@@ -32,7 +32,12 @@ session.2.jsonl, ...): each log is checked and named. Both the runtime format
 and the original's committed-fixture format (no seq/time, packed chunk rows)
 are read. --list prints every invariant with its ID. Reading never modifies a
 log; the check streams (memory bounded by the longest line) and stops on
-SIGINT/SIGTERM.`,
+SIGINT/SIGTERM. Warnings go to stderr and do not fail a log unless --strict.
+
+Exit status: 0 when every log passes, 1 when one fails (a broken line or
+invariant, a todo_write contract finding, a log that cannot be read; with
+--strict also a warning), 2 when the command line is wrong (no FILE, an unknown
+--policy).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				for _, inv := range session.Invariants() {
@@ -46,9 +51,10 @@ SIGINT/SIGTERM.`,
 			if err := checkLogPolicy(policy); err != nil {
 				return err
 			}
-			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, policy)
+			return runLogCheck(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, policy, strict)
 		},
 	}
+	check.Flags().BoolVar(&strict, "strict", false, "a warning (an unknown event type, a log that ends inside a turn, a line read leniently) fails the log too")
 	check.Flags().StringVar(&policy, "policy", string(session.PolicySingle), "todo_write policy: single (at most one in_progress), parallel (any number), or auto (read from the todo_write description the log's request headers recorded; single when there is none)")
 	check.Flags().BoolVar(&list, "list", false, "print every invariant log check judges, with its ID, and exit")
 	cmd.AddCommand(check)
@@ -137,8 +143,9 @@ func (f logFile) describe(h session.Header) string {
 	return s + "]"
 }
 
-// runLogCheck checks every log named by args; exit 1 when any fails.
-func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy string) error {
+// runLogCheck checks every log named by args; exit 1 when any fails
+// (under strict, also when one gave a warning).
+func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy string, strict bool) error {
 	files, err := logFiles(args)
 	if err != nil {
 		fmt.Fprintln(errw, "FAIL", err)
@@ -146,13 +153,18 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy
 	}
 	failed := false
 	for _, f := range files {
-		p, err := logPolicy(ctx, errw, f.path, policy)
+		warns := &warningCounter{w: errw}
+		p, err := logPolicy(ctx, warns, f.path, policy)
 		if err != nil {
 			fmt.Fprintln(errw, "FAIL", err)
 			failed = true
 			continue
 		}
-		if !checkLog(ctx, out, errw, f, p) {
+		var strictOn *warningCounter
+		if strict {
+			strictOn = warns
+		}
+		if !checkLog(ctx, out, warns, f, p, strictOn) {
 			failed = true
 		}
 		if ctx.Err() != nil {
@@ -167,8 +179,9 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy
 
 // checkLog streams one log and checks every event as it is read (memory
 // bounded by the longest line), and every todo/write against the contract.
-// Unknown event types are warnings (once per type), never failures.
-func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy) bool {
+// Unknown event types are warnings (once per type), never failures unless
+// strict is set: then the warnings it counted fail the log.
+func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy, strict *warningCounter) bool {
 	path := lf.path
 	f, err := session.OpenForRead(ctx, path)
 	if err != nil {
@@ -217,6 +230,10 @@ func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Po
 	}
 	if sum.Findings > 0 {
 		fmt.Fprintf(errw, "FAIL %s: %d todo_write contract finding(s) under the %s policy\n", path, sum.Findings, p)
+		return false
+	}
+	if strict != nil && strict.n > 0 {
+		fmt.Fprintf(errw, "FAIL %s: %d warning(s) (--strict)\n", path, strict.n)
 		return false
 	}
 	h, n := sum.Header, sum.Events
@@ -317,4 +334,20 @@ func showLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Pol
 		fmt.Fprintf(out, "%d events of types this tool does not model\n", unknown)
 	}
 	return nil
+}
+
+// warningCounter passes what is written to w through, counting the lines
+// that start with "warning:" (log check --strict fails on them).
+type warningCounter struct {
+	w io.Writer
+	n int
+}
+
+func (c *warningCounter) Write(b []byte) (int, error) {
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "warning:") {
+			c.n++
+		}
+	}
+	return c.w.Write(b)
 }

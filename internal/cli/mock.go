@@ -17,16 +17,25 @@ import (
 func newMockCmd() *cobra.Command {
 	mock := &cobra.Command{
 		Use:   "mock",
-		Short: "Scripted mock model (OpenAI-compatible chat completions server)",
+		Short: "Scripted mock model: a server speaking OpenAI chat completions, OpenAI Responses, Anthropic Messages and Gemini",
 	}
 	var script, addr, journal string
 	serve := &cobra.Command{
 		Use:   "serve --script FILE [--addr 127.0.0.1:0] [--journal FILE]",
 		Short: "Serve a mock-model script over HTTP until interrupted",
-		Long: `Serve a mock-model script (YAML, see package mockmodel) as an OpenAI-compatible
-chat-completions server. The first line on stdout is the base URL for OpenAI
-clients (http://127.0.0.1:PORT/v1). Serves until SIGINT or SIGTERM. With
---journal, every request is appended to FILE as one JSON line as it arrives.`,
+		Long: `Serve a mock-model script (YAML; the format is in docs/mock-scripts.md) over
+HTTP on four model APIs at once, each streaming and not, chosen by the path:
+
+  OpenAI chat completions  POST /v1/chat/completions (and /chat/completions), GET /v1/models
+  OpenAI Responses         POST /v1/responses (and /responses)
+  Anthropic Messages       POST /v1/messages (and /v1/messages/count_tokens)
+  Gemini                   POST /v1beta/models/{model}:generateContent and :streamGenerateContent
+
+Every request takes the next turn of the script, whichever API it came on.
+The first line on stdout is the base URL for OpenAI clients
+(http://127.0.0.1:PORT/v1; Anthropic and Gemini clients take it without /v1).
+Serves until SIGINT or SIGTERM. With --journal, every request is appended to
+FILE as one JSON line as it arrives, in one canonical form whatever the API.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -26,6 +26,7 @@ type peersOptions struct {
 	skipInstall bool
 	run         runFlags
 	installTime time.Duration
+	html        string
 }
 
 // newPeersCmd is `todoharness peers` (what `make peers` runs): install the
@@ -63,6 +64,7 @@ one could not be installed or started.`,
 	f.StringVar(&o.npm, "npm", "npm", "the npm command")
 	f.BoolVar(&o.skipInstall, "skip-install", false, "use what is already installed under --cache")
 	f.DurationVar(&o.installTime, "install-timeout", 10*time.Minute, "bound on one agent's npm install")
+	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page to FILE: a matrix of agents × checks, then each agent's report")
 	o.run.register(f, " per agent")
 	return cmd
 }
@@ -75,6 +77,8 @@ type peerRow struct {
 	Verdict                string
 	// Ran: the catalogue ran (the agent installed and started).
 	Ran bool
+	// rep is the agent's report (nil when the catalogue did not run).
+	rep *conformance.Report
 }
 
 func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
@@ -126,6 +130,9 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	if err := os.MkdirAll(cache, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(cache, "summary.md"), []byte(md.String()), 0o644)
 	}
+	if err := writeReportFile(o.html, func(w io.Writer) error { return conformance.WritePeersHTML(w, peerResults(rows)) }); err != nil {
+		return err
+	}
 	for _, r := range rows {
 		if !r.Ran {
 			return exitCode(1)
@@ -170,6 +177,7 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 		row.Verdict = "could not run: " + err.Error()
 		return row
 	}
+	row.rep = rep
 	if f, err := os.Create(filepath.Join(dir, "report.json")); err == nil {
 		_ = rep.WriteJSON(f)
 		_ = f.Close()
@@ -209,6 +217,19 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 		row.Ran, row.Verdict = true, "FAIL (MUST): "+strings.Join(rep.Failing, ", ")
 	}
 	return row
+}
+
+// peerResults are the rows as the HTML report takes them.
+func peerResults(rows []peerRow) []conformance.PeerResult {
+	out := make([]conformance.PeerResult, len(rows))
+	for i, r := range rows {
+		v := r.Version
+		if v == "-" {
+			v = ""
+		}
+		out[i] = conformance.PeerResult{Name: r.Preset + " (" + r.Agent + ")", Version: v, Verdict: r.Verdict, Report: r.rep}
+	}
+	return out
 }
 
 // npmInstall installs pkgs (latest) into dir.

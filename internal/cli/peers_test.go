@@ -42,8 +42,9 @@ esac
 `)
 	cache := t.TempDir()
 	var out, errw bytes.Buffer
+	page := filepath.Join(cache, "peers.html")
 	err := runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"codex", "gemini", "claude"},
-		run: runFlags{timeout: 3 * time.Second, parallel: 4}, installTime: time.Minute})
+		run: runFlags{timeout: 3 * time.Second, parallel: 4}, installTime: time.Minute, html: page})
 	var ec exitCode
 	if !errors.As(err, &ec) || ec != 1 {
 		t.Errorf("exit %v, want 1 (an agent could not be run)", err)
@@ -69,6 +70,14 @@ esac
 	md, err := os.ReadFile(filepath.Join(cache, "summary.md"))
 	if err != nil || !strings.Contains(string(md), "| gemini | Gemini CLI | 9.9.9 |") {
 		t.Errorf("summary.md: %v\n%s", err, md)
+	}
+	// --html: a matrix row per agent, the one that did not install saying so.
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(html), `<tr><td class="name">`); n != 3 || !strings.Contains(string(html), "404 Not Found") {
+		t.Errorf("peers.html: %d matrix rows, want 3, with the failed install's reason", n)
 	}
 	if _, err := os.Stat(filepath.Join(cache, "gemini", "report.json")); err != nil {
 		t.Errorf("no report for the agent that ran: %v", err)

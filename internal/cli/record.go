@@ -83,7 +83,12 @@ either case, JSON-escaped, URL-encoded once or twice, also split across
 stream deltas, an encoded one with its whole token; the saved files are
 scanned again and nothing is written if anything is left. No diff, error
 or log line prints a secret: what a scan finds is masked.
-Recording an unchanged scenario again writes the same bytes.`,
+Recording an unchanged scenario again writes the same bytes.
+
+Exit status: 0 when every scenario was recorded, scrubbed, saved and replayed
+to the same plan; 2 when one was not (the run stops there and says why; the
+scenarios before it are saved) or the command line is wrong (no key, no
+--upstream, an unknown --wire or --provider).`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
       --upstream https://api.openai.com/v1 --wire openai-chat --model gpt-4o-mini scenarios/todo-plan
   ANTHROPIC_API_KEY=… todoharness record --preset claude --env ANTHROPIC_API_KEY --upstream https://api.anthropic.com \
@@ -127,7 +132,9 @@ func (f *recordFlags) scenarioDirs(args []string, verb string) ([]string, error)
 	if f.all {
 		names, err := scenario.List(f.dir)
 		if err != nil {
-			return nil, err
+			abs, _ := filepath.Abs(f.dir)
+			return nil, fmt.Errorf("%s --all: looked for scenario folders (each holding %s) in --dir %s (%s), found none: run it in a clone of todoharness, or give --dir: %w",
+				verb, scenario.InputFile, f.dir, abs, err)
 		}
 		var out []string
 		for _, n := range names {
@@ -365,12 +372,15 @@ plan.golden.jsonl, tools.golden.json and system.golden.md. A request the
 cassette does not hold fails with the nearest recorded request and a diff.
 Without --agent, the built-in reference agent is replayed (as a subprocess).
 
-Exit status: 0 when every scenario matches, 1 otherwise.`,
+Exit status: 0 when every scenario matches, 1 when one does not (each is
+still replayed and reported), 2 when the command line is wrong (no scenario
+and no --all, an unknown preset, no scenarios in --dir).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, &f, args)
 		},
 	}
 	f.register(cmd.Flags())
+	cmd.Flags().Lookup("model").Usage = "the model name the agent is told ({{.Model}} in --agent, --env and --file; the reference agent's --model); default: the model the cassette was recorded with. Requests match the cassette on their body, the model included: another name makes them miss (each miss is shown with the nearest recorded request)"
 	return cmd
 }
 

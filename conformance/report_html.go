@@ -1,0 +1,666 @@
+package conformance
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The HTML report (conform --html, peers --html) is one self-contained
+// file: its CSS and script are inline, and a Content-Security-Policy lets
+// the page load nothing from anywhere. Everything the agent sent (wire
+// lines, plan entries, stderr) goes through html/template and is shown as
+// text, never as markup.
+
+//go:embed report_html.tmpl
+var reportHTMLTemplate string
+
+// htmlTemplate parses the embedded template (once per write: no package
+// state).
+func htmlTemplate() (*template.Template, error) {
+	t, err := template.New("report").Funcs(template.FuncMap{
+		"lower": strings.ToLower,
+	}).Parse(reportHTMLTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: HTML report template: %w", err)
+	}
+	return t, nil
+}
+
+// PeerResult is one agent of a peers run for the HTML report: its name
+// and version, the verdict the peers table shows, and its report (nil
+// when the catalogue did not run: it failed to install or start).
+type PeerResult struct {
+	Name, Version, Verdict string
+	Report                 *Report
+}
+
+// WriteHTML writes the report as one self-contained HTML page: the
+// verdict and counts, the checks table (filterable by outcome and level),
+// every failure with its whole reason, and per case the ACP wire and the
+// model journal side by side.
+func (r *Report) WriteHTML(w io.Writer) error {
+	page := htmlPage{Title: "todoharness conformance: " + r.Agent, Generated: time.Now().UTC().Format(time.RFC3339)}
+	page.Agents = []htmlAgent{r.htmlAgent("", r.Agent, "")}
+	return page.write(w)
+}
+
+// WritePeersHTML writes one page for a peers run: a matrix of agents ×
+// checks, then each agent's report as WriteHTML draws it.
+func WritePeersHTML(w io.Writer, peers []PeerResult) error {
+	page := htmlPage{Title: "todoharness peers", Generated: time.Now().UTC().Format(time.RFC3339), Peers: true}
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range Catalogue() {
+		ids, seen[c.ID] = append(ids, c.ID), true
+	}
+	for _, p := range peers {
+		if p.Report == nil {
+			continue
+		}
+		for _, c := range p.Report.Checks {
+			if !seen[c.ID] {
+				ids, seen[c.ID] = append(ids, c.ID), true
+			}
+		}
+	}
+	page.MatrixIDs = ids
+	for i, p := range peers {
+		key := fmt.Sprintf("a%d-", i)
+		name := strings.TrimSpace(p.Name + " " + p.Version)
+		row := htmlMatrixRow{Name: name, Anchor: key + "agent", Verdict: p.Verdict}
+		if p.Report == nil {
+			row.Cells = make([]htmlCell, len(ids))
+			for k := range row.Cells {
+				row.Cells[k] = htmlCell{Outcome: "none", Symbol: "·", Title: ids[k] + ": not run (" + p.Verdict + ")"}
+			}
+			page.Agents = append(page.Agents, htmlAgent{Key: key, Name: name, Verdict: "NOT RUN", VerdictClass: "notrun", VerdictLine: p.Verdict})
+		} else {
+			by := map[string]CheckResult{}
+			for _, c := range p.Report.Checks {
+				by[c.ID] = c
+			}
+			for _, id := range ids {
+				c, ok := by[id]
+				if !ok {
+					row.Cells = append(row.Cells, htmlCell{Outcome: "none", Symbol: "·", Title: id + ": not in this report"})
+					continue
+				}
+				cell := htmlCell{Outcome: outcomeClass(c), Symbol: outcomeSymbol(c), Title: id + ": " + outcomeLabel(c) + " — " + c.Reason}
+				if failureShown(c) {
+					cell.Href = "#" + key + "check-" + c.ID
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			page.Agents = append(page.Agents, p.Report.htmlAgent(key, name, p.Verdict))
+		}
+		page.Matrix = append(page.Matrix, row)
+	}
+	return page.write(w)
+}
+
+func (p *htmlPage) write(w io.Writer) error {
+	t, err := htmlTemplate()
+	if err != nil {
+		return err
+	}
+	if err := t.Execute(w, p); err != nil {
+		return fmt.Errorf("conformance: write HTML report: %w", err)
+	}
+	return nil
+}
+
+// htmlPage is what the template draws.
+type htmlPage struct {
+	Title, Generated string
+	Peers            bool
+	MatrixIDs        []string
+	Matrix           []htmlMatrixRow
+	Agents           []htmlAgent
+}
+
+type htmlMatrixRow struct {
+	Name, Anchor, Verdict string
+	Cells                 []htmlCell
+}
+
+type htmlCell struct {
+	Outcome, Symbol, Title, Href string
+}
+
+// htmlAgent is one agent's report. Key prefixes every anchor of it (""
+// on a conform page, "aN-" on a peers page).
+type htmlAgent struct {
+	Key, Name                          string
+	Verdict, VerdictClass, VerdictLine string
+	Info                               []htmlKV
+	Counts                             []htmlCount
+	Outcomes, Levels                   []string
+	Checks                             []htmlCheck
+	Roots                              []htmlRoot
+	Failures                           []htmlFailure
+	Cases                              []htmlCase
+}
+
+type htmlKV struct{ K, V string }
+
+type htmlCount struct {
+	Label, Class string
+	N            int
+}
+
+type htmlCheck struct {
+	ID, Level, Outcome, Class, Title, Reason, Href string
+}
+
+type htmlRoot struct {
+	Checks []string
+	What   string
+	Where  []htmlLink
+}
+
+type htmlLink struct{ Href, Label, Note string }
+
+type htmlFailure struct {
+	Anchor, ID, Level, Outcome, Class, Title, Spec, Source, Expected string
+	Stale, FailsRun                                                  bool
+	Items                                                            []htmlFailItem
+	Runs                                                             []RunOutcome
+}
+
+type htmlFailItem struct {
+	Case, Reason string
+	Expected     bool
+	CaseHref     string
+	Evidence     []htmlLink
+}
+
+type htmlCase struct {
+	Anchor, ID, Title, Status, Error string
+	Time                             string
+	Run                              int
+	Completed                        bool
+	Failed                           []string
+	Flaky                            []string
+	Steps                            []string
+	Rows                             []htmlRow
+	Stderr                           []htmlKV
+}
+
+// htmlRow is one row of a case's timeline: a wire message (left) or a
+// model request (right).
+type htmlRow struct {
+	At   string
+	Wire *htmlWire
+	Req  *htmlReq
+}
+
+type htmlWire struct {
+	Anchor, Arrow, What, Line, Problem string
+	Seq, Proc                          int
+	Received, Late                     bool
+	Marks                              []string
+	Plan                               *htmlPlan
+}
+
+type htmlPlan struct {
+	Shown, Expected []htmlItem
+	Note            string
+	Differs         bool
+}
+
+type htmlItem struct {
+	Content, Status string
+	Diff, Done      bool
+}
+
+type htmlReq struct {
+	N, Turn           int
+	Wire, Path, Error string
+	Side              bool
+	Tools             string
+	Results, Answer   []string
+	Marks             []string
+}
+
+// htmlAgent builds one agent's view of the report.
+func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
+	a := htmlAgent{Key: key, Name: name, Verdict: r.Verdict, VerdictClass: strings.ToLower(r.Verdict),
+		VerdictLine: strings.TrimPrefix(r.verdictLine(), r.Verdict+": ")}
+	if verdictNote != "" && verdictNote != r.Verdict {
+		a.VerdictLine = verdictNote
+	}
+	a.Info = append(a.Info, htmlKV{"agent", r.Agent})
+	if r.AgentInfo != nil {
+		a.Info = append(a.Info, htmlKV{"agent info", r.AgentInfo.String() + " (its initialize answer)"})
+	}
+	a.Info = append(a.Info, htmlKV{"dialect", r.Dialect + " (" + r.DialectSource + ")"})
+	if r.Policy != "" {
+		a.Info = append(a.Info, htmlKV{"policy", r.Policy + " (" + r.PolicySource + ")"})
+	}
+	if len(r.Wires) > 0 {
+		a.Info = append(a.Info, htmlKV{"model API", strings.Join(r.Wires, ", ")})
+	}
+	if r.Repeat > 1 {
+		a.Info = append(a.Info, htmlKV{"runs", fmt.Sprintf("every case %d times", r.Repeat)})
+	}
+	a.Info = append(a.Info,
+		htmlKV{"cases", fmt.Sprintf("%d in %.2fs (parallel %d)", len(r.Cases), r.Duration.Seconds(), r.Parallel)},
+		htmlKV{"todoharness", fmt.Sprintf("%s, catalogue version %d", r.ToolVersion, r.CatalogueVersion)})
+	if r.Strict {
+		a.Info = append(a.Info, htmlKV{"strict", "a failed SHOULD check fails the run"})
+	}
+
+	counts := map[string]int{}
+	levels := map[string]bool{}
+	for _, c := range r.Checks {
+		cls := outcomeClass(c)
+		counts[cls]++
+		levels[string(c.Level)] = true
+		hc := htmlCheck{ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: cls, Title: c.Title, Reason: c.Reason}
+		switch {
+		case c.Stale:
+			hc.Reason = "a baseline entry (" + c.Expected + ") matches no failure: remove it from the baseline"
+		case c.Outcome == XFail:
+			hc.Reason = "expected: " + c.Expected + " — " + c.Reason
+		case c.Outcome == Pass:
+			hc.Reason = passSeen(c)
+		}
+		if failureShown(c) {
+			hc.Href = "#" + key + "check-" + c.ID
+		}
+		a.Checks = append(a.Checks, hc)
+	}
+	for _, o := range []struct{ label, class string }{{"pass", "pass"}, {"fail", "fail"}, {"xfail", "xfail"}, {"flaky", "flaky"}, {"stale", "stale"}, {"not run", "notrun"}, {"n/a", "na"}} {
+		if counts[o.class] > 0 || o.class == "pass" || o.class == "fail" {
+			a.Counts = append(a.Counts, htmlCount{Label: o.label, Class: o.class, N: counts[o.class]})
+			a.Outcomes = append(a.Outcomes, o.class)
+		}
+	}
+	for _, l := range []Level{MUST, SHOULD, INFO} {
+		if levels[string(l)] {
+			a.Levels = append(a.Levels, string(l))
+		}
+	}
+
+	caseAnchor := map[string]string{} // case ID -> anchor of its first run
+	for _, cr := range r.Cases {
+		anchor := key + "case-" + safeName(cr.ID)
+		if cr.Run > 0 {
+			anchor += fmt.Sprintf("-run%d", cr.Run)
+		}
+		if _, ok := caseAnchor[cr.ID]; !ok {
+			caseAnchor[cr.ID] = anchor
+		}
+	}
+	for _, rc := range r.rootCauses() {
+		hr := htmlRoot{Checks: rc.Checks, What: rc.What}
+		for _, wh := range rc.Where {
+			href := "#" + caseAnchor[wh.Case]
+			if wh.Seq >= 0 {
+				href += fmt.Sprintf("-L%d", wh.Seq)
+			}
+			hr.Where = append(hr.Where, htmlLink{Href: href, Label: wh.String()})
+		}
+		a.Roots = append(a.Roots, hr)
+	}
+	for _, c := range r.Checks {
+		if !failureShown(c) {
+			continue
+		}
+		f := htmlFailure{Anchor: key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: outcomeClass(c),
+			Title: c.Title, Spec: c.Spec, Source: c.Source, Expected: c.Expected, Stale: c.Stale, FailsRun: r.FailsRun(c)}
+		if c.Outcome == Flaky {
+			f.Runs = c.Runs
+		}
+		for _, cv := range c.Cases {
+			if cv.Outcome != Fail && cv.Outcome != XFail {
+				continue
+			}
+			it := htmlFailItem{Case: cv.Case, Reason: cv.Reason, Expected: cv.Outcome == XFail, CaseHref: "#" + caseAnchor[cv.Case]}
+			seqs := make([]int, 0, len(cv.Lines))
+			for s := range cv.Lines {
+				seqs = append(seqs, s)
+			}
+			sort.Ints(seqs)
+			for _, s := range seqs {
+				it.Evidence = append(it.Evidence, htmlLink{Href: fmt.Sprintf("#%s-L%d", caseAnchor[cv.Case], s), Label: fmt.Sprintf("wire line #%d", s), Note: cv.Lines[s]})
+			}
+			f.Items = append(f.Items, it)
+		}
+		a.Failures = append(a.Failures, f)
+	}
+	flaky := map[string]bool{}
+	for _, id := range r.Flaky {
+		flaky[id] = true
+	}
+	for _, c := range r.Checks {
+		if c.Outcome == Flaky {
+			flaky[c.ID] = true
+		}
+	}
+	// A case is marked flaky for the flaky checks it failed in some run.
+	flakyOn := map[string][]string{}
+	for _, cr := range r.Cases {
+		for _, id := range cr.Failed {
+			if flaky[id] && !slices.Contains(flakyOn[cr.ID], id) {
+				flakyOn[cr.ID] = append(flakyOn[cr.ID], id)
+			}
+		}
+	}
+	for _, cr := range r.Cases {
+		hc := htmlCaseOf(cr, key, r.requestMarks(cr))
+		hc.Flaky = flakyOn[cr.ID]
+		sort.Strings(hc.Flaky)
+		a.Cases = append(a.Cases, hc)
+	}
+	return a
+}
+
+// failureShown reports whether check c gets a section of its own among
+// the failures.
+func failureShown(c CheckResult) bool {
+	return c.Outcome == Fail || c.Outcome == XFail || c.Outcome == Flaky || c.Stale
+}
+
+func outcomeClass(c CheckResult) string {
+	switch {
+	case c.Stale:
+		return "stale"
+	case c.Outcome == NotRun:
+		return "notrun"
+	case c.Outcome == NA:
+		return "na"
+	}
+	return string(c.Outcome)
+}
+
+func outcomeLabel(c CheckResult) string {
+	if c.Stale {
+		return "STALE"
+	}
+	return strings.ToUpper(string(c.Outcome))
+}
+
+func outcomeSymbol(c CheckResult) string {
+	switch outcomeClass(c) {
+	case "pass":
+		return "✓"
+	case "fail":
+		return "✗"
+	case "xfail":
+		return "x"
+	case "flaky":
+		return "~"
+	case "stale":
+		return "!"
+	case "na":
+		return "–"
+	}
+	return "·"
+}
+
+// htmlCaseOf draws one case: its status, steps, and the timeline of the
+// ACP wire beside the model journal in arrival order.
+func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase {
+	hc := htmlCase{Anchor: key + "case-" + safeName(cr.ID), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, Failed: cr.Failed}
+	if cr.Run > 0 {
+		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
+	}
+	hc.Time = fmt.Sprintf("%.2fs: agent %.2fs, waiting %.2fs", cr.Duration.Seconds(), cr.Agent.Seconds(), cr.Waiting.Seconds())
+	switch {
+	case !cr.Completed:
+		hc.Status = "did not complete"
+	case len(cr.Failed) > 0:
+		hc.Status = "failed " + strings.Join(cr.Failed, ", ")
+	default:
+		hc.Status = "no check failed"
+	}
+	ev := cr.ev
+	if ev == nil {
+		return hc
+	}
+	for _, s := range ev.Steps {
+		line := fmt.Sprintf("%d %s (process %d) %s", s.Index+1, s.Op, s.Proc+1, s.Duration.Round(time.Millisecond))
+		if s.Error != "" {
+			line += " ERROR " + s.Error
+		}
+		if s.Skipped != "" {
+			line += " SKIPPED " + s.Skipped
+		}
+		if s.Settled != "" {
+			line += fmt.Sprintf("; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
+		}
+		hc.Steps = append(hc.Steps, line)
+	}
+	for _, p := range ev.Procs {
+		if p.Stderr != "" {
+			hc.Stderr = append(hc.Stderr, htmlKV{fmt.Sprintf("process %d", p.Index+1), p.Stderr})
+		}
+	}
+	plans := htmlPlans(ev)
+	late := lateSeqs(ev)
+	var rows []htmlRow
+	var times []time.Time
+	for _, m := range ev.Wire {
+		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", hc.Anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == Received,
+			Late: late[m.Seq], Plan: plans[m.Seq], Problem: m.Problem}
+		hw.Arrow = "→ agent"
+		if hw.Received {
+			hw.Arrow = "← agent"
+		}
+		switch {
+		case m.Kind == KindResponse:
+			hw.What = "answer to " + m.ReplyTo
+		case updateKind(m) != "":
+			hw.What = m.Method + " " + updateKind(m)
+		case m.Method != "":
+			hw.What = m.Method
+		default:
+			hw.What = "not JSON-RPC"
+		}
+		if m.Capped {
+			hw.Problem = "CAPPED: " + m.Problem
+		}
+		hw.Marks = append(hw.Marks, cr.marks[m.Seq]...)
+		sort.Strings(hw.Marks)
+		rows = append(rows, htmlRow{At: fmt.Sprintf("%.3fs", m.At.Seconds()), Wire: hw})
+		times = append(times, m.Time)
+	}
+	for _, e := range ev.allRequests() {
+		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error, Marks: reqMarks[e.Index]}
+		var tools []string
+		for _, t := range e.Tools {
+			tools = append(tools, t.Name)
+		}
+		hr.Tools = strings.Join(tools, ", ")
+		for k := len(e.Messages) - 1; k >= 0 && e.Messages[k].Role == "tool"; k-- {
+			m := e.Messages[k]
+			flag := ""
+			if m.IsError {
+				flag = " (isError)"
+			}
+			hr.Results = append([]string{"result for " + m.ToolCallID + flag + ": " + m.Text()}, hr.Results...)
+		}
+		if ev.Case != nil && e.TurnIndex >= 0 && e.TurnIndex < len(ev.Case.Script) && !e.Side {
+			t := ev.Case.Script[e.TurnIndex]
+			if t.Text != "" {
+				hr.Answer = append(hr.Answer, "text: "+t.Text)
+			}
+			for _, c := range t.ToolCalls {
+				args := c.RawArguments
+				if args == "" {
+					b, _ := json.Marshal(c.Arguments)
+					args = string(b)
+				}
+				s := "call " + c.Name + " " + args
+				if c.Reject {
+					s += " (the agent must refuse it)"
+				}
+				hr.Answer = append(hr.Answer, s)
+			}
+		}
+		at := ""
+		if !ev.Started.IsZero() {
+			at = fmt.Sprintf("%.3fs", e.Time.Sub(ev.Started).Seconds())
+		}
+		rows = append(rows, htmlRow{At: at, Req: hr})
+		times = append(times, e.Time)
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]].Before(times[idx[b]]) })
+	for _, i := range idx {
+		hc.Rows = append(hc.Rows, rows[i])
+	}
+	return hc
+}
+
+// lateSeqs marks the updates the agent sent after it answered the
+// request they belong to (after the prompt's or load's response, before
+// the next request of the same process).
+func lateSeqs(ev *Evidence) map[int]bool {
+	type span struct{ req, resp, proc int }
+	var spans []span
+	for _, s := range ev.Steps {
+		if s.ReqSeq >= 0 && s.RespSeq >= 0 && (s.Op == OpPrompt || s.Op == OpLoadSession) {
+			spans = append(spans, span{s.ReqSeq, s.RespSeq, s.Proc})
+		}
+	}
+	out := map[int]bool{}
+	for _, m := range ev.Wire {
+		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
+			continue
+		}
+		var last *span
+		for i := range spans {
+			if spans[i].proc == m.Proc && spans[i].req < m.Seq {
+				last = &spans[i]
+			}
+		}
+		// A later request of the same process ends the span.
+		if last == nil || m.Seq <= last.resp {
+			continue
+		}
+		next := false
+		for _, n := range ev.Wire {
+			if n.Seq > last.req && n.Seq < m.Seq && n.Dir == Sent && n.Proc == m.Proc && n.Kind != KindResponse && n.Kind != KindNotification {
+				next = true
+				break
+			}
+		}
+		if !next {
+			out[m.Seq] = true
+		}
+	}
+	return out
+}
+
+// htmlPlans draws each plan update as a checklist beside the list the
+// contract expects it to show, by wire seq.
+func htmlPlans(ev *Evidence) map[int]*htmlPlan {
+	out := map[int]*htmlPlan{}
+	if ev.Case == nil {
+		return out
+	}
+	m := ev.match()
+	byPlan := map[int]int{} // index in m.plans -> write shown
+	for i, j := range m.planOf {
+		if j >= 0 {
+			byPlan[j] = i
+		}
+	}
+	sentBy := map[int]int{} // attributed: plan -> the call it follows
+	for i, js := range m.sent {
+		for _, j := range js {
+			sentBy[j] = i
+		}
+	}
+	restart := ev.promptsBeforeRestart()
+	for _, p := range ev.plans() {
+		hp := &htmlPlan{}
+		var want []Todo
+		known := false
+		switch {
+		case p.Segment == "prompt":
+			j := -1
+			for k := range m.plans {
+				if m.plans[k].Seq == p.Seq {
+					j = k
+				}
+			}
+			if i, ok := byPlan[j]; ok {
+				want, known = m.writes[i].Todos, true
+				hp.Note = "shows call " + m.writes[i].CallID
+			} else if i, ok := sentBy[j]; ok {
+				w := m.writes[i]
+				switch {
+				case !w.Accepted:
+					hp.Note = "follows call " + w.CallID + ", which was refused: no plan was expected for it"
+					want, known = m.previousAccepted(i)
+				case w.Shaped:
+					want, known = w.Todos, true
+					hp.Note = "follows call " + w.CallID
+				}
+			} else {
+				for i, w := range m.writes {
+					if w.Prompt == p.Prompt && w.Accepted && w.Shaped && m.planOf[i] < 0 {
+						want, known = w.Todos, true
+						hp.Note = "no accepted call's list matches; nearest: call " + w.CallID
+						break
+					}
+				}
+				if !known {
+					hp.Note = "no accepted call of this prompt is left to show"
+				}
+			}
+		case p.Segment == "load":
+			for i := len(m.writes) - 1; i >= 0; i-- {
+				w := m.writes[i]
+				if w.Prompt < restart && w.Accepted && w.Shaped {
+					want, known = w.Todos, true
+					hp.Note = "replayed by session/load: the last accepted list, call " + w.CallID
+					break
+				}
+			}
+			if p.AfterResponse {
+				hp.Note += " (sent after the load's answer)"
+			}
+		}
+		switch {
+		case p.Missing:
+			hp.Note = strings.TrimSpace(hp.Note + " — entries missing")
+		case p.Null:
+			hp.Note = strings.TrimSpace(hp.Note + " — entries null")
+		case p.Bad != "":
+			hp.Note = strings.TrimSpace(hp.Note + " — entries unreadable: " + p.Bad)
+		}
+		for k, e := range p.Entries {
+			it := htmlItem{Content: e.Content, Status: e.Status, Done: e.Status == "completed"}
+			if known && (k >= len(want) || want[k].Content != e.Content || want[k].Status != e.Status) {
+				it.Diff, hp.Differs = true, true
+			}
+			hp.Shown = append(hp.Shown, it)
+		}
+		for k, t := range want {
+			it := htmlItem{Content: t.Content, Status: t.Status, Done: t.Status == "completed"}
+			if k >= len(p.Entries) || p.Entries[k].Content != t.Content || p.Entries[k].Status != t.Status {
+				it.Diff, hp.Differs = true, true
+			}
+			hp.Expected = append(hp.Expected, it)
+		}
+		if !known {
+			hp.Expected = nil
+		}
+		out[p.Seq] = hp
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// scriptItem is a plan entry an agent could send to attack the page.
+const scriptItem = `<script>document.title="owned"</script><img src=x onerror=alert(1)>`
+
+// hostileRun is the captured run named, read afresh, with the first entry
+// of every plan update the agent sent replaced by scriptItem.
+func hostileRun(t *testing.T, name string) []*Evidence {
+	t.Helper()
+	evs, err := ReadEvidenceArchive(filepath.Join(evidenceDir, name+".jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		for i, m := range ev.Wire {
+			if updateKind(m) != "plan" {
+				continue
+			}
+			var msg map[string]any
+			if err := json.Unmarshal([]byte(m.Line), &msg); err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := msg["params"].(map[string]any)["update"].(map[string]any)["entries"].([]any)
+			if len(entries) == 0 {
+				continue
+			}
+			entries[0].(map[string]any)["content"] = scriptItem
+			b, err := json.Marshal(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Wire[i].Line = string(b)
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("run %s has no plan update to edit", name)
+	}
+	return evs
+}
+
+func htmlOf(t *testing.T, evs []*Evidence) (*Report, string) {
+	t.Helper()
+	rep, err := Judge(evs, JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	return rep, b.String()
+}
+
+// What the agent sent is shown as text: a plan entry holding markup
+// neither runs nor becomes an element, and the page loads nothing.
+func TestHTMLReportShowsAgentOutputAsText(t *testing.T) {
+	t.Parallel()
+	_, page := htmlOf(t, hostileRun(t, "reference"))
+	if strings.Contains(page, "<script>document") || strings.Contains(page, "<img") {
+		t.Errorf("the agent's plan entry is markup in the page")
+	}
+	if !strings.Contains(page, "&lt;script&gt;document.title=&#34;owned&#34;&lt;/script&gt;") {
+		t.Errorf("the agent's plan entry is not shown as text")
+	}
+	if got := strings.Count(page, "<script"); got != 1 {
+		t.Errorf("%d script elements, want the page's own one", got)
+	}
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//`).FindString(page); m != "" {
+		t.Errorf("the page loads or links outside itself: %s", m)
+	}
+	if !strings.Contains(page, "Content-Security-Policy") {
+		t.Errorf("no Content-Security-Policy")
+	}
+}
+
+// Every failing check has its section, every failure its whole reason,
+// and every link to evidence lands on an element of the page.
+func TestHTMLReportLinksEveryFailureToItsEvidence(t *testing.T) {
+	t.Parallel()
+	rep, page := htmlOf(t, savedRun(t, "bridge-plan-on-reject"))
+	if rep.OK || len(rep.FailedIDs()) == 0 {
+		t.Fatal("the run should fail")
+	}
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(`id="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		ids[m[1]] = true
+	}
+	for _, id := range rep.FailedIDs() {
+		if !ids["check-"+id] {
+			t.Errorf("no section for failed check %s", id)
+		}
+	}
+	links := regexp.MustCompile(`href="#([^"]+)"`).FindAllStringSubmatch(page, -1)
+	evidence := 0
+	for _, m := range links {
+		if !ids[m[1]] {
+			t.Errorf("link to #%s lands nowhere", m[1])
+		}
+		if strings.Contains(m[1], "-L") {
+			evidence++
+		}
+	}
+	if evidence == 0 {
+		t.Errorf("no link to a wire line")
+	}
+	if !strings.Contains(page, "Failures that share a root cause") {
+		t.Errorf("no root causes")
+	}
+	if !strings.Contains(page, `class="mark">▲ FAILED`) {
+		t.Errorf("no wire line marked")
+	}
+}
+
+// A failure's reason is shown whole, its fix hint too.
+func TestHTMLReportShowsFixHintsWhole(t *testing.T) {
+	t.Parallel()
+	_, page := htmlOf(t, savedRun(t, "fake-no-error-prefix"))
+	hint := "it counts as an error only when its text starts with &#34;Error:&#34; (start the refusal with it)"
+	if !strings.Contains(page, hint) {
+		t.Errorf("the fix hint is not shown whole")
+	}
+	// A failure with no wire line is marked at the model request that
+	// carried the result of the call it names.
+	if !strings.Contains(page, `<div class="mark">◀ FAILED TW-VALID-EMPTY: the result of call_2`) {
+		t.Errorf("no model request marked")
+	}
+}
+
+// The plan the agent showed is drawn beside the one expected, and the
+// entry that differs is marked.
+func TestHTMLReportDrawsPlansBesideTheExpected(t *testing.T) {
+	t.Parallel()
+	_, page := htmlOf(t, hostileRun(t, "reference"))
+	if !strings.Contains(page, `<h4 class="shown">shown — differs</h4>`) {
+		t.Errorf("no plan marked as differing")
+	}
+	if !strings.Contains(page, `<li class="diff"><input type="checkbox" disabled> &lt;script&gt;`) {
+		t.Errorf("the differing entry is not marked")
+	}
+}
+
+// A peers page has one matrix row per agent, a cell per check, and an
+// agent that did not run is a row saying so.
+func TestPeersHTMLMatrix(t *testing.T) {
+	t.Parallel()
+	ok, err := Judge(savedRun(t, "reference"), JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	err = WritePeersHTML(&b, []PeerResult{
+		{Name: "good", Version: "1.0", Verdict: "PASS", Report: ok},
+		{Name: "bad", Version: "2.0", Verdict: "FAIL (MUST): TW-PLAN-1", Report: bad},
+		{Name: "broken", Verdict: "install failed: npm ERR!"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	rows := regexp.MustCompile(`<tr><td class="name"><a href="#(a\d-agent)">([^<]*)</a>`).FindAllStringSubmatch(page, -1)
+	if len(rows) != 3 || rows[0][2] != "good 1.0" || rows[2][2] != "broken" {
+		t.Fatalf("matrix rows %v", rows)
+	}
+	if !strings.Contains(page, `<td class="fail" title="TW-PLAN-1: FAIL`) || !strings.Contains(page, `href="#a1-check-TW-PLAN-1"`) {
+		t.Errorf("the failing cell does not link to its failure")
+	}
+	if !strings.Contains(page, `id="a1-check-TW-PLAN-1"`) || !strings.Contains(page, `id="a2-agent"`) {
+		t.Errorf("an agent's section is missing")
+	}
+	if !strings.Contains(page, "install failed: npm ERR!") {
+		t.Errorf("the agent that did not run does not say why")
+	}
+}

@@ -1,0 +1,139 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// maxHint bounds the tail of a reason kept whole as its fix hint;
+// minSeen is the least of the observation before it that is kept.
+const (
+	maxHint = 240
+	minSeen = 100
+)
+
+// cutReason is reason on one line in about n bytes, its fix hint never cut:
+// a reason is what was seen, then after "; " what to do or the rule that
+// decided. The part from the first "; " outside a quoted string is kept
+// whole (up to maxHint bytes), and the observation before it is shortened
+// instead. A reason with no such tail is cut at n.
+func cutReason(reason string, n int) string {
+	s := strings.Join(strings.Fields(reason), " ")
+	if len(s) <= n {
+		return s
+	}
+	head, hint, ok := splitHint(s)
+	if !ok || len(hint) > maxHint {
+		return truncate(s, n)
+	}
+	// The observation keeps at least minSeen bytes: what was seen is the
+	// row's first news, the hint its second.
+	room := max(n-len(hint), minSeen)
+	return truncate(head, room) + hint
+}
+
+// splitHint splits s at its first "; " outside a double-quoted string (Go
+// %q quoting: \" inside does not end it); hint starts with the "; ".
+func splitHint(s string) (head, hint string, ok bool) {
+	in, esc, at := false, false, -1
+	for i := 0; i < len(s) && at < 0; i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == ';' && i+1 < len(s) && s[i+1] == ' ':
+			at = i
+		}
+	}
+	if at < 0 {
+		return s, "", false
+	}
+	return s[:at], s[at:], true
+}
+
+// passSeen is the REASON of a passing check: a case's own note when its
+// eval gave one (what was seen), else where the check held ("12 cases: "
+// or the one case) before the rule that held.
+func passSeen(c CheckResult) string {
+	var names, notes []string
+	for _, cv := range c.Cases {
+		if cv.Outcome != Pass {
+			continue
+		}
+		names = append(names, cv.Case)
+		if cv.Reason != "" {
+			notes = append(notes, cv.Case+": "+cv.Reason)
+		}
+	}
+	if len(notes) > 0 {
+		return strings.Join(notes, "; ")
+	}
+	if len(names) == 0 {
+		return c.Title
+	}
+	if len(names) == 1 {
+		return names[0] + ": " + c.Title
+	}
+	return fmt.Sprintf("%d cases: %s", len(names), c.Title)
+}
+
+// requestMarks are the transcript's marks in the model journal of case
+// cr: a failure that points at no wire line but names a scripted call is
+// marked at the request that carried the call's result (what the model
+// saw), by the request's journal Index.
+func (r *Report) requestMarks(cr *CaseResult) map[int][]string {
+	if cr.ev == nil {
+		return nil
+	}
+	out := map[int][]string{}
+	for _, c := range r.Checks {
+		for _, cv := range c.Cases {
+			if cv.Case != cr.ID || cv.Outcome != Fail || len(cv.Lines) > 0 {
+				continue
+			}
+			for _, call := range r.callsNamed(cr.ID, cv.Reason) {
+				res := cr.ev.resultOf(call)
+				if !res.Found {
+					continue
+				}
+				idx := cr.ev.Journal[res.Request].Index
+				out[idx] = append(out[idx], fmt.Sprintf("%s: the result of %s, below (%s)", c.ID, call, cutReason(cv.Reason, 160)))
+			}
+		}
+	}
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
+}
+
+// ANSI colours of the summary, by outcome class (outcomeClass) or verdict.
+// Every code is 5 bytes, so a column of painted cells stays aligned in a
+// tabwriter.
+func colourOf(class string) string {
+	switch class {
+	case "pass":
+		return "\x1b[32m" // green
+	case "fail", "stale", "interrupted":
+		return "\x1b[31m" // red
+	case "xfail", "flaky", "incomplete":
+		return "\x1b[33m" // yellow
+	case "notrun", "na":
+		return "\x1b[90m" // grey
+	}
+	return "\x1b[39m" // the terminal's own
+}
+
+// painter returns a function that wraps text in the colour of its class,
+// or leaves it as it is when color is off.
+func painter(color bool) func(class, text string) string {
+	if !color {
+		return func(_, text string) string { return text }
+	}
+	return func(class, text string) string { return colourOf(class) + text + "\x1b[0m" }
+}

@@ -1,0 +1,67 @@
+package conformance
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+	"time"
+)
+
+// A case gives up its parallel slot when its last step is answered: with
+// one slot and an agent that outstays its stdin (it waits out the grace
+// and is stopped by SIGTERM), the next case starts while the previous one
+// is still waiting for its agent to exit. The exit is still observed and
+// judged (ACP-EXIT-1 fails), and each case's time splits into the agent's
+// and the waiting.
+func TestSlotFreedWhenTheLastStepIsAnswered(t *testing.T) {
+	var cases []*Case
+	for _, c := range builtinCases(t) {
+		if c.ID == "plan-basic" || c.ID == "replace" {
+			cases = append(cases, c)
+		}
+	}
+	rep := runFake(t, "slow-exit", func(c *Config) {
+		c.Cases, c.Parallel, c.Grace = cases, 1, 500*time.Millisecond
+	})
+	if c, _ := rep.Check("ACP-EXIT-1"); c.Outcome != Fail {
+		t.Errorf("ACP-EXIT-1 %s: the exit was not judged", c.Outcome)
+	}
+	evs := make([]*Evidence, 0, len(rep.Cases))
+	for _, cr := range rep.Cases {
+		ev := cr.Evidence()
+		if ev.Answered <= 0 || ev.ExitWait <= 0 {
+			t.Errorf("%s: answered at %s, waited %s for the exit", cr.ID, ev.Answered, ev.ExitWait)
+		}
+		if cr.Waiting <= 0 || cr.Agent+cr.Waiting != cr.Duration {
+			t.Errorf("%s: agent %s + waiting %s != %s", cr.ID, cr.Agent, cr.Waiting, cr.Duration)
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d cases, want the probe and 2", len(evs))
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].Started.Before(evs[j].Started) })
+	for i := 1; i < len(evs); i++ {
+		prev := evs[i-1]
+		if !evs[i].Started.Before(prev.Started.Add(prev.Duration)) {
+			t.Errorf("%s started after %s ended: its slot was held through the exit", evs[i].Case.ID, prev.Case.ID)
+		}
+		if !evs[i].Started.After(prev.Started.Add(prev.Answered)) {
+			t.Errorf("%s started before %s's last step was answered, with one slot", evs[i].Case.ID, prev.Case.ID)
+		}
+	}
+	b, err := json.Marshal(rep.Cases[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["agentMs"]; !ok {
+		t.Errorf("no agentMs in the JSON report: %s", b)
+	}
+	if _, ok := m["waitingMs"]; !ok {
+		t.Errorf("no waitingMs in the JSON report: %s", b)
+	}
+}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/todoharness/todoharness/conformance"
+)
+
+// todoReason is the reason --write-baseline writes for each entry, to be
+// replaced by why the failure is expected.
+const todoReason = "TODO"
+
+// checkBaselineReasons warns about the entries of the baseline at path
+// whose reason is still TODO (as --write-baseline left it); under --strict
+// they are an error, found before any agent starts.
+func checkBaselineReasons(errw io.Writer, path string, es []conformance.ExpectedFailure, strict bool) error {
+	var todo []string
+	for _, e := range es {
+		if strings.EqualFold(strings.TrimSpace(e.Reason), todoReason) {
+			todo = append(todo, e.ID)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: reason TODO left in %d entr%s (%s): write why each failure is expected", path, len(todo), plural(len(todo), "y", "ies"), strings.Join(todo, ", "))
+	if strict {
+		return fmt.Errorf("conform: --expected-failures %s (--strict)", msg)
+	}
+	fmt.Fprintf(errw, "conform: warning: %s\n", msg)
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
