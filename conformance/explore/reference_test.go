@@ -11,6 +11,7 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 // reference is the reference agent in this process, with a bridge fault
@@ -41,8 +42,10 @@ func validator(t *testing.T) *conformance.SchemaValidator {
 // The judge agrees with the oracle on every scenario the reference agent
 // runs: no check fails.
 func TestReferenceAgreesWithTheOracle(t *testing.T) {
+	// Under -race (and -short) a fifth of them: make test runs the whole
+	// two hundred again without -race (the Makefile's test target).
 	n := 200
-	if testing.Short() {
+	if testing.Short() || testutil.RaceEnabled {
 		n = 40
 	}
 	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference(""), validator(t)), Seed: 1, N: n})
