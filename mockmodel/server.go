@@ -289,6 +289,13 @@ type turnCodec struct {
 func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) {
 	name := c.wire.name()
 	body, err := readBody(r)
+	if err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || r.Context().Err() != nil) {
+		// The client went away before its request was whole (an agent
+		// whose turn was cancelled aborts its model request): no request
+		// reached the model, so none is journaled, and no one is left to
+		// answer.
+		return
+	}
 	if err != nil {
 		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
 			Message: fmt.Sprintf("%s: POST %s: %v", s.p.file, r.URL.Path, err)}
