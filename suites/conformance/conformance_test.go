@@ -377,9 +377,9 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", func() 
 			}
 			ev := rep.Cases[0].Evidence()
 			Expect(ev.Procs).To(HaveLen(1))
-			if killed == "" {
-				Expect(ev.Procs[0].Killed).To(BeEmpty())
-			} else {
+			// (The others' `cat` may be the shell itself or its child,
+			// as the shell decides: no claim about them.)
+			if killed != "" {
 				Expect(ev.Procs[0].Killed).To(ContainElement(ContainSubstring(killed)), "the descendants the runner killed")
 			}
 		},
