@@ -143,6 +143,26 @@ func (fs *failures) orElse(v verdict) verdict {
 	return v
 }
 
+// judgeEach is the shape most evals share: judge every item keep admits
+// (nil: every item), gathering its failures in fs; the verdict is the
+// failures found, else a pass, or not run for reason none when keep
+// admitted no item.
+func judgeEach[T any](items []T, keep func(T) bool, judge func(fs *failures, i int, it T), none string) verdict {
+	n := 0
+	var fs failures
+	for i, it := range items {
+		if keep != nil && !keep(it) {
+			continue
+		}
+		n++
+		judge(&fs, i, it)
+	}
+	if n == 0 {
+		return skipf("%s", none)
+	}
+	return fs.orElse(pass())
+}
+
 // suffixed is v with s appended to its reason and to each failure.
 func (v verdict) suffixed(s string) verdict {
 	v.Reason += s

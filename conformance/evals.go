@@ -387,23 +387,15 @@ func evalStatusEnum(ev *Evidence) verdict {
 func evalReplace(ev *Evidence) verdict {
 	m := ev.match()
 	n := 0
-	var fs failures
-	for i, w := range m.writes {
-		if !w.Accepted || !w.Shaped {
-			continue
-		}
-		n++
-		if n == 1 {
-			continue
-		}
-		if m.planOf[i] < 0 {
+	v := judgeEach(m.writes, func(w writeObs) bool { return w.Accepted && w.Shaped }, func(fs *failures, i int, w writeObs) {
+		if n++; n > 1 && m.planOf[i] < 0 {
 			fs.add(failf("after %s (%s) no plan shows exactly the new list%s", w.CallID, todosString(w.Todos), shownAfter(m, i)))
 		}
-	}
+	}, "")
 	if n < 2 {
 		return skipf("needs two accepted writes, saw %d", n)
 	}
-	return fs.orElse(pass())
+	return v
 }
 
 // shownAfter describes what the client was shown instead of write i's
@@ -445,43 +437,23 @@ func planString(p planObs) string {
 
 func evalEmpty(ev *Evidence) verdict {
 	m := ev.match()
-	n := 0
-	var fs failures
-	for i, w := range m.writes {
-		if !w.Shaped || len(w.Todos) != 0 || w.Reject {
-			continue
-		}
-		n++
+	return judgeEach(m.writes, func(w writeObs) bool { return w.Shaped && len(w.Todos) == 0 && !w.Reject }, func(fs *failures, i int, w writeObs) {
 		switch {
 		case w.Result.Found && w.Result.IsError:
 			fs.add(failf("the empty list (%s) was rejected: %q", w.CallID, truncate(w.Result.Text, 120)))
 		case m.planOf[i] < 0:
 			fs.add(failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i)))
 		}
-	}
-	if n == 0 {
-		return skipf("the case writes no empty list")
-	}
-	return fs.orElse(pass())
+	}, "the case writes no empty list")
 }
 
 func evalRejected(ev *Evidence) verdict {
 	m := ev.match()
-	n := 0
-	var fs failures
-	for i, w := range m.writes {
-		if !w.Reject {
-			continue
-		}
-		n++
+	return judgeEach(m.writes, func(w writeObs) bool { return w.Reject }, func(fs *failures, i int, _ writeObs) {
 		if v := rejectedCall(ev, m, i); v.Outcome == Fail {
 			fs.add(v)
 		}
-	}
-	if n == 0 {
-		return skipf("the case has no call to reject")
-	}
-	return fs.orElse(pass())
+	}, "the case has no call to reject")
 }
 
 // rejectedCall judges one call the case requires the agent to refuse.
@@ -510,13 +482,7 @@ func rejectedCall(ev *Evidence, m matching, i int) verdict {
 
 func evalRejectKeep(ev *Evidence) verdict {
 	m := ev.match()
-	n := 0
-	var fs failures
-	for i, w := range m.writes {
-		if w.Accepted {
-			continue
-		}
-		n++
+	return judgeEach(m.writes, func(w writeObs) bool { return !w.Accepted }, func(fs *failures, i int, w writeObs) {
 		prev, ok := m.previousAccepted(i)
 		for _, p := range m.gap(i) {
 			if !ok {
@@ -528,12 +494,12 @@ func evalRejectKeep(ev *Evidence) verdict {
 				break
 			}
 		}
-	}
-	if n == 0 {
-		return skipf("the agent rejected no call in this case")
-	}
-	return fs.orElse(pass())
+	}, "the agent rejected no call in this case")
 }
+
+// acceptedWithResult admits the accepted writes of a list whose result
+// the model saw.
+func acceptedWithResult(w writeObs) bool { return w.Accepted && w.Shaped && w.Result.Found }
 
 var (
 	reCountPending    = regexp.MustCompile(`(?i)(\d+)\s+pending`)
@@ -556,13 +522,7 @@ func counts(ts []Todo) (p, i, c int) {
 }
 
 func evalCounts(ev *Evidence) verdict {
-	n := 0
-	var fs failures
-	for _, w := range ev.writes() {
-		if !w.Accepted || !w.Shaped || !w.Result.Found {
-			continue
-		}
-		n++
+	return judgeEach(ev.writes(), acceptedWithResult, func(fs *failures, _ int, w writeObs) {
 		p, i, c := counts(w.Todos)
 		for _, x := range []struct {
 			re   *regexp.Regexp
@@ -579,31 +539,17 @@ func evalCounts(ev *Evidence) verdict {
 				break
 			}
 		}
-	}
-	if n == 0 {
-		return skipf("no accepted write with a result the model saw")
-	}
-	return fs.orElse(pass())
+	}, "no accepted write with a result the model saw")
 }
 
 func evalCountsText(ev *Evidence) verdict {
-	n := 0
-	var fs failures
-	for _, w := range ev.writes() {
-		if !w.Accepted || !w.Shaped || !w.Result.Found {
-			continue
-		}
-		n++
+	return judgeEach(ev.writes(), acceptedWithResult, func(fs *failures, _ int, w writeObs) {
 		p, i, c := counts(w.Todos)
 		want := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
 		if w.Result.Text != want {
 			fs.add(failf("%s: result %q, the original says %q", w.CallID, truncate(w.Result.Text, 120), want))
 		}
-	}
-	if n == 0 {
-		return skipf("no accepted write with a result the model saw")
-	}
-	return fs.orElse(pass())
+	}, "no accepted write with a result the model saw")
 }
 
 // listMarkers are the item contents a leaked list would show.
@@ -676,16 +622,10 @@ func evalHistory(ev *Evidence) verdict {
 }
 
 func evalHistoryCall(ev *Evidence) verdict {
-	n := 0
-	var fs failures
-	for _, w := range ev.writes() {
-		if !w.Result.Found {
-			continue
-		}
-		n++
+	return judgeEach(ev.writes(), func(w writeObs) bool { return w.Result.Found }, func(fs *failures, _ int, w writeObs) {
 		want, ok := ev.translatedArgs(w.CallID)
 		if !ok {
-			continue
+			return
 		}
 		e := ev.Journal[w.Result.Request]
 		found := false
@@ -703,11 +643,7 @@ func evalHistoryCall(ev *Evidence) verdict {
 		if !found {
 			fs.add(failf("model request %d carries the result of %s but not the call itself", e.Index+1, w.CallID))
 		}
-	}
-	if n == 0 {
-		return skipf("no write whose result the model saw")
-	}
-	return fs.orElse(pass())
+	}, "no write whose result the model saw")
 }
 
 func evalPlan(ev *Evidence) verdict {
@@ -744,6 +680,25 @@ func evalPlan(ev *Evidence) verdict {
 }
 
 func allPlans(ev *Evidence) []planObs { return ev.plans() }
+
+// planEntryObs is one entry of an observed plan: entry n (from 1) of
+// plan.
+type planEntryObs struct {
+	PlanEntry
+	plan planObs
+	n    int
+}
+
+// planEntries lists every entry of every plan, in wire order.
+func planEntries(ev *Evidence) []planEntryObs {
+	var out []planEntryObs
+	for _, p := range allPlans(ev) {
+		for k, e := range p.Entries {
+			out = append(out, planEntryObs{PlanEntry: e, plan: p, n: k + 1})
+		}
+	}
+	return out
+}
 
 func evalSession(ev *Evidence) verdict {
 	u := ev.updateSessions()
@@ -798,41 +753,12 @@ func evalFinal(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		return skipf("the case did not complete")
 	}
-	var points []finalState
-	prompts := 0
-	for k, s := range ev.Steps {
-		if s.ReqSeq < 0 || s.Error != "" || (s.Op != OpPrompt && s.Op != OpLoadSession) {
-			continue
-		}
-		end := -1
-		for _, n := range ev.Steps[k+1:] {
-			if n.ReqSeq >= 0 {
-				end = n.ReqSeq
-				break
-			}
-		}
-		pt := finalState{what: "session/load", proc: s.Proc, end: end, start: s.ReqSeq, prompts: prompts}
-		if s.Op == OpPrompt {
-			prompts = s.Prompt + 1
-			pt.what, pt.prompts, pt.start = fmt.Sprintf("the end of prompt %d", s.Prompt+1), prompts, -1
-		}
-		points = append(points, pt)
-	}
 	ws := ev.writes()
 	plans := ev.plans()
-	var fs failures
-	n := 0
-	for _, pt := range points {
-		var want *writeObs
-		for i := range ws {
-			if ws[i].Prompt < pt.prompts && ws[i].Accepted && ws[i].Shaped {
-				want = &ws[i]
-			}
-		}
-		if want == nil {
-			continue // no list accepted yet: nothing the client must hold
-		}
-		n++
+	// A point before any accepted list: nothing the client must hold.
+	holds := func(pt finalState) bool { return lastAcceptedBy(ws, pt) != nil }
+	return judgeEach(finalStates(ev), holds, func(fs *failures, _ int, pt finalState) {
+		want := lastAcceptedBy(ws, pt)
 		var held *planObs
 		for j := range plans {
 			// A load's replay sent after its answer counts for the load
@@ -857,58 +783,70 @@ func evalFinal(ev *Evidence) verdict {
 			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s: send the plans in the order of the writes, the last one last", pt.what, planString(*held), held.Seq, stale, want.CallID, todosString(want.Todos)).
 				at(held.Seq, fmt.Sprintf("the last plan at %s, not the last accepted list (%s)", pt.what, want.CallID)))
 		}
+	}, "no list was accepted in this case")
+}
+
+// finalStates lists the points where the client's plan is judged: the end
+// of each prompt and each load that was answered.
+func finalStates(ev *Evidence) []finalState {
+	var points []finalState
+	prompts := 0
+	for k, s := range ev.Steps {
+		if s.ReqSeq < 0 || s.Error != "" || (s.Op != OpPrompt && s.Op != OpLoadSession) {
+			continue
+		}
+		end := -1
+		for _, n := range ev.Steps[k+1:] {
+			if n.ReqSeq >= 0 {
+				end = n.ReqSeq
+				break
+			}
+		}
+		pt := finalState{what: "session/load", proc: s.Proc, end: end, start: s.ReqSeq, prompts: prompts}
+		if s.Op == OpPrompt {
+			prompts = s.Prompt + 1
+			pt.what, pt.prompts, pt.start = fmt.Sprintf("the end of prompt %d", s.Prompt+1), prompts, -1
+		}
+		points = append(points, pt)
 	}
-	if n == 0 {
-		return skipf("no list was accepted in this case")
+	return points
+}
+
+// lastAcceptedBy is the last list accepted before point pt, nil when none.
+func lastAcceptedBy(ws []writeObs, pt finalState) *writeObs {
+	var want *writeObs
+	for i := range ws {
+		if ws[i].Prompt < pt.prompts && ws[i].Accepted && ws[i].Shaped {
+			want = &ws[i]
+		}
 	}
-	return fs.orElse(pass())
+	return want
 }
 
 func evalPriority(ev *Evidence) verdict {
-	ps := allPlans(ev)
-	n := 0
-	var fs failures
-	for _, p := range ps {
-		for k, e := range p.Entries {
-			n++
-			if !e.HasPriority {
-				fs.add(failf("plan #%d entry %d (%q) has no priority; ACP requires one on every plan entry: send high, medium or low (the reference sends \"medium\")", p.Seq, k+1, e.Content).at(p.Seq, fmt.Sprintf("entry %d has no priority", k+1)))
-				continue
-			}
-			switch e.Priority {
-			case "high", "medium", "low":
-			default:
-				fs.add(failf("plan #%d entry %d (%q) has priority %q", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority)))
-			}
+	return judgeEach(planEntries(ev), nil, func(fs *failures, _ int, e planEntryObs) {
+		if !e.HasPriority {
+			fs.add(failf("plan #%d entry %d (%q) has no priority; ACP requires one on every plan entry: send high, medium or low (the reference sends \"medium\")", e.plan.Seq, e.n, e.Content).at(e.plan.Seq, fmt.Sprintf("entry %d has no priority", e.n)))
+			return
 		}
-	}
-	if n == 0 {
-		return skipf("no plan entry observed")
-	}
-	return fs.orElse(pass())
+		switch e.Priority {
+		case "high", "medium", "low":
+		default:
+			fs.add(failf("plan #%d entry %d (%q) has priority %q", e.plan.Seq, e.n, e.Content, e.Priority).at(e.plan.Seq, fmt.Sprintf("entry %d has priority %q", e.n, e.Priority)))
+		}
+	}, "no plan entry observed")
 }
 
 func evalPriorityMedium(ev *Evidence) verdict {
-	n := 0
-	var fs failures
-	for _, p := range allPlans(ev) {
-		for k, e := range p.Entries {
-			n++
-			if e.Priority != "medium" {
-				fs.add(failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", p.Seq, k+1, e.Content, e.Priority).at(p.Seq, fmt.Sprintf("entry %d has priority %q", k+1, e.Priority)))
-			}
+	return judgeEach(planEntries(ev), nil, func(fs *failures, _ int, e planEntryObs) {
+		if e.Priority != "medium" {
+			fs.add(failf("plan #%d entry %d (%q) has priority %q, want the constant \"medium\"", e.plan.Seq, e.n, e.Content, e.Priority).at(e.plan.Seq, fmt.Sprintf("entry %d has priority %q", e.n, e.Priority)))
 		}
-	}
-	if n == 0 {
-		return skipf("no plan entry observed")
-	}
-	return fs.orElse(pass())
+	}, "no plan entry observed")
 }
 
 func evalNonNull(ev *Evidence) verdict {
-	ps := allPlans(ev)
-	var fs failures
-	for _, p := range ps {
+	return judgeEach(allPlans(ev), nil, func(fs *failures, _ int, p planObs) {
 		switch {
 		case p.Null:
 			fs.add(failf("plan #%d has \"entries\": null", p.Seq).at(p.Seq, `"entries": null`))
@@ -917,11 +855,7 @@ func evalNonNull(ev *Evidence) verdict {
 		case p.Bad != "":
 			fs.add(failf("plan #%d entries is not an array of objects: %s", p.Seq, p.Bad).at(p.Seq, "entries is not an array of objects"))
 		}
-	}
-	if len(ps) == 0 {
-		return skipf("no plan update observed")
-	}
-	return fs.orElse(pass())
+	}, "no plan update observed")
 }
 
 func evalLoadCap(ev *Evidence) verdict {
@@ -1045,19 +979,11 @@ func evalExit(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		return skipf("the case did not complete")
 	}
-	var fs failures
-	for _, p := range ev.Procs {
-		if p.ExitedEarly {
-			continue
-		}
-		if !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
+	return judgeEach(ev.Procs, nil, func(fs *failures, _ int, p ProcResult) {
+		if !p.ExitedEarly && !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
 			fs.add(failf("agent process %d %s", p.Index+1, p.Shutdown))
 		}
-	}
-	if len(ev.Procs) == 0 {
-		return skipf("no agent process")
-	}
-	return fs.orElse(pass())
+	}, "no agent process")
 }
 
 func first(s []string, n int) []string {
