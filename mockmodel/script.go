@@ -274,116 +274,11 @@ func (s *Script) compile() (*compiled, error) {
 	}
 	file := s.label()
 	c := &compiled{file: file}
-	ids := map[string]string{} // id -> where first used
-	callN := 0
+	tc := turnCompiler{file: file, total: len(s.Turns), ids: map[string]string{}}
 	for ti := range s.Turns {
-		t := &s.Turns[ti]
-		fail := func(field string, err error) error {
-			line := t.lines[field]
-			if line == 0 {
-				line = t.Line
-			}
-			return &ScriptError{File: file, Line: line, Turn: ti + 1, Field: field, Err: err}
-		}
-		p := &plan{
-			turn: ti, total: len(s.Turns), line: t.Line, file: file,
-			expect: t.Expect, fault: t.Fault, reasoning: t.Reasoning, text: t.Text,
-			reasoningIdx: -1, textIdx: -1,
-		}
-		if t.Usage != nil {
-			p.usage = *t.Usage
-			if p.usage.InputTokens < 0 || p.usage.OutputTokens < 0 || p.usage.CacheReadTokens < 0 || p.usage.ReasoningTokens < 0 {
-				return nil, fail("usage", errors.New("token counts must not be negative"))
-			}
-		}
-		switch t.Fault {
-		case FaultNone, FaultCloseMidStream, FaultHTTP500, FaultHang:
-		default:
-			return nil, fail("fault", fmt.Errorf("unknown fault %q (want %s, %s or %s)", t.Fault, FaultCloseMidStream, FaultHTTP500, FaultHang))
-		}
-		if t.ChunkSize < 0 {
-			return nil, fail("chunkSize", fmt.Errorf("must be positive, got %d", t.ChunkSize))
-		}
-		size := t.ChunkSize
-		if size == 0 {
-			size = DefaultChunkSize
-		}
-		if e := t.Expect; e != nil {
-			if e.LastMessage != "" && !validLastRole(e.LastMessage) {
-				return nil, fail("expect.lastMessage", fmt.Errorf("unknown role %q (want tool, user, assistant or system)", e.LastMessage))
-			}
-			for i, n := range e.ToolsInclude {
-				if n == "" {
-					return nil, fail(fmt.Sprintf("expect.toolsInclude[%d]", i), errors.New("empty tool name"))
-				}
-			}
-		}
-		next := 1
-		if t.Reasoning != "" {
-			p.reasoningIdx = 0
-			pieces, err := givenPieces(t.ReasoningDeltas, t.Reasoning, splitWords)
-			if err != nil {
-				return nil, fail("reasoningDeltas", err)
-			}
-			for _, w := range pieces {
-				p.deltas = append(p.deltas, delta{kind: deltaReasoning, text: w})
-			}
-		} else if len(t.ReasoningDeltas) > 0 {
-			return nil, fail("reasoningDeltas", errors.New("set without reasoning"))
-		}
-		if t.Text != "" {
-			p.textIdx = next
-			next++
-			pieces, err := givenPieces(t.TextDeltas, t.Text, splitWords)
-			if err != nil {
-				return nil, fail("textDeltas", err)
-			}
-			for _, w := range pieces {
-				p.deltas = append(p.deltas, delta{kind: deltaText, text: w})
-			}
-		} else if len(t.TextDeltas) > 0 {
-			return nil, fail("textDeltas", errors.New("set without text"))
-		}
-		for ci, tc := range t.ToolCalls {
-			callN++
-			field := fmt.Sprintf("toolCalls[%d]", ci)
-			if tc.Name == "" {
-				return nil, fail(field+".name", errors.New("missing tool name"))
-			}
-			id := tc.ID
-			if id == "" {
-				id = fmt.Sprintf("call_%d", callN)
-			}
-			here := fmt.Sprintf("turn %d %s", ti+1, field)
-			if prev, dup := ids[id]; dup {
-				return nil, fail(field+".id", fmt.Errorf("duplicate tool call id %q (also %s)", id, prev))
-			}
-			ids[id] = here
-			args, err := argumentsJSON(tc)
-			if err != nil {
-				return nil, fail(field+".arguments", err)
-			}
-			pc := planCall{id: id, name: tc.Name, args: args, block: next}
-			next++
-			p.calls = append(p.calls, pc)
-			p.deltas = append(p.deltas, delta{kind: deltaCallStart, call: ci})
-			pieces, err := givenPieces(tc.ArgumentDeltas, args, func(s string) []string { return splitBytes(s, size) })
-			if err != nil {
-				return nil, fail(field+".argumentDeltas", err)
-			}
-			for _, piece := range pieces {
-				p.deltas = append(p.deltas, delta{kind: deltaCallArgs, call: ci, text: piece})
-			}
-		}
-		p.finish = t.Finish
-		if p.finish == "" {
-			p.finish = llm.FinishStop
-			if len(t.ToolCalls) > 0 {
-				p.finish = llm.FinishToolCalls
-			}
-		}
-		if !validFinish(p.finish) {
-			return nil, fail("finish", fmt.Errorf("unknown finish %q (want stop, tool-calls, length or content-filter)", t.Finish))
+		p, err := tc.turn(ti, &s.Turns[ti])
+		if err != nil {
+			return nil, err
 		}
 		c.plans = append(c.plans, p)
 	}
@@ -396,6 +291,156 @@ func (s *Script) compile() (*compiled, error) {
 		c.side.turn, c.side.total = -1, len(c.plans)
 	}
 	return c, nil
+}
+
+// turnCompiler compiles the turns of one script in order: the tool call
+// ids and their count run across the turns.
+type turnCompiler struct {
+	file  string
+	total int
+	ids   map[string]string // id -> where first used
+	callN int
+}
+
+// turnFailer makes the error of a turn's field.
+type turnFailer func(field string, err error) error
+
+// turn compiles turn ti.
+func (tc *turnCompiler) turn(ti int, t *Turn) (*plan, error) {
+	fail := func(field string, err error) error {
+		line := t.lines[field]
+		if line == 0 {
+			line = t.Line
+		}
+		return &ScriptError{File: tc.file, Line: line, Turn: ti + 1, Field: field, Err: err}
+	}
+	p := &plan{
+		turn: ti, total: tc.total, line: t.Line, file: tc.file,
+		expect: t.Expect, fault: t.Fault, reasoning: t.Reasoning, text: t.Text,
+		reasoningIdx: -1, textIdx: -1,
+	}
+	if err := checkTurn(t, p, fail); err != nil {
+		return nil, err
+	}
+	next, err := turnTextDeltas(t, p, fail)
+	if err != nil {
+		return nil, err
+	}
+	if err := tc.calls(ti, t, p, next, fail); err != nil {
+		return nil, err
+	}
+	p.finish = t.Finish
+	if p.finish == "" {
+		p.finish = llm.FinishStop
+		if len(t.ToolCalls) > 0 {
+			p.finish = llm.FinishToolCalls
+		}
+	}
+	if !validFinish(p.finish) {
+		return nil, fail("finish", fmt.Errorf("unknown finish %q (want stop, tool-calls, length or content-filter)", t.Finish))
+	}
+	return p, nil
+}
+
+// checkTurn checks a turn's usage, fault, chunk size and expectations,
+// setting p's usage.
+func checkTurn(t *Turn, p *plan, fail turnFailer) error {
+	if t.Usage != nil {
+		p.usage = *t.Usage
+		if p.usage.InputTokens < 0 || p.usage.OutputTokens < 0 || p.usage.CacheReadTokens < 0 || p.usage.ReasoningTokens < 0 {
+			return fail("usage", errors.New("token counts must not be negative"))
+		}
+	}
+	switch t.Fault {
+	case FaultNone, FaultCloseMidStream, FaultHTTP500, FaultHang:
+	default:
+		return fail("fault", fmt.Errorf("unknown fault %q (want %s, %s or %s)", t.Fault, FaultCloseMidStream, FaultHTTP500, FaultHang))
+	}
+	if t.ChunkSize < 0 {
+		return fail("chunkSize", fmt.Errorf("must be positive, got %d", t.ChunkSize))
+	}
+	if e := t.Expect; e != nil {
+		if e.LastMessage != "" && !validLastRole(e.LastMessage) {
+			return fail("expect.lastMessage", fmt.Errorf("unknown role %q (want tool, user, assistant or system)", e.LastMessage))
+		}
+		for i, n := range e.ToolsInclude {
+			if n == "" {
+				return fail(fmt.Sprintf("expect.toolsInclude[%d]", i), errors.New("empty tool name"))
+			}
+		}
+	}
+	return nil
+}
+
+// turnTextDeltas adds the reasoning and text deltas of a turn to p; next
+// is the index of the block after them.
+func turnTextDeltas(t *Turn, p *plan, fail turnFailer) (next int, err error) {
+	next = 1
+	if t.Reasoning != "" {
+		p.reasoningIdx = 0
+		pieces, err := givenPieces(t.ReasoningDeltas, t.Reasoning, splitWords)
+		if err != nil {
+			return 0, fail("reasoningDeltas", err)
+		}
+		for _, w := range pieces {
+			p.deltas = append(p.deltas, delta{kind: deltaReasoning, text: w})
+		}
+	} else if len(t.ReasoningDeltas) > 0 {
+		return 0, fail("reasoningDeltas", errors.New("set without reasoning"))
+	}
+	if t.Text != "" {
+		p.textIdx = next
+		next++
+		pieces, err := givenPieces(t.TextDeltas, t.Text, splitWords)
+		if err != nil {
+			return 0, fail("textDeltas", err)
+		}
+		for _, w := range pieces {
+			p.deltas = append(p.deltas, delta{kind: deltaText, text: w})
+		}
+	} else if len(t.TextDeltas) > 0 {
+		return 0, fail("textDeltas", errors.New("set without text"))
+	}
+	return next, nil
+}
+
+// calls adds the tool calls of turn ti to p, from block next on.
+func (tc *turnCompiler) calls(ti int, t *Turn, p *plan, next int, fail turnFailer) error {
+	size := t.ChunkSize
+	if size == 0 {
+		size = DefaultChunkSize
+	}
+	for ci, call := range t.ToolCalls {
+		tc.callN++
+		field := fmt.Sprintf("toolCalls[%d]", ci)
+		if call.Name == "" {
+			return fail(field+".name", errors.New("missing tool name"))
+		}
+		id := call.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", tc.callN)
+		}
+		here := fmt.Sprintf("turn %d %s", ti+1, field)
+		if prev, dup := tc.ids[id]; dup {
+			return fail(field+".id", fmt.Errorf("duplicate tool call id %q (also %s)", id, prev))
+		}
+		tc.ids[id] = here
+		args, err := argumentsJSON(call)
+		if err != nil {
+			return fail(field+".arguments", err)
+		}
+		p.calls = append(p.calls, planCall{id: id, name: call.Name, args: args, block: next})
+		next++
+		p.deltas = append(p.deltas, delta{kind: deltaCallStart, call: ci})
+		pieces, err := givenPieces(call.ArgumentDeltas, args, func(s string) []string { return splitBytes(s, size) })
+		if err != nil {
+			return fail(field+".argumentDeltas", err)
+		}
+		for _, piece := range pieces {
+			p.deltas = append(p.deltas, delta{kind: deltaCallArgs, call: ci, text: piece})
+		}
+	}
+	return nil
 }
 
 // givenPieces returns the pieces to stream whole: given (without empty

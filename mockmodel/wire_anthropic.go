@@ -97,6 +97,73 @@ type antTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
+// antUser adds a user message's blocks to out: a tool message per
+// tool_result, the text between them as user messages.
+func antUser(out *request, at string, blocks []antBlock) error {
+	var user *llm.Message
+	for j, b := range blocks {
+		bat := fmt.Sprintf("%s.content[%d]", at, j)
+		switch b.Type {
+		case "text":
+			if b.Text == nil {
+				return fmt.Errorf("%s.text: required", bat)
+			}
+			if user == nil {
+				out.messages = append(out.messages, llm.Message{Role: llm.RoleUser})
+				user = &out.messages[len(out.messages)-1]
+			}
+			user.Content = append(user.Content, llm.Part{Type: llm.PartText, Text: *b.Text})
+		case "tool_result":
+			if b.ToolUseID == "" {
+				return fmt.Errorf("%s.tool_use_id: required", bat)
+			}
+			text, err := contentText(b.Content, blockNoun, "text")
+			if err != nil {
+				return fmt.Errorf("%s.content: %w", bat, err)
+			}
+			out.messages = append(out.messages, llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID,
+				Content: textParts(text), IsError: b.IsError})
+			user = nil
+		default:
+			return fmt.Errorf("%s.type: unsupported block type %q in a user message (the mock reads text and tool_result)", bat, b.Type)
+		}
+	}
+	return nil
+}
+
+// antAssistant adds an assistant message's blocks to out as one message.
+func antAssistant(out *request, at string, blocks []antBlock) error {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	for j, b := range blocks {
+		bat := fmt.Sprintf("%s.content[%d]", at, j)
+		switch b.Type {
+		case "thinking":
+			if b.Thinking != nil && *b.Thinking != "" {
+				msg.Content = append(msg.Content, llm.Part{Type: llm.PartReasoning, Text: *b.Thinking})
+			}
+		case "redacted_thinking":
+		case "text":
+			if b.Text == nil {
+				return fmt.Errorf("%s.text: required", bat)
+			}
+			msg.Content = append(msg.Content, textParts(*b.Text)...)
+		case "tool_use":
+			if b.ID == "" || b.Name == "" {
+				return fmt.Errorf("%s: a tool_use block needs id and name", bat)
+			}
+			args := "{}"
+			if len(b.Input) > 0 {
+				args = compactJSON(b.Input)
+			}
+			msg.Content = append(msg.Content, llm.Part{Type: llm.PartToolCall, ID: b.ID, Name: b.Name, Arguments: args})
+		default:
+			return fmt.Errorf("%s.type: unsupported block type %q in an assistant message (the mock reads thinking, text and tool_use)", bat, b.Type)
+		}
+	}
+	out.messages = append(out.messages, msg)
+	return nil
+}
+
 // decodeAnthropic turns a Messages body into the canonical request: a
 // user message's tool_result blocks become tool messages (IsError from
 // is_error), its text blocks a user message, in their order.
@@ -122,65 +189,14 @@ func decodeAnthropic(body []byte) (request, error) {
 		}
 		switch m.Role {
 		case "user":
-			var user *llm.Message
-			for j, b := range blocks {
-				bat := fmt.Sprintf("%s.content[%d]", at, j)
-				switch b.Type {
-				case "text":
-					if b.Text == nil {
-						return out, fmt.Errorf("%s.text: required", bat)
-					}
-					if user == nil {
-						out.messages = append(out.messages, llm.Message{Role: llm.RoleUser})
-						user = &out.messages[len(out.messages)-1]
-					}
-					user.Content = append(user.Content, llm.Part{Type: llm.PartText, Text: *b.Text})
-				case "tool_result":
-					if b.ToolUseID == "" {
-						return out, fmt.Errorf("%s.tool_use_id: required", bat)
-					}
-					text, err := contentText(b.Content, blockNoun, "text")
-					if err != nil {
-						return out, fmt.Errorf("%s.content: %w", bat, err)
-					}
-					out.messages = append(out.messages, llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID,
-						Content: textParts(text), IsError: b.IsError})
-					user = nil
-				default:
-					return out, fmt.Errorf("%s.type: unsupported block type %q in a user message (the mock reads text and tool_result)", bat, b.Type)
-				}
-			}
+			err = antUser(&out, at, blocks)
 		case "assistant":
-			msg := llm.Message{Role: llm.RoleAssistant}
-			for j, b := range blocks {
-				bat := fmt.Sprintf("%s.content[%d]", at, j)
-				switch b.Type {
-				case "thinking":
-					if b.Thinking != nil && *b.Thinking != "" {
-						msg.Content = append(msg.Content, llm.Part{Type: llm.PartReasoning, Text: *b.Thinking})
-					}
-				case "redacted_thinking":
-				case "text":
-					if b.Text == nil {
-						return out, fmt.Errorf("%s.text: required", bat)
-					}
-					msg.Content = append(msg.Content, textParts(*b.Text)...)
-				case "tool_use":
-					if b.ID == "" || b.Name == "" {
-						return out, fmt.Errorf("%s: a tool_use block needs id and name", bat)
-					}
-					args := "{}"
-					if len(b.Input) > 0 {
-						args = compactJSON(b.Input)
-					}
-					msg.Content = append(msg.Content, llm.Part{Type: llm.PartToolCall, ID: b.ID, Name: b.Name, Arguments: args})
-				default:
-					return out, fmt.Errorf("%s.type: unsupported block type %q in an assistant message (the mock reads thinking, text and tool_use)", bat, b.Type)
-				}
-			}
-			out.messages = append(out.messages, msg)
+			err = antAssistant(&out, at, blocks)
 		default:
-			return out, fmt.Errorf("%s.role: unknown role %q (want user or assistant)", at, m.Role)
+			err = fmt.Errorf("%s.role: unknown role %q (want user or assistant)", at, m.Role)
+		}
+		if err != nil {
+			return out, err
 		}
 	}
 	for i, t := range in.Tools {

@@ -141,6 +141,89 @@ func gemReadPart(p map[string]json.RawMessage) (gemPart, error) {
 	return out, nil
 }
 
+// gemDecoder adds a generateContent body's contents to out; calls are
+// the function calls the model turns made, done once answered.
+type gemDecoder struct {
+	out   *request
+	calls []*gemPending
+}
+
+// gemPending is a function call of a model turn.
+type gemPending struct {
+	id, name string
+	done     bool
+}
+
+// model adds a model turn: one assistant message.
+func (d *gemDecoder) model(at string, c gemContent) error {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	for j, raw := range c.Parts {
+		p, err := gemReadPart(raw)
+		if err != nil {
+			return fmt.Errorf("%s.parts[%d]: %w", at, j, err)
+		}
+		switch {
+		case p.call != nil:
+			if p.call.Name == "" {
+				return fmt.Errorf("%s.parts[%d].functionCall.name: required", at, j)
+			}
+			args := "{}"
+			if len(bytes.TrimSpace(p.call.Args)) > 0 && string(bytes.TrimSpace(p.call.Args)) != "null" {
+				args = compactJSON(p.call.Args)
+			}
+			msg.Content = append(msg.Content, llm.Part{Type: llm.PartToolCall, ID: p.call.ID, Name: p.call.Name, Arguments: args})
+			d.calls = append(d.calls, &gemPending{id: p.call.ID, name: p.call.Name})
+		case p.thought:
+			if *p.text != "" {
+				msg.Content = append(msg.Content, llm.Part{Type: llm.PartReasoning, Text: *p.text})
+			}
+		case p.text != nil:
+			msg.Content = append(msg.Content, textParts(*p.text)...)
+		default:
+			return fmt.Errorf("%s.parts[%d]: a functionResponse in a model turn", at, j)
+		}
+	}
+	d.out.messages = append(d.out.messages, msg)
+	return nil
+}
+
+// user adds a user (or function) turn: a tool message per function
+// response, the text between them as user messages.
+func (d *gemDecoder) user(at string, c gemContent) error {
+	var user *llm.Message
+	for j, raw := range c.Parts {
+		p, err := gemReadPart(raw)
+		if err != nil {
+			return fmt.Errorf("%s.parts[%d]: %w", at, j, err)
+		}
+		switch {
+		case p.response != nil:
+			fr := p.response
+			id := fr.ID
+			for _, pc := range d.calls {
+				if !pc.done && ((id != "" && pc.id == id) || (id == "" && pc.name == fr.Name)) {
+					pc.done = true
+					id = pc.id
+					break
+				}
+			}
+			text, isErr := gemResponseText(fr.Response)
+			d.out.messages = append(d.out.messages, llm.Message{Role: llm.RoleTool, ToolCallID: id,
+				Content: textParts(text), IsError: isErr})
+			user = nil
+		case p.text != nil && !p.thought:
+			if user == nil {
+				d.out.messages = append(d.out.messages, llm.Message{Role: llm.RoleUser})
+				user = &d.out.messages[len(d.out.messages)-1]
+			}
+			user.Content = append(user.Content, llm.Part{Type: llm.PartText, Text: *p.text})
+		case p.call != nil:
+			return fmt.Errorf("%s.parts[%d]: a functionCall in a %s turn", at, j, c.Role)
+		}
+	}
+	return nil
+}
+
 // decodeGemini turns a generateContent body into the canonical request.
 // A functionResponse becomes a tool message: its id, or else the id of the
 // first unanswered functionCall of that name, is the ToolCallID; it is an
@@ -170,77 +253,20 @@ func decodeGemini(body []byte) (request, error) {
 	if in.Contents == nil {
 		return out, errors.New("contents: required")
 	}
-	type pending struct {
-		id, name string
-		done     bool
-	}
-	var calls []*pending
+	d := gemDecoder{out: &out}
 	for i, c := range in.Contents {
 		at := fmt.Sprintf("contents[%d]", i)
+		var err error
 		switch c.Role {
 		case "model":
-			msg := llm.Message{Role: llm.RoleAssistant}
-			for j, raw := range c.Parts {
-				p, err := gemReadPart(raw)
-				if err != nil {
-					return out, fmt.Errorf("%s.parts[%d]: %w", at, j, err)
-				}
-				switch {
-				case p.call != nil:
-					if p.call.Name == "" {
-						return out, fmt.Errorf("%s.parts[%d].functionCall.name: required", at, j)
-					}
-					args := "{}"
-					if len(bytes.TrimSpace(p.call.Args)) > 0 && string(bytes.TrimSpace(p.call.Args)) != "null" {
-						args = compactJSON(p.call.Args)
-					}
-					msg.Content = append(msg.Content, llm.Part{Type: llm.PartToolCall, ID: p.call.ID, Name: p.call.Name, Arguments: args})
-					calls = append(calls, &pending{id: p.call.ID, name: p.call.Name})
-				case p.thought:
-					if *p.text != "" {
-						msg.Content = append(msg.Content, llm.Part{Type: llm.PartReasoning, Text: *p.text})
-					}
-				case p.text != nil:
-					msg.Content = append(msg.Content, textParts(*p.text)...)
-				default:
-					return out, fmt.Errorf("%s.parts[%d]: a functionResponse in a model turn", at, j)
-				}
-			}
-			out.messages = append(out.messages, msg)
+			err = d.model(at, c)
 		case "user", "function", "":
-			var user *llm.Message
-			for j, raw := range c.Parts {
-				p, err := gemReadPart(raw)
-				if err != nil {
-					return out, fmt.Errorf("%s.parts[%d]: %w", at, j, err)
-				}
-				switch {
-				case p.response != nil:
-					fr := p.response
-					id := fr.ID
-					for _, pc := range calls {
-						if !pc.done && ((id != "" && pc.id == id) || (id == "" && pc.name == fr.Name)) {
-							pc.done = true
-							id = pc.id
-							break
-						}
-					}
-					text, isErr := gemResponseText(fr.Response)
-					out.messages = append(out.messages, llm.Message{Role: llm.RoleTool, ToolCallID: id,
-						Content: textParts(text), IsError: isErr})
-					user = nil
-				case p.text != nil && !p.thought:
-					if user == nil {
-						out.messages = append(out.messages, llm.Message{Role: llm.RoleUser})
-						user = &out.messages[len(out.messages)-1]
-					}
-					user.Content = append(user.Content, llm.Part{Type: llm.PartText, Text: *p.text})
-				case p.call != nil:
-					return out, fmt.Errorf("%s.parts[%d]: a functionCall in a %s turn", at, j, c.Role)
-				}
-			}
+			err = d.user(at, c)
 		default:
-			return out, fmt.Errorf("%s.role: unknown role %q (want user or model)", at, c.Role)
+			err = fmt.Errorf("%s.role: unknown role %q (want user or model)", at, c.Role)
+		}
+		if err != nil {
+			return out, err
 		}
 	}
 	for i, t := range in.Tools {

@@ -70,126 +70,148 @@ func decodeOpenAIResponses(body []byte) (request, error) {
 	if err := decodeStrict(body, &in); err != nil {
 		return request{}, err
 	}
-	out := request{stream: in.Stream, model: in.Model, errFrom: ToolErrorsPrefix}
+	d := respDecoder{out: request{stream: in.Stream, model: in.Model, errFrom: ToolErrorsPrefix}, leading: true}
 	if in.PreviousResponseID != "" {
-		return out, errors.New("previous_response_id: not supported (the mock keeps no responses: send the whole conversation in input)")
+		return d.out, errors.New("previous_response_id: not supported (the mock keeps no responses: send the whole conversation in input)")
 	}
-	var system []string
 	if in.Instructions != nil && *in.Instructions != "" {
-		system = append(system, *in.Instructions)
+		d.system = append(d.system, *in.Instructions)
 	}
 	items, err := respInput(in.Input)
 	if err != nil {
-		return out, err
+		return d.out, err
 	}
-	// assistant returns the trailing assistant message, starting one if
-	// the last message is not an assistant's (or, for reasoning, if the
-	// trailing one already says more than reasoning: a new turn).
-	assistant := func(reasoning bool) *llm.Message {
-		n := len(out.messages)
-		if n > 0 && out.messages[n-1].Role == llm.RoleAssistant {
-			last := &out.messages[n-1]
-			if !reasoning || onlyReasoning(*last) {
-				return last
-			}
-		}
-		out.messages = append(out.messages, llm.Message{Role: llm.RoleAssistant})
-		return &out.messages[len(out.messages)-1]
-	}
-	leading := true
 	for i, it := range items {
-		at := fmt.Sprintf("input[%d]", i)
-		typ := it.Type
-		if typ == "" && it.Role != "" {
-			typ = "message"
+		if err := d.item(fmt.Sprintf("input[%d]", i), it); err != nil {
+			return d.out, err
 		}
-		switch typ {
-		case "message":
-			text, err := contentText(it.Content, partNoun, respTextTypes()...)
-			if err != nil {
-				return out, fmt.Errorf("%s.content: %w", at, err)
-			}
-			switch it.Role {
-			case "system", "developer":
-				if leading {
-					system = append(system, text)
-					continue
-				}
-				out.messages = append(out.messages, llm.Message{Role: llm.RoleSystem, Content: textParts(text)})
-			case "user":
-				out.messages = append(out.messages, llm.Message{Role: llm.RoleUser, Content: textParts(text)})
-			case "assistant":
-				m := assistant(false)
-				m.Content = append(m.Content, textParts(text)...)
-			default:
-				return out, fmt.Errorf("%s.role: unknown role %q", at, it.Role)
-			}
-		case "reasoning":
-			var texts []string
-			for _, s := range it.Summary {
-				texts = append(texts, s.Text)
-			}
-			if len(texts) == 0 && len(it.Content) > 0 {
-				t, err := contentText(it.Content, partNoun, respTextTypes()...)
-				if err != nil {
-					return out, fmt.Errorf("%s.content: %w", at, err)
-				}
-				texts = append(texts, t)
-			}
-			m := assistant(true)
-			if t := strings.Join(texts, "\n\n"); t != "" {
-				m.Content = append(m.Content, llm.Part{Type: llm.PartReasoning, Text: t})
-			}
-		case "function_call", "custom_tool_call":
-			if it.Name == "" {
-				return out, fmt.Errorf("%s.name: required", at)
-			}
-			if it.CallID == "" {
-				return out, fmt.Errorf("%s.call_id: required", at)
-			}
-			args := ""
-			if it.Arguments != nil {
-				args = *it.Arguments
-			} else if it.Input != nil {
-				args = *it.Input
-			}
-			m := assistant(false)
-			m.Content = append(m.Content, llm.Part{Type: llm.PartToolCall, ID: it.CallID, Name: it.Name, Arguments: args})
-		case "function_call_output", "custom_tool_call_output":
-			if it.CallID == "" {
-				return out, fmt.Errorf("%s.call_id: required", at)
-			}
-			text, err := contentText(it.Output, partNoun, respTextTypes()...)
-			if err != nil {
-				return out, fmt.Errorf("%s.output: %w", at, err)
-			}
-			out.messages = append(out.messages, llm.Message{
-				Role: llm.RoleTool, Content: textParts(text), ToolCallID: it.CallID,
-				IsError: strings.HasPrefix(text, errorResultPrefix),
-			})
-		default:
-			return out, fmt.Errorf("%s.type: unsupported item type %q (the mock reads message, reasoning, function_call and function_call_output items)", at, it.Type)
-		}
-		leading = false
 	}
-	out.system = strings.Join(system, "\n\n")
+	d.out.system = strings.Join(d.system, "\n\n")
 	for i, t := range in.Tools {
 		switch t.Type {
 		case "function", "":
 			if t.Name == "" {
-				return out, fmt.Errorf("tools[%d].name: required", i)
+				return d.out, fmt.Errorf("tools[%d].name: required", i)
 			}
-			out.tools = append(out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description,
+			d.out.tools = append(d.out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description,
 				Parameters: append(json.RawMessage(nil), t.Parameters...)})
 		default:
 			// Built-in tools (web_search, custom grammars, ...) are kept
 			// by name when they have one; the raw body has the rest.
 			if t.Name != "" {
-				out.tools = append(out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description})
+				d.out.tools = append(d.out.tools, llm.ToolSpec{Name: t.Name, Description: t.Description})
 			}
 		}
 	}
-	return out, nil
+	return d.out, nil
+}
+
+// respDecoder gathers the canonical request from a Responses body's
+// input items; leading holds while only system messages came (they make
+// the system prompt).
+type respDecoder struct {
+	out     request
+	system  []string
+	leading bool
+}
+
+// assistant returns the trailing assistant message, starting one if the
+// last message is not an assistant's (or, for reasoning, if the trailing
+// one already says more than reasoning: a new turn).
+func (d *respDecoder) assistant(reasoning bool) *llm.Message {
+	n := len(d.out.messages)
+	if n > 0 && d.out.messages[n-1].Role == llm.RoleAssistant {
+		last := &d.out.messages[n-1]
+		if !reasoning || onlyReasoning(*last) {
+			return last
+		}
+	}
+	d.out.messages = append(d.out.messages, llm.Message{Role: llm.RoleAssistant})
+	return &d.out.messages[len(d.out.messages)-1]
+}
+
+// item adds input item it (at is where it is: "input[3]").
+func (d *respDecoder) item(at string, it respItem) error {
+	typ := it.Type
+	if typ == "" && it.Role != "" {
+		typ = "message"
+	}
+	switch typ {
+	case "message":
+		return d.message(at, it)
+	case "reasoning":
+		var texts []string
+		for _, s := range it.Summary {
+			texts = append(texts, s.Text)
+		}
+		if len(texts) == 0 && len(it.Content) > 0 {
+			t, err := contentText(it.Content, partNoun, respTextTypes()...)
+			if err != nil {
+				return fmt.Errorf("%s.content: %w", at, err)
+			}
+			texts = append(texts, t)
+		}
+		m := d.assistant(true)
+		if t := strings.Join(texts, "\n\n"); t != "" {
+			m.Content = append(m.Content, llm.Part{Type: llm.PartReasoning, Text: t})
+		}
+	case "function_call", "custom_tool_call":
+		if it.Name == "" {
+			return fmt.Errorf("%s.name: required", at)
+		}
+		if it.CallID == "" {
+			return fmt.Errorf("%s.call_id: required", at)
+		}
+		args := ""
+		if it.Arguments != nil {
+			args = *it.Arguments
+		} else if it.Input != nil {
+			args = *it.Input
+		}
+		m := d.assistant(false)
+		m.Content = append(m.Content, llm.Part{Type: llm.PartToolCall, ID: it.CallID, Name: it.Name, Arguments: args})
+	case "function_call_output", "custom_tool_call_output":
+		if it.CallID == "" {
+			return fmt.Errorf("%s.call_id: required", at)
+		}
+		text, err := contentText(it.Output, partNoun, respTextTypes()...)
+		if err != nil {
+			return fmt.Errorf("%s.output: %w", at, err)
+		}
+		d.out.messages = append(d.out.messages, llm.Message{
+			Role: llm.RoleTool, Content: textParts(text), ToolCallID: it.CallID,
+			IsError: strings.HasPrefix(text, errorResultPrefix),
+		})
+	default:
+		return fmt.Errorf("%s.type: unsupported item type %q (the mock reads message, reasoning, function_call and function_call_output items)", at, it.Type)
+	}
+	d.leading = false
+	return nil
+}
+
+// message adds a message item.
+func (d *respDecoder) message(at string, it respItem) error {
+	text, err := contentText(it.Content, partNoun, respTextTypes()...)
+	if err != nil {
+		return fmt.Errorf("%s.content: %w", at, err)
+	}
+	switch it.Role {
+	case "system", "developer":
+		if d.leading {
+			d.system = append(d.system, text)
+			return nil
+		}
+		d.out.messages = append(d.out.messages, llm.Message{Role: llm.RoleSystem, Content: textParts(text)})
+	case "user":
+		d.out.messages = append(d.out.messages, llm.Message{Role: llm.RoleUser, Content: textParts(text)})
+	case "assistant":
+		m := d.assistant(false)
+		m.Content = append(m.Content, textParts(text)...)
+	default:
+		return fmt.Errorf("%s.role: unknown role %q", at, it.Role)
+	}
+	d.leading = false
+	return nil
 }
 
 // respInput reads input: a string (one user message) or a list of items.

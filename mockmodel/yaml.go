@@ -216,85 +216,94 @@ func (l *yamlLoader) turn(n *yaml.Node, num int) (Turn, error) {
 				return l.int(f, num, key+"."+k, dst)
 			})
 		case "expect":
-			e := &Expect{}
-			t.Expect = e
-			return l.eachField(v, num, key, []string{"lastMessage", "lastIsError", "lastContains", "toolsInclude"}, func(k string, f *yaml.Node) error {
-				path := key + "." + k
-				t.lines[path] = f.Line
-				switch k {
-				case "lastMessage":
-					return l.str(f, num, path, &e.LastMessage)
-				case "lastContains":
-					return l.text(f, num, path, &e.LastContains)
-				case "lastIsError":
-					var b bool
-					if err := l.bool(f, num, path, &b); err != nil {
-						return err
-					}
-					e.LastIsError = &b
-				case "toolsInclude":
-					if f.Kind != yaml.SequenceNode {
-						return l.errf(f, num, path, "must be a list of tool names, got %s", describe(f))
-					}
-					for i, item := range f.Content {
-						var name string
-						if err := l.str(deref(item), num, fmt.Sprintf("%s[%d]", path, i), &name); err != nil {
-							return err
-						}
-						e.ToolsInclude = append(e.ToolsInclude, name)
-					}
-				}
-				return nil
-			})
+			return l.expect(v, num, key, &t)
 		case "toolCalls":
-			if v.Kind != yaml.SequenceNode {
-				return l.errf(v, num, key, "must be a list of tool calls, got %s", describe(v))
+			return l.toolCalls(v, num, key, &t)
+		}
+		return l.generic(v, num, key, &t, key)
+	})
+	return t, err
+}
+
+// expect reads a turn's expect mapping.
+func (l *yamlLoader) expect(v *yaml.Node, num int, key string, t *Turn) error {
+	e := &Expect{}
+	t.Expect = e
+	return l.eachField(v, num, key, []string{"lastMessage", "lastIsError", "lastContains", "toolsInclude"}, func(k string, f *yaml.Node) error {
+		path := key + "." + k
+		t.lines[path] = f.Line
+		switch k {
+		case "lastMessage":
+			return l.str(f, num, path, &e.LastMessage)
+		case "lastContains":
+			return l.text(f, num, path, &e.LastContains)
+		case "lastIsError":
+			var b bool
+			if err := l.bool(f, num, path, &b); err != nil {
+				return err
 			}
-			for i, cn := range v.Content {
-				cn = deref(cn)
-				path := fmt.Sprintf("toolCalls[%d]", i)
-				t.lines[path] = cn.Line
-				var tc ToolCall
-				err := l.eachField(cn, num, path, callFields(), func(k string, f *yaml.Node) error {
-					fp := path + "." + k
-					t.lines[fp] = f.Line
-					switch k {
-					case "id":
-						return l.str(f, num, fp, &tc.ID)
-					case "name":
-						return l.str(f, num, fp, &tc.Name)
-					case "rawArguments":
-						return l.str(f, num, fp, &tc.RawArguments)
-					case "reject":
-						return l.bool(f, num, fp, &tc.Reject)
-					case "arguments":
-						if f.Kind != yaml.MappingNode {
-							return l.errf(f, num, fp, "must be a mapping (the JSON object of arguments), got %s", describe(f))
-						}
-						var buf bytes.Buffer
-						if err := l.nodeJSON(f, num, fp, &buf); err != nil {
-							return err
-						}
-						tc.Arguments = json.RawMessage(buf.Bytes())
-					default:
-						return l.generic(f, num, fp, &tc, k)
-					}
-					return nil
-				})
-				if err != nil {
+			e.LastIsError = &b
+		case "toolsInclude":
+			if f.Kind != yaml.SequenceNode {
+				return l.errf(f, num, path, "must be a list of tool names, got %s", describe(f))
+			}
+			for i, item := range f.Content {
+				var name string
+				if err := l.str(deref(item), num, fmt.Sprintf("%s[%d]", path, i), &name); err != nil {
 					return err
 				}
-				if tc.Name == "" {
-					return l.errf(cn, num, path+".name", "missing tool name")
-				}
-				t.ToolCalls = append(t.ToolCalls, tc)
+				e.ToolsInclude = append(e.ToolsInclude, name)
 			}
-		default:
-			return l.generic(v, num, key, &t, key)
 		}
 		return nil
 	})
-	return t, err
+}
+
+// toolCalls reads a turn's toolCalls list.
+func (l *yamlLoader) toolCalls(v *yaml.Node, num int, key string, t *Turn) error {
+	if v.Kind != yaml.SequenceNode {
+		return l.errf(v, num, key, "must be a list of tool calls, got %s", describe(v))
+	}
+	for i, cn := range v.Content {
+		cn = deref(cn)
+		path := fmt.Sprintf("toolCalls[%d]", i)
+		t.lines[path] = cn.Line
+		var tc ToolCall
+		err := l.eachField(cn, num, path, callFields(), func(k string, f *yaml.Node) error {
+			fp := path + "." + k
+			t.lines[fp] = f.Line
+			switch k {
+			case "id":
+				return l.str(f, num, fp, &tc.ID)
+			case "name":
+				return l.str(f, num, fp, &tc.Name)
+			case "rawArguments":
+				return l.str(f, num, fp, &tc.RawArguments)
+			case "reject":
+				return l.bool(f, num, fp, &tc.Reject)
+			case "arguments":
+				if f.Kind != yaml.MappingNode {
+					return l.errf(f, num, fp, "must be a mapping (the JSON object of arguments), got %s", describe(f))
+				}
+				var buf bytes.Buffer
+				if err := l.nodeJSON(f, num, fp, &buf); err != nil {
+					return err
+				}
+				tc.Arguments = json.RawMessage(buf.Bytes())
+			default:
+				return l.generic(f, num, fp, &tc, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if tc.Name == "" {
+			return l.errf(cn, num, path+".name", "missing tool name")
+		}
+		t.ToolCalls = append(t.ToolCalls, tc)
+	}
+	return nil
 }
 
 // eachField calls fn for every key of mapping n, rejecting unknown and
@@ -404,50 +413,56 @@ func (l *yamlLoader) nodeJSON(n *yaml.Node, turn int, path string, buf *bytes.Bu
 		}
 		buf.WriteByte(']')
 	case yaml.ScalarNode:
-		var v any
-		switch n.ShortTag() {
-		case "!!null":
-			buf.WriteString("null")
-			return nil
-		case "!!bool":
-			var b bool
-			if err := n.Decode(&b); err != nil {
-				return l.errf(n, turn, path, "%w", err)
-			}
-			v = b
-		case "!!int":
-			var i int64
-			if err := n.Decode(&i); err != nil {
-				var u uint64
-				if err2 := n.Decode(&u); err2 != nil {
-					return l.errf(n, turn, path, "%w", err)
-				}
-				v = u
-			} else {
-				v = i
-			}
-		case "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil {
-				return l.errf(n, turn, path, "%w", err)
-			}
-			if math.IsInf(f, 0) || math.IsNaN(f) {
-				return l.errf(n, turn, path, "%s has no JSON representation", n.Value)
-			}
-			v = f
-		case "!!str", "!!timestamp", "!!binary":
-			v = n.Value
-		default:
-			return l.errf(n, turn, path, "unsupported YAML tag %s", n.Tag)
-		}
-		b, err := marshalNoEscape(v)
-		if err != nil {
-			return l.errf(n, turn, path, "%w", err)
-		}
-		buf.Write(b)
+		return l.scalarJSON(n, turn, path, buf)
 	default:
 		return l.errf(n, turn, path, "unsupported YAML node %s", describe(n))
 	}
+	return nil
+}
+
+// scalarJSON writes scalar n as JSON.
+func (l *yamlLoader) scalarJSON(n *yaml.Node, turn int, path string, buf *bytes.Buffer) error {
+	var v any
+	switch n.ShortTag() {
+	case "!!null":
+		buf.WriteString("null")
+		return nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return l.errf(n, turn, path, "%w", err)
+		}
+		v = b
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err != nil {
+			var u uint64
+			if err2 := n.Decode(&u); err2 != nil {
+				return l.errf(n, turn, path, "%w", err)
+			}
+			v = u
+		} else {
+			v = i
+		}
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return l.errf(n, turn, path, "%w", err)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return l.errf(n, turn, path, "%s has no JSON representation", n.Value)
+		}
+		v = f
+	case "!!str", "!!timestamp", "!!binary":
+		v = n.Value
+	default:
+		return l.errf(n, turn, path, "unsupported YAML tag %s", n.Tag)
+	}
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return l.errf(n, turn, path, "%w", err)
+	}
+	buf.Write(b)
 	return nil
 }
 
