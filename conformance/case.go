@@ -190,47 +190,72 @@ func (c *Case) Validate(cat []Check) error {
 	if len(c.Steps) == 0 || c.Steps[0].Op != OpInitialize {
 		return errors.New("steps: the first step must be initialize")
 	}
-	initialized, session, prompts := false, false, 0
+	prompts, err := c.validateSteps()
+	if err != nil {
+		return err
+	}
+	if err := c.validateScript(prompts); err != nil {
+		return err
+	}
+	if cat != nil {
+		idx := catalogueIndex(cat)
+		for _, id := range c.Checks {
+			if _, ok := idx[id]; !ok {
+				return fmt.Errorf("checks: unknown check %q", id)
+			}
+		}
+	}
+	return nil
+}
+
+// validateSteps checks the order of the steps and counts the prompts.
+func (c *Case) validateSteps() (prompts int, err error) {
+	initialized, session := false, false
 	for i, s := range c.Steps {
 		where := fmt.Sprintf("steps[%d] (%s)", i, s.Op)
 		switch s.Op {
 		case OpInitialize:
 			if initialized {
-				return fmt.Errorf("%s: already initialized (restart first)", where)
+				return 0, fmt.Errorf("%s: already initialized (restart first)", where)
 			}
 			initialized = true
 		case OpNewSession:
 			if !initialized {
-				return fmt.Errorf("%s: initialize first", where)
+				return 0, fmt.Errorf("%s: initialize first", where)
 			}
 			session = true
 		case OpPrompt:
 			if !initialized || !session {
-				return fmt.Errorf("%s: needs an initialized process and a session", where)
+				return 0, fmt.Errorf("%s: needs an initialized process and a session", where)
 			}
 			if strings.TrimSpace(s.Text) == "" {
-				return fmt.Errorf("%s: empty text", where)
+				return 0, fmt.Errorf("%s: empty text", where)
 			}
 			prompts++
 			if s.Cancel && i+1 < len(c.Steps) && c.Steps[i+1].Op == OpPrompt {
-				return fmt.Errorf("%s: cancel: a cancelled prompt may leave script turns unasked, so the next prompt cannot be tied to its turns (restart or load next)", where)
+				return 0, fmt.Errorf("%s: cancel: a cancelled prompt may leave script turns unasked, so the next prompt cannot be tied to its turns (restart or load next)", where)
 			}
 		case OpRestart:
 			if !session {
-				return fmt.Errorf("%s: nothing to restart (no session yet)", where)
+				return 0, fmt.Errorf("%s: nothing to restart (no session yet)", where)
 			}
 			initialized = false
 		case OpLoadSession:
 			if !initialized || !session {
-				return fmt.Errorf("%s: needs an initialized process and an earlier newSession", where)
+				return 0, fmt.Errorf("%s: needs an initialized process and an earlier newSession", where)
 			}
 		default:
-			return fmt.Errorf("%s: unknown op (want initialize, newSession, prompt, restart or loadSession)", where)
+			return 0, fmt.Errorf("%s: unknown op (want initialize, newSession, prompt, restart or loadSession)", where)
 		}
 		if s.Cancel && s.Op != OpPrompt {
-			return fmt.Errorf("%s: cancel is only meaningful on a prompt step", where)
+			return 0, fmt.Errorf("%s: cancel is only meaningful on a prompt step", where)
 		}
 	}
+	return prompts, nil
+}
+
+// validateScript checks the script against the steps' prompts.
+func (c *Case) validateScript(prompts int) error {
 	// Every prompt consumes script turns up to and including the next turn
 	// without tool calls: that is how the runner knows which writes belong
 	// to which prompt.
@@ -260,14 +285,6 @@ func (c *Case) Validate(cat []Check) error {
 				if call.Name == DialectTodoWrite {
 					return fmt.Errorf("%s: a probe case must not call %s (the dialect is not known yet)", turnWhere(i, t), DialectTodoWrite)
 				}
-			}
-		}
-	}
-	if cat != nil {
-		idx := catalogueIndex(cat)
-		for _, id := range c.Checks {
-			if _, ok := idx[id]; !ok {
-				return fmt.Errorf("checks: unknown check %q", id)
 			}
 		}
 	}

@@ -269,26 +269,7 @@ func (ev *Evidence) plans() []planObs {
 // findPlans finds the plan updates of the wire (plans).
 func (ev *Evidence) findPlans() []planObs {
 	var out []planObs
-	// segment of each wire position: the last request the client sent.
-	type seg struct {
-		kind    string
-		prompt  int
-		respSeq int
-	}
-	bySeq := map[int]seg{}
-	for _, s := range ev.Steps {
-		if s.ReqSeq < 0 {
-			continue
-		}
-		switch s.Op {
-		case OpPrompt:
-			bySeq[s.ReqSeq] = seg{kind: "prompt", prompt: s.Prompt, respSeq: s.RespSeq}
-		case OpLoadSession:
-			bySeq[s.ReqSeq] = seg{kind: "load", respSeq: s.RespSeq}
-		default:
-			bySeq[s.ReqSeq] = seg{kind: "", respSeq: s.RespSeq}
-		}
-	}
+	bySeq := ev.planSegments()
 	// A plan that arrives in a prompt's segment before the model was even
 	// asked anything for that prompt cannot show one of its writes: after a
 	// load, it is the load's replay, late (sent after the answer).
@@ -299,10 +280,10 @@ func (ev *Evidence) findPlans() []planObs {
 		callPrompt[w.CallID] = w.Prompt
 	}
 	foreign := ev.updateSessions().foreign
-	cur, prev, curProc, lastCall := seg{}, seg{}, -1, ""
+	cur, prev, curProc, lastCall := planSegment{}, planSegment{}, -1, ""
 	for _, m := range ev.Wire {
 		if m.Proc != curProc {
-			cur, prev, curProc, lastCall = seg{}, seg{}, m.Proc, ""
+			cur, prev, curProc, lastCall = planSegment{}, planSegment{}, m.Proc, ""
 		}
 		if s, ok := bySeq[m.Seq]; ok && m.Dir == Sent {
 			prev, cur, lastCall = cur, s, ""
@@ -342,37 +323,70 @@ func (ev *Evidence) findPlans() []planObs {
 				p.Segment, p.AfterResponse = "load", true
 			}
 		}
-		raw, ok := n.Params.Update["entries"]
-		switch {
-		case !ok:
-			p.Missing = true
-		case string(raw) == "null":
-			p.Null = true
-		default:
-			var entries []map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &entries); err != nil {
-				p.Bad = err.Error()
-			}
-			for _, e := range entries {
-				var pe PlanEntry
-				_ = json.Unmarshal(e["content"], &pe.Content)
-				if ev.Dialect.Name != DialectTodoWrite {
-					// Trimming is todo_write's rule: other agents may show
-					// content as the model sent it, and the canonical lists
-					// are trimmed.
-					pe.Content = strings.TrimSpace(pe.Content)
-				}
-				_ = json.Unmarshal(e["status"], &pe.Status)
-				if pr, ok := e["priority"]; ok {
-					pe.HasPriority = true
-					_ = json.Unmarshal(pr, &pe.Priority)
-				}
-				p.Entries = append(p.Entries, pe)
-			}
-		}
+		ev.readPlanEntries(&p, n.Params.Update)
 		out = append(out, p)
 	}
 	return out
+}
+
+// planSegment is the request a wire position follows: the last request
+// the client sent ("prompt", "load" or "" for another).
+type planSegment struct {
+	kind    string
+	prompt  int
+	respSeq int
+}
+
+// planSegments maps the seq of each request the runner sent to the
+// segment it opens.
+func (ev *Evidence) planSegments() map[int]planSegment {
+	bySeq := map[int]planSegment{}
+	for _, s := range ev.Steps {
+		if s.ReqSeq < 0 {
+			continue
+		}
+		switch s.Op {
+		case OpPrompt:
+			bySeq[s.ReqSeq] = planSegment{kind: "prompt", prompt: s.Prompt, respSeq: s.RespSeq}
+		case OpLoadSession:
+			bySeq[s.ReqSeq] = planSegment{kind: "load", respSeq: s.RespSeq}
+		default:
+			bySeq[s.ReqSeq] = planSegment{kind: "", respSeq: s.RespSeq}
+		}
+	}
+	return bySeq
+}
+
+// readPlanEntries reads the entries of a plan update into p.
+func (ev *Evidence) readPlanEntries(p *planObs, update map[string]json.RawMessage) {
+	raw, ok := update["entries"]
+	switch {
+	case !ok:
+		p.Missing = true
+	case string(raw) == "null":
+		p.Null = true
+	default:
+		var entries []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			p.Bad = err.Error()
+		}
+		for _, e := range entries {
+			var pe PlanEntry
+			_ = json.Unmarshal(e["content"], &pe.Content)
+			if ev.Dialect.Name != DialectTodoWrite {
+				// Trimming is todo_write's rule: other agents may show
+				// content as the model sent it, and the canonical lists
+				// are trimmed.
+				pe.Content = strings.TrimSpace(pe.Content)
+			}
+			_ = json.Unmarshal(e["status"], &pe.Status)
+			if pr, ok := e["priority"]; ok {
+				pe.HasPriority = true
+				_ = json.Unmarshal(pr, &pe.Priority)
+			}
+			p.Entries = append(p.Entries, pe)
+		}
+	}
 }
 
 // sessionUse is what the client knows of the sessions the agent's

@@ -170,14 +170,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		return nil, err
 	}
 	if cfg.Only != nil {
-		idx := catalogueIndex(cfg.Checks)
-		var only []Check
-		for _, id := range cfg.Only {
-			c, ok := idx[id]
-			if !ok {
-				return nil, fmt.Errorf("conformance: judge: unknown check %q%s", id, Suggest(id, CheckIDs(cfg.Checks), "checks"))
-			}
-			only = append(only, c)
+		only, err := onlyChecks(cfg.Checks, cfg.Only)
+		if err != nil {
+			return nil, err
 		}
 		cfg.Checks = only
 	}
@@ -214,41 +209,59 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	}
 	rep.Wires = modelWires(evs)
 	rep.Policy, rep.PolicySource = runPolicy(evs)
-	d := evs[0].Dialect
 	for _, c := range cfg.Checks {
-		res := CheckResult{Check: c}
-		if !c.AppliesTo(d.Name) {
-			res.Outcome = NA
-			res.Reason = fmt.Sprintf("applies to the %s dialect only; the agent speaks %s", strings.Join(c.Dialects, ", "), d.Name)
-			rep.Checks = append(rep.Checks, res)
-			continue
-		}
-		for _, cr := range rep.Cases {
-			ev := judgeable(cr.ev, v)
-			if !(c.Always || ev.Case.Feeds(c.ID)) {
-				continue
-			}
-			vd := judgeCheck(ev, c)
-			res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
-				incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
-			if vd.Outcome == Fail {
-				cr.Failed = append(cr.Failed, c.ID)
-				for _, f := range vd.all() {
-					cr.failures = append(cr.failures, c.ID+": "+f)
-				}
-				for seq, note := range vd.Lines {
-					if cr.marks == nil {
-						cr.marks = map[int][]string{}
-					}
-					cr.marks[seq] = append(cr.marks[seq], c.ID+": "+note)
-				}
-			}
-		}
-		res.Outcome, res.Reason = aggregate(res.Cases)
-		rep.Checks = append(rep.Checks, res)
+		rep.Checks = append(rep.Checks, rep.judgeCheckOnCases(c, evs[0].Dialect.Name, v))
 	}
 	rep.applyExpected(cfg.Expected)
 	return rep, nil
+}
+
+// onlyChecks is the checks of cat named by only, in only's order.
+func onlyChecks(cat []Check, only []string) ([]Check, error) {
+	idx := catalogueIndex(cat)
+	var out []Check
+	for _, id := range only {
+		c, ok := idx[id]
+		if !ok {
+			return nil, fmt.Errorf("conformance: judge: unknown check %q%s", id, Suggest(id, CheckIDs(cat), "checks"))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// judgeCheckOnCases judges check c on every case of rep that feeds it,
+// noting its failures on the cases.
+func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *SchemaValidator) CheckResult {
+	res := CheckResult{Check: c}
+	if !c.AppliesTo(dialect) {
+		res.Outcome = NA
+		res.Reason = fmt.Sprintf("applies to the %s dialect only; the agent speaks %s", strings.Join(c.Dialects, ", "), dialect)
+		return res
+	}
+	for _, cr := range rep.Cases {
+		ev := judgeable(cr.ev, v)
+		if !(c.Always || ev.Case.Feeds(c.ID)) {
+			continue
+		}
+		vd := judgeCheck(ev, c)
+		res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
+			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
+		if vd.Outcome == Fail {
+			cr.Failed = append(cr.Failed, c.ID)
+			for _, f := range vd.all() {
+				cr.failures = append(cr.failures, c.ID+": "+f)
+			}
+			for seq, note := range vd.Lines {
+				if cr.marks == nil {
+					cr.marks = map[int][]string{}
+				}
+				cr.marks[seq] = append(cr.marks[seq], c.ID+": "+note)
+			}
+		}
+	}
+	res.Outcome, res.Reason = aggregate(res.Cases)
+	return res
 }
 
 // agentInfo is the agentInfo of the first initialize answer that has one
