@@ -187,6 +187,10 @@ func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schema
 	return bad, draft, n
 }
 
+// UpdateKind returns the sessionUpdate kind of a session/update message
+// ("" for another message).
+func UpdateKind(m WireMsg) string { return updateKind(m) }
+
 // updateKind returns the sessionUpdate kind of a session/update message.
 func updateKind(m WireMsg) string {
 	if m.Method != "session/update" {

@@ -835,6 +835,10 @@ func jsonEqual(a string, b any) bool {
 	return reflect.DeepEqual(va, b)
 }
 
+// AllRequests is the mock's whole journal: the script's requests and the
+// side requests, in arrival order.
+func (ev *Evidence) AllRequests() []mockmodel.JournalEntry { return ev.allRequests() }
+
 // allRequests is the mock's whole journal: the script's requests and the
 // side requests, in arrival order.
 func (ev *Evidence) allRequests() []mockmodel.JournalEntry {

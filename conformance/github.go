@@ -75,7 +75,7 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 					continue
 				}
 				if n++; n <= githubCasesShown {
-					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, cutReason(cv.Reason, 300))
+					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, CutReason(cv.Reason, 300))
 				}
 			}
 			if n > githubCasesShown {
@@ -87,7 +87,7 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 	}
 	switch r.Verdict {
 	case VerdictIncomplete, VerdictInterrupted:
-		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(r.verdictLine()))
+		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(r.VerdictLine()))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("conformance: write GitHub annotations: %w", err)

@@ -174,7 +174,7 @@ type CaseResult struct {
 	Plans []PlanTie `json:"plans,omitempty"`
 
 	// marks are the failed checks' notes on wire lines, by seq; reqMarks
-	// on model requests, by journal Index (see requestMarks).
+	// on model requests, by journal Index (see RequestMarks).
 	marks    map[int][]string
 	reqMarks map[int][]string
 	// failures are every failure on this case, "ID: reason".
@@ -263,9 +263,9 @@ func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
 		case c.Outcome == XFail:
 			reason = "expected: " + c.Expected + " — " + reason
 		case c.Outcome == Pass:
-			reason = passSeen(c)
+			reason = PassSeen(c)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(outcomeClass(c), outcome), cutReason(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(outcomeClass(c), outcome), CutReason(reason, 140))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
@@ -297,12 +297,12 @@ func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
 	if r.Strict {
 		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
 	}
-	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), r.verdictLine()))
+	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), r.VerdictLine()))
 	return err
 }
 
-// verdictLine is the last line of the summary: the verdict and why.
-func (r *Report) verdictLine() string {
+// VerdictLine is the last line of the summary: the verdict and why.
+func (r *Report) VerdictLine() string {
 	switch r.Verdict {
 	case VerdictPass:
 		if r.Strict {
@@ -363,29 +363,29 @@ func (r *Report) notJudgedWhy() string {
 	return strings.Join(parts, "; ")
 }
 
-// rootCauses groups the failed checks that point at the same thing: the
+// RootCauses groups the failed checks that point at the same thing: the
 // same wire line, or the same scripted call named in their reasons (a
 // refusal the model did not see as one fails the refusal check and every
 // check that then finds the call's list shown, replayed or in the history
 // of the model's requests). Checks linked by a shared line or call are one
 // root cause, named by the kind of line (or the call), with where. Only
 // groups of two checks or more, in catalogue order.
-func (r *Report) rootCauses() []rootCause {
+func (r *Report) RootCauses() []RootCause {
 	var ids []string
-	at := map[rootAt][]int{} // line or call -> indexes in ids of the checks there
-	var keys []rootAt
+	at := map[RootAt][]int{} // line or call -> indexes in ids of the checks there
+	var keys []RootAt
 	for _, c := range r.Checks {
 		i := -1
 		for _, cv := range c.Cases {
 			if cv.Outcome != Fail && cv.Outcome != XFail {
 				continue
 			}
-			var here []rootAt
+			var here []RootAt
 			for seq := range cv.Lines {
-				here = append(here, rootAt{Case: cv.Case, Seq: seq})
+				here = append(here, RootAt{Case: cv.Case, Seq: seq})
 			}
 			for _, call := range r.callsNamed(cv.Case, cv.Reason) {
-				here = append(here, rootAt{Case: cv.Case, Seq: -1, Call: call})
+				here = append(here, RootAt{Case: cv.Case, Seq: -1, Call: call})
 			}
 			for _, l := range here {
 				if i < 0 {
@@ -429,7 +429,7 @@ func (r *Report) rootCauses() []rootCause {
 		}
 		return ka.Call < kb.Call
 	})
-	var out []rootCause
+	var out []RootCause
 	byRoot := map[int]int{}
 	for i := range ids {
 		root := find(i)
@@ -437,7 +437,7 @@ func (r *Report) rootCauses() []rootCause {
 		if !ok {
 			k = len(out)
 			byRoot[root] = k
-			out = append(out, rootCause{})
+			out = append(out, RootCause{})
 		}
 		out[k].Checks = append(out[k].Checks, ids[i])
 		if !ok {
@@ -458,24 +458,24 @@ func (r *Report) rootCauses() []rootCause {
 	return kept
 }
 
-// rootCause is failures of several checks that share a wire line or a
+// RootCause is failures of several checks that share a wire line or a
 // scripted call.
-type rootCause struct {
+type RootCause struct {
 	Checks []string
 	What   string   // the kind of line: "session/update plan"; or "the agent's verdict on a scripted call"
-	Where  []rootAt // the lines first, then the calls
+	Where  []RootAt // the lines first, then the calls
 }
 
-// rootAt is a wire line (Seq >= 0) or a scripted call (Seq -1, Call) of
+// RootAt is a wire line (Seq >= 0) or a scripted call (Seq -1, Call) of
 // a case.
-type rootAt struct {
+type RootAt struct {
 	Case string
 	Seq  int
 	Call string
 }
 
 // String is "case #seq" or "case call_N".
-func (a rootAt) String() string {
+func (a RootAt) String() string {
 	if a.Seq >= 0 {
 		return fmt.Sprintf("%s #%d", a.Case, a.Seq)
 	}
@@ -484,7 +484,7 @@ func (a rootAt) String() string {
 
 // rootWhat names what a root cause's failures share: the kind of its
 // first wire line, else the call.
-func (r *Report) rootWhat(where []rootAt) string {
+func (r *Report) rootWhat(where []RootAt) string {
 	for _, a := range where {
 		if a.Seq >= 0 {
 			return r.lineWhat(a.Case, a.Seq)
@@ -559,7 +559,7 @@ func (r *Report) lineWhat(c string, seq int) string {
 // failure with the clause it tests, so the table reads as a verdict clause
 // by clause without opening the JSON report.
 func (r *Report) writeFailures(w io.Writer) {
-	if rcs := r.rootCauses(); len(rcs) > 0 {
+	if rcs := r.RootCauses(); len(rcs) > 0 {
 		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line, see the transcript's FAILED marks; or the same scripted call):")
 		for _, rc := range rcs {
 			where := make([]string, len(rc.Where))
@@ -689,7 +689,7 @@ func (r *Report) WriteTranscripts(dir string) error {
 		if cr.Completed && len(cr.Failed) == 0 {
 			continue
 		}
-		cr.reqMarks = r.requestMarks(cr)
+		cr.reqMarks = r.RequestMarks(cr)
 		if err := writeTranscript(d, cr); err != nil {
 			return err
 		}

@@ -206,18 +206,7 @@ type htmlWire struct {
 	Seq, Proc                          int
 	Received, Late                     bool
 	Marks                              []string
-	Plan                               *htmlPlan
-}
-
-type htmlPlan struct {
-	Shown, Expected []htmlItem
-	Note            string
-	Differs         bool
-}
-
-type htmlItem struct {
-	Content, Status string
-	Diff, Done      bool
+	Plan                               *PlanView
 }
 
 type htmlReq struct {
@@ -232,7 +221,7 @@ type htmlReq struct {
 // htmlAgent builds one agent's view of the report.
 func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 	a := htmlAgent{Key: key, Name: name, Verdict: r.Verdict, VerdictClass: strings.ToLower(r.Verdict),
-		VerdictLine: strings.TrimPrefix(r.verdictLine(), r.Verdict+": ")}
+		VerdictLine: strings.TrimPrefix(r.VerdictLine(), r.Verdict+": ")}
 	if verdictNote != "" && verdictNote != r.Verdict {
 		a.VerdictLine = verdictNote
 	}
@@ -270,7 +259,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 		case c.Outcome == XFail:
 			hc.Reason = "expected: " + c.Expected + " — " + c.Reason
 		case c.Outcome == Pass:
-			hc.Reason = passSeen(c)
+			hc.Reason = PassSeen(c)
 		}
 		if failureShown(c) {
 			hc.Href = "#" + key + "check-" + c.ID
@@ -299,7 +288,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 			caseAnchor[cr.ID] = anchor
 		}
 	}
-	for _, rc := range r.rootCauses() {
+	for _, rc := range r.RootCauses() {
 		hr := htmlRoot{Checks: rc.Checks, What: rc.What}
 		for _, wh := range rc.Where {
 			href := "#" + caseAnchor[wh.Case]
@@ -355,7 +344,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 		}
 	}
 	for _, cr := range r.Cases {
-		hc := htmlCaseOf(cr, key, r.requestMarks(cr))
+		hc := htmlCaseOf(cr, key, r.RequestMarks(cr))
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
 		a.Cases = append(a.Cases, hc)
@@ -444,7 +433,7 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 			hc.Stderr = append(hc.Stderr, htmlKV{fmt.Sprintf("process %d", p.Index+1), p.Stderr})
 		}
 	}
-	plans := htmlPlans(ev)
+	plans := ev.PlanViews()
 	late := lateSeqs(ev)
 	var rows []htmlRow
 	var times []time.Time
@@ -560,107 +549,6 @@ func lateSeqs(ev *Evidence) map[int]bool {
 		if !next {
 			out[m.Seq] = true
 		}
-	}
-	return out
-}
-
-// htmlPlans draws each plan update as a checklist beside the list the
-// contract expects it to show, by wire seq.
-func htmlPlans(ev *Evidence) map[int]*htmlPlan {
-	out := map[int]*htmlPlan{}
-	if ev.Case == nil {
-		return out
-	}
-	m := ev.match()
-	byPlan := map[int]int{} // index in m.plans -> write shown
-	for i, j := range m.planOf {
-		if j >= 0 {
-			byPlan[j] = i
-		}
-	}
-	sentBy := map[int]int{} // attributed: plan -> the call it follows
-	for i, js := range m.sent {
-		for _, j := range js {
-			sentBy[j] = i
-		}
-	}
-	restart := ev.promptsBeforeRestart()
-	for _, p := range ev.plans() {
-		hp := &htmlPlan{}
-		var want []Todo
-		known := false
-		switch {
-		case p.Segment == "prompt":
-			j := -1
-			for k := range m.plans {
-				if m.plans[k].Seq == p.Seq {
-					j = k
-				}
-			}
-			if i, ok := byPlan[j]; ok {
-				want, known = m.writes[i].Todos, true
-				hp.Note = "shows call " + m.writes[i].CallID
-			} else if i, ok := sentBy[j]; ok {
-				w := m.writes[i]
-				switch {
-				case !w.Accepted:
-					hp.Note = "follows call " + w.CallID + ", which was refused: no plan was expected for it"
-					want, known = m.previousAccepted(i)
-				case w.Shaped:
-					want, known = w.Todos, true
-					hp.Note = "follows call " + w.CallID
-				}
-			} else {
-				for i, w := range m.writes {
-					if w.Prompt == p.Prompt && w.Accepted && w.Shaped && m.planOf[i] < 0 {
-						want, known = w.Todos, true
-						hp.Note = "no accepted call's list matches; nearest: call " + w.CallID
-						break
-					}
-				}
-				if !known {
-					hp.Note = "no accepted call of this prompt is left to show"
-				}
-			}
-		case p.Segment == "load":
-			for i := len(m.writes) - 1; i >= 0; i-- {
-				w := m.writes[i]
-				if w.Prompt < restart && w.Accepted && w.Shaped {
-					want, known = w.Todos, true
-					hp.Note = "replayed by session/load: the last accepted list, call " + w.CallID
-					break
-				}
-			}
-			if p.AfterResponse {
-				hp.Note += " (sent after the load's answer)"
-			}
-		}
-		switch {
-		case p.Missing:
-			hp.Note = strings.TrimSpace(hp.Note + " — entries missing")
-		case p.Null:
-			hp.Note = strings.TrimSpace(hp.Note + " — entries null")
-		case p.Bad != "":
-			hp.Note = strings.TrimSpace(hp.Note + " — entries unreadable: " + p.Bad)
-		}
-		for k, e := range p.Entries {
-			it := htmlItem{Content: e.Content, Status: e.Status, Done: e.Status == "completed"}
-			if known && (k >= len(want) || want[k].Content != e.Content || want[k].Status != e.Status) {
-				it.Diff, hp.Differs = true, true
-			}
-			hp.Shown = append(hp.Shown, it)
-		}
-		for k, t := range want {
-			it := htmlItem{Content: t.Content, Status: t.Status, Done: t.Status == "completed"}
-			if k >= len(p.Entries) || p.Entries[k].Content != t.Content || p.Entries[k].Status != t.Status {
-				it.Diff, hp.Differs = true, true
-			}
-			hp.Expected = append(hp.Expected, it)
-		}
-		if !known {
-			hp.Expected = nil
-		}
-		out[p.Seq] = hp
 	}
 	return out
 }

@@ -13,12 +13,12 @@ const (
 	minSeen = 100
 )
 
-// cutReason is reason on one line in about n bytes, its fix hint never cut:
+// CutReason is reason on one line in about n bytes, its fix hint never cut:
 // a reason is what was seen, then after "; " what to do or the rule that
 // decided. The part from the first "; " outside a quoted string is kept
 // whole (up to maxHint bytes), and the observation before it is shortened
 // instead. A reason with no such tail is cut at n.
-func cutReason(reason string, n int) string {
+func CutReason(reason string, n int) string {
 	s := strings.Join(strings.Fields(reason), " ")
 	if len(s) <= n {
 		return s
@@ -56,10 +56,10 @@ func splitHint(s string) (head, hint string, ok bool) {
 	return s[:at], s[at:], true
 }
 
-// passSeen is the REASON of a passing check: a case's own note when its
+// PassSeen is the REASON of a passing check: a case's own note when its
 // eval gave one (what was seen), else where the check held ("12 cases: "
 // or the one case) before the rule that held.
-func passSeen(c CheckResult) string {
+func PassSeen(c CheckResult) string {
 	var names, notes []string
 	for _, cv := range c.Cases {
 		if cv.Outcome != Pass {
@@ -82,11 +82,11 @@ func passSeen(c CheckResult) string {
 	return fmt.Sprintf("%d cases: %s", len(names), c.Title)
 }
 
-// requestMarks are the transcript's marks in the model journal of case
+// RequestMarks are the transcript's marks in the model journal of case
 // cr: a failure that points at no wire line but names a scripted call is
 // marked at the request that carried the call's result (what the model
 // saw), by the request's journal Index.
-func (r *Report) requestMarks(cr *CaseResult) map[int][]string {
+func (r *Report) RequestMarks(cr *CaseResult) map[int][]string {
 	if cr.ev == nil {
 		return nil
 	}
@@ -102,7 +102,7 @@ func (r *Report) requestMarks(cr *CaseResult) map[int][]string {
 					continue
 				}
 				idx := cr.ev.Journal[res.Request].Index
-				out[idx] = append(out[idx], fmt.Sprintf("%s: the result of %s, below (%s)", c.ID, call, cutReason(cv.Reason, 160)))
+				out[idx] = append(out[idx], fmt.Sprintf("%s: the result of %s, below (%s)", c.ID, call, CutReason(cv.Reason, 160)))
 			}
 		}
 	}

@@ -26,8 +26,8 @@ func TestCutReason(t *testing.T) {
 		{"a hint too long is cut", "x; " + long + long, 120, "x; " + strings.Repeat("x", 117) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := cutReason(tc.in, tc.n); got != tc.want {
-				t.Errorf("cutReason(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			if got := CutReason(tc.in, tc.n); got != tc.want {
+				t.Errorf("CutReason(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 			}
 		})
 	}
@@ -87,8 +87,8 @@ func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var group *rootCause
-	rcs := rep.rootCauses()
+	var group *RootCause
+	rcs := rep.RootCauses()
 	for i := range rcs {
 		if slices.Contains(rcs[i].Checks, "TW-VALID-EMPTY") {
 			group = &rcs[i]
@@ -102,7 +102,7 @@ func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 			t.Errorf("%s is not grouped with TW-VALID-EMPTY: %v", id, group.Checks)
 		}
 	}
-	if !slices.Contains(group.Where, rootAt{Case: "reject-empty", Seq: -1, Call: "call_2"}) {
+	if !slices.Contains(group.Where, RootAt{Case: "reject-empty", Seq: -1, Call: "call_2"}) {
 		t.Errorf("the group does not name reject-empty's call_2: %v", group.Where)
 	}
 }
@@ -147,7 +147,7 @@ func TestPassingRowSaysWhereItHeld(t *testing.T) {
 		}
 	}
 	c, _ := rep.Check("TW-VALID-EMPTY")
-	if got := passSeen(c); !strings.HasPrefix(got, "reject-empty: ") {
+	if got := PassSeen(c); !strings.HasPrefix(got, "reject-empty: ") {
 		t.Errorf("TW-VALID-EMPTY: %s", got)
 	}
 }
