@@ -134,9 +134,11 @@
 // Report.WriteSummary is the table and the verdict; WriteJSON the whole
 // report, naming what judged what (ToolVersion, CatalogueVersion, the
 // agent's own AgentInfo from its initialize answer, Started, durations in
-// milliseconds); WriteJUnit one test case per check; WriteGitHub GitHub
-// Actions annotations (`conform --format github`); WriteTranscripts the
-// evidence and a transcript per failing case. Config.Strict (JudgeConfig
+// milliseconds); WriteJUnit one test case per check; WriteTranscripts the
+// evidence and a transcript per failing case. Package conformance/report
+// draws a Report in the other formats: the HTML page (`conform --html`,
+// `peers --html`) and GitHub Actions annotations (`conform --format
+// github`). Config.Strict (JudgeConfig
 // .Strict, `--strict`) makes a failed SHOULD check fail the run as a MUST
 // does: Report.Required says which checks must pass, Report.FailsRun which
 // results fail the run, and every writer asks them.

@@ -211,6 +211,14 @@ func (c *CaseResult) MarshalJSON() ([]byte, error) {
 // Evidence returns what was observed while running the case.
 func (c *CaseResult) Evidence() *Evidence { return c.ev }
 
+// SafeID is the case's ID with every character but letters, digits, -
+// and _ as _: its folder under --out and its anchor in the HTML report.
+func (c *CaseResult) SafeID() string { return safeName(c.ID) }
+
+// LineMarks are the failed checks' notes on the case's wire lines, by
+// seq ("TW-PLAN-1: ..."), as the transcript marks them.
+func (c *CaseResult) LineMarks() map[int][]string { return c.marks }
+
 // FailedIDs returns the IDs of every failed check (any level), sorted.
 func (r *Report) FailedIDs() []string {
 	var out []string
@@ -265,7 +273,7 @@ func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
 		case c.Outcome == Pass:
 			reason = PassSeen(c)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(outcomeClass(c), outcome), CutReason(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(OutcomeClass(c), outcome), CutReason(reason, 140))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)

@@ -13,6 +13,10 @@ const (
 	minSeen = 100
 )
 
+// OneLine is s on one line (runs of white space as one space), cut to
+// about n bytes.
+func OneLine(s string, n int) string { return oneLine(s, n) }
+
 // CutReason is reason on one line in about n bytes, its fix hint never cut:
 // a reason is what was seen, then after "; " what to do or the rule that
 // decided. The part from the first "; " outside a quoted string is kept
@@ -112,7 +116,21 @@ func (r *Report) RequestMarks(cr *CaseResult) map[int][]string {
 	return out
 }
 
-// ANSI colours of the summary, by outcome class (outcomeClass) or verdict.
+// OutcomeClass is the class of c's outcome: its outcome, or "stale",
+// "notrun", "na" (the summary's colour, the HTML report's style).
+func OutcomeClass(c CheckResult) string {
+	switch {
+	case c.Stale:
+		return "stale"
+	case c.Outcome == NotRun:
+		return "notrun"
+	case c.Outcome == NA:
+		return "na"
+	}
+	return string(c.Outcome)
+}
+
+// ANSI colours of the summary, by outcome class (OutcomeClass) or verdict.
 // Every code is 5 bytes, so a column of painted cells stays aligned in a
 // tabwriter.
 func colourOf(class string) string {

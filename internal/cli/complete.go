@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -15,7 +16,7 @@ import (
 func flagValues() map[string]func() []string {
 	return map[string]func() []string{
 		"preset": conformance.PresetNames,
-		"format": conformance.Formats,
+		"format": report.Formats,
 		"policy": func() []string {
 			return []string{conformance.PolicySingle, conformance.PolicyParallel, conformance.PolicyAuto}
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -129,7 +130,7 @@ could not start (a bad flag, template variable, output path, baseline,
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
 	o.run.register(f, "")
 	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
-	f.StringVar(&o.format, "format", conformance.FormatText, "how the report is printed: "+strings.Join(conformance.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
@@ -194,7 +195,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err := o.run.check(); err != nil {
 		return err
 	}
-	if _, err := conformance.ParseFormat(o.format); err != nil {
+	if _, err := report.ParseFormat(o.format); err != nil {
 		return err
 	}
 	if o.jsonOut == "-" && !o.list {
@@ -438,7 +439,7 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 	if err := writeReportFile(o.junitOut, rep.WriteJUnit); err != nil {
 		return err
 	}
-	if err := writeReportFile(o.htmlOut, rep.WriteHTML); err != nil {
+	if err := writeReportFile(o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)
@@ -456,8 +457,8 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 		}
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
 	}
-	if o.format == conformance.FormatGitHub {
-		if err := rep.WriteGitHub(out); err != nil {
+	if o.format == report.FormatGitHub {
+		if err := report.WriteGitHub(out, rep); err != nil {
 			return err
 		}
 	}

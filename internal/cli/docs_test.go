@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -64,7 +65,7 @@ func TestCIDocJobUsesRealFlags(t *testing.T) {
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("docs/ci.md: todoharness conform %s: %v", strings.Join(args, " "), err)
 	}
-	for flag, want := range map[string]string{"format": conformance.FormatGitHub, "expected-failures": "", "junit": "", "out": "", "agent": ""} {
+	for flag, want := range map[string]string{"format": report.FormatGitHub, "expected-failures": "", "junit": "", "out": "", "agent": ""} {
 		f := cmd.Flags().Lookup(flag)
 		if !f.Changed || (want != "" && f.Value.String() != want) {
 			t.Errorf("docs/ci.md: the conform step does not set --%s %s", flag, want)

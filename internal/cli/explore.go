@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/conformance/explore"
 )
 
@@ -160,7 +161,7 @@ func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, 
 		if err != nil {
 			return err
 		}
-		status = reportConform(out, &conformOptions{jsonOut: jsonOut, format: conformance.FormatText}, rep)
+		status = reportConform(out, &conformOptions{jsonOut: jsonOut, format: report.FormatText}, rep)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -130,7 +131,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	if err := os.MkdirAll(cache, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(cache, "summary.md"), []byte(md.String()), 0o644)
 	}
-	if err := writeReportFile(o.html, func(w io.Writer) error { return conformance.WritePeersHTML(w, peerResults(rows)) }); err != nil {
+	if err := writeReportFile(o.html, func(w io.Writer) error { return report.WritePeersHTML(w, peerResults(rows)) }); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -220,14 +221,14 @@ func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*con
 }
 
 // peerResults are the rows as the HTML report takes them.
-func peerResults(rows []peerRow) []conformance.PeerResult {
-	out := make([]conformance.PeerResult, len(rows))
+func peerResults(rows []peerRow) []report.PeerResult {
+	out := make([]report.PeerResult, len(rows))
 	for i, r := range rows {
 		v := r.Version
 		if v == "-" {
 			v = ""
 		}
-		out[i] = conformance.PeerResult{Name: r.Preset + " (" + r.Agent + ")", Version: v, Verdict: r.Verdict, Report: r.rep}
+		out[i] = report.PeerResult{Name: r.Preset + " (" + r.Agent + ")", Version: v, Verdict: r.Verdict, Report: r.rep}
 	}
 	return out
 }

@@ -1,9 +1,10 @@
-package conformance
+package report
 
 import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/todoharness/todoharness/conformance"
 	"html/template"
 	"io"
 	"slices"
@@ -18,7 +19,7 @@ import (
 // lines, plan entries, stderr) goes through html/template and is shown as
 // text, never as markup.
 
-//go:embed report_html.tmpl
+//go:embed html.tmpl
 var reportHTMLTemplate string
 
 // htmlTemplate parses the embedded template (once per write: no package
@@ -38,16 +39,16 @@ func htmlTemplate() (*template.Template, error) {
 // when the catalogue did not run: it failed to install or start).
 type PeerResult struct {
 	Name, Version, Verdict string
-	Report                 *Report
+	Report                 *conformance.Report
 }
 
 // WriteHTML writes the report as one self-contained HTML page: the
 // verdict and counts, the checks table (filterable by outcome and level),
 // every failure with its whole reason, and per case the ACP wire and the
 // model journal side by side.
-func (r *Report) WriteHTML(w io.Writer) error {
+func WriteHTML(w io.Writer, r *conformance.Report) error {
 	page := htmlPage{Title: "todoharness conformance: " + r.Agent, Generated: time.Now().UTC().Format(time.RFC3339)}
-	page.Agents = []htmlAgent{r.htmlAgent("", r.Agent, "")}
+	page.Agents = []htmlAgent{htmlAgentOf(r, "", r.Agent, "")}
 	return page.write(w)
 }
 
@@ -57,7 +58,7 @@ func WritePeersHTML(w io.Writer, peers []PeerResult) error {
 	page := htmlPage{Title: "todoharness peers", Generated: time.Now().UTC().Format(time.RFC3339), Peers: true}
 	var ids []string
 	seen := map[string]bool{}
-	for _, c := range Catalogue() {
+	for _, c := range conformance.Catalogue() {
 		ids, seen[c.ID] = append(ids, c.ID), true
 	}
 	for _, p := range peers {
@@ -82,7 +83,7 @@ func WritePeersHTML(w io.Writer, peers []PeerResult) error {
 			}
 			page.Agents = append(page.Agents, htmlAgent{Key: key, Name: name, Verdict: "NOT RUN", VerdictClass: "notrun", VerdictLine: p.Verdict})
 		} else {
-			by := map[string]CheckResult{}
+			by := map[string]conformance.CheckResult{}
 			for _, c := range p.Report.Checks {
 				by[c.ID] = c
 			}
@@ -92,13 +93,13 @@ func WritePeersHTML(w io.Writer, peers []PeerResult) error {
 					row.Cells = append(row.Cells, htmlCell{Outcome: "none", Symbol: "·", Title: id + ": not in this report"})
 					continue
 				}
-				cell := htmlCell{Outcome: outcomeClass(c), Symbol: outcomeSymbol(c), Title: id + ": " + outcomeLabel(c) + " — " + c.Reason}
+				cell := htmlCell{Outcome: conformance.OutcomeClass(c), Symbol: outcomeSymbol(c), Title: id + ": " + outcomeLabel(c) + " — " + c.Reason}
 				if failureShown(c) {
 					cell.Href = "#" + key + "check-" + c.ID
 				}
 				row.Cells = append(row.Cells, cell)
 			}
-			page.Agents = append(page.Agents, p.Report.htmlAgent(key, name, p.Verdict))
+			page.Agents = append(page.Agents, htmlAgentOf(p.Report, key, name, p.Verdict))
 		}
 		page.Matrix = append(page.Matrix, row)
 	}
@@ -171,7 +172,7 @@ type htmlFailure struct {
 	Anchor, ID, Level, Outcome, Class, Title, Spec, Source, Expected string
 	Stale, FailsRun                                                  bool
 	Items                                                            []htmlFailItem
-	Runs                                                             []RunOutcome
+	Runs                                                             []conformance.RunOutcome
 }
 
 type htmlFailItem struct {
@@ -206,7 +207,7 @@ type htmlWire struct {
 	Seq, Proc                          int
 	Received, Late                     bool
 	Marks                              []string
-	Plan                               *PlanView
+	Plan                               *conformance.PlanView
 }
 
 type htmlReq struct {
@@ -218,8 +219,8 @@ type htmlReq struct {
 	Marks             []string
 }
 
-// htmlAgent builds one agent's view of the report.
-func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
+// htmlAgentOf builds one agent's view of the report.
+func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent {
 	a := htmlAgent{Key: key, Name: name, Verdict: r.Verdict, VerdictClass: strings.ToLower(r.Verdict),
 		VerdictLine: strings.TrimPrefix(r.VerdictLine(), r.Verdict+": ")}
 	if verdictNote != "" && verdictNote != r.Verdict {
@@ -249,17 +250,17 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 	counts := map[string]int{}
 	levels := map[string]bool{}
 	for _, c := range r.Checks {
-		cls := outcomeClass(c)
+		cls := conformance.OutcomeClass(c)
 		counts[cls]++
 		levels[string(c.Level)] = true
 		hc := htmlCheck{ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: cls, Title: c.Title, Reason: c.Reason}
 		switch {
 		case c.Stale:
 			hc.Reason = "a baseline entry (" + c.Expected + ") matches no failure: remove it from the baseline"
-		case c.Outcome == XFail:
+		case c.Outcome == conformance.XFail:
 			hc.Reason = "expected: " + c.Expected + " — " + c.Reason
-		case c.Outcome == Pass:
-			hc.Reason = PassSeen(c)
+		case c.Outcome == conformance.Pass:
+			hc.Reason = conformance.PassSeen(c)
 		}
 		if failureShown(c) {
 			hc.Href = "#" + key + "check-" + c.ID
@@ -272,7 +273,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 			a.Outcomes = append(a.Outcomes, o.class)
 		}
 	}
-	for _, l := range []Level{MUST, SHOULD, INFO} {
+	for _, l := range []conformance.Level{conformance.MUST, conformance.SHOULD, conformance.INFO} {
 		if levels[string(l)] {
 			a.Levels = append(a.Levels, string(l))
 		}
@@ -280,7 +281,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 
 	caseAnchor := map[string]string{} // case ID -> anchor of its first run
 	for _, cr := range r.Cases {
-		anchor := key + "case-" + safeName(cr.ID)
+		anchor := key + "case-" + cr.SafeID()
 		if cr.Run > 0 {
 			anchor += fmt.Sprintf("-run%d", cr.Run)
 		}
@@ -303,16 +304,16 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 		if !failureShown(c) {
 			continue
 		}
-		f := htmlFailure{Anchor: key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: outcomeClass(c),
+		f := htmlFailure{Anchor: key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: conformance.OutcomeClass(c),
 			Title: c.Title, Spec: c.Spec, Source: c.Source, Expected: c.Expected, Stale: c.Stale, FailsRun: r.FailsRun(c)}
-		if c.Outcome == Flaky {
+		if c.Outcome == conformance.Flaky {
 			f.Runs = c.Runs
 		}
 		for _, cv := range c.Cases {
-			if cv.Outcome != Fail && cv.Outcome != XFail {
+			if cv.Outcome != conformance.Fail && cv.Outcome != conformance.XFail {
 				continue
 			}
-			it := htmlFailItem{Case: cv.Case, Reason: cv.Reason, Expected: cv.Outcome == XFail, CaseHref: "#" + caseAnchor[cv.Case]}
+			it := htmlFailItem{Case: cv.Case, Reason: cv.Reason, Expected: cv.Outcome == conformance.XFail, CaseHref: "#" + caseAnchor[cv.Case]}
 			seqs := make([]int, 0, len(cv.Lines))
 			for s := range cv.Lines {
 				seqs = append(seqs, s)
@@ -330,7 +331,7 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 		flaky[id] = true
 	}
 	for _, c := range r.Checks {
-		if c.Outcome == Flaky {
+		if c.Outcome == conformance.Flaky {
 			flaky[c.ID] = true
 		}
 	}
@@ -354,31 +355,19 @@ func (r *Report) htmlAgent(key, name, verdictNote string) htmlAgent {
 
 // failureShown reports whether check c gets a section of its own among
 // the failures.
-func failureShown(c CheckResult) bool {
-	return c.Outcome == Fail || c.Outcome == XFail || c.Outcome == Flaky || c.Stale
+func failureShown(c conformance.CheckResult) bool {
+	return c.Outcome == conformance.Fail || c.Outcome == conformance.XFail || c.Outcome == conformance.Flaky || c.Stale
 }
 
-func outcomeClass(c CheckResult) string {
-	switch {
-	case c.Stale:
-		return "stale"
-	case c.Outcome == NotRun:
-		return "notrun"
-	case c.Outcome == NA:
-		return "na"
-	}
-	return string(c.Outcome)
-}
-
-func outcomeLabel(c CheckResult) string {
+func outcomeLabel(c conformance.CheckResult) string {
 	if c.Stale {
 		return "STALE"
 	}
 	return strings.ToUpper(string(c.Outcome))
 }
 
-func outcomeSymbol(c CheckResult) string {
-	switch outcomeClass(c) {
+func outcomeSymbol(c conformance.CheckResult) string {
+	switch conformance.OutcomeClass(c) {
 	case "pass":
 		return "✓"
 	case "fail":
@@ -397,8 +386,8 @@ func outcomeSymbol(c CheckResult) string {
 
 // htmlCaseOf draws one case: its status, steps, and the timeline of the
 // ACP wire beside the model journal in arrival order.
-func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase {
-	hc := htmlCase{Anchor: key + "case-" + safeName(cr.ID), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, Failed: cr.Failed}
+func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]string) htmlCase {
+	hc := htmlCase{Anchor: key + "case-" + cr.SafeID(), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, Failed: cr.Failed}
 	if cr.Run > 0 {
 		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
 	}
@@ -411,7 +400,7 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 	default:
 		hc.Status = "no check failed"
 	}
-	ev := cr.ev
+	ev := cr.Evidence()
 	if ev == nil {
 		return hc
 	}
@@ -438,17 +427,17 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 	var rows []htmlRow
 	var times []time.Time
 	for _, m := range ev.Wire {
-		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", hc.Anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == Received,
+		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", hc.Anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == conformance.Received,
 			Late: late[m.Seq], Plan: plans[m.Seq], Problem: m.Problem}
 		hw.Arrow = "→ agent"
 		if hw.Received {
 			hw.Arrow = "← agent"
 		}
 		switch {
-		case m.Kind == KindResponse:
+		case m.Kind == conformance.KindResponse:
 			hw.What = "answer to " + m.ReplyTo
-		case updateKind(m) != "":
-			hw.What = m.Method + " " + updateKind(m)
+		case conformance.UpdateKind(m) != "":
+			hw.What = m.Method + " " + conformance.UpdateKind(m)
 		case m.Method != "":
 			hw.What = m.Method
 		default:
@@ -457,12 +446,12 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 		if m.Capped {
 			hw.Problem = "CAPPED: " + m.Problem
 		}
-		hw.Marks = append(hw.Marks, cr.marks[m.Seq]...)
+		hw.Marks = append(hw.Marks, cr.LineMarks()[m.Seq]...)
 		sort.Strings(hw.Marks)
 		rows = append(rows, htmlRow{At: fmt.Sprintf("%.3fs", m.At.Seconds()), Wire: hw})
 		times = append(times, m.Time)
 	}
-	for _, e := range ev.allRequests() {
+	for _, e := range ev.AllRequests() {
 		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error, Marks: reqMarks[e.Index]}
 		var tools []string
 		for _, t := range e.Tools {
@@ -516,17 +505,17 @@ func htmlCaseOf(cr *CaseResult, key string, reqMarks map[int][]string) htmlCase 
 // lateSeqs marks the updates the agent sent after it answered the
 // request they belong to (after the prompt's or load's response, before
 // the next request of the same process).
-func lateSeqs(ev *Evidence) map[int]bool {
+func lateSeqs(ev *conformance.Evidence) map[int]bool {
 	type span struct{ req, resp, proc int }
 	var spans []span
 	for _, s := range ev.Steps {
-		if s.ReqSeq >= 0 && s.RespSeq >= 0 && (s.Op == OpPrompt || s.Op == OpLoadSession) {
+		if s.ReqSeq >= 0 && s.RespSeq >= 0 && (s.Op == conformance.OpPrompt || s.Op == conformance.OpLoadSession) {
 			spans = append(spans, span{s.ReqSeq, s.RespSeq, s.Proc})
 		}
 	}
 	out := map[int]bool{}
 	for _, m := range ev.Wire {
-		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
+		if m.Dir != conformance.Received || m.Kind != conformance.KindNotification || m.Method != "session/update" {
 			continue
 		}
 		var last *span
@@ -541,7 +530,7 @@ func lateSeqs(ev *Evidence) map[int]bool {
 		}
 		next := false
 		for _, n := range ev.Wire {
-			if n.Seq > last.req && n.Seq < m.Seq && n.Dir == Sent && n.Proc == m.Proc && n.Kind != KindResponse && n.Kind != KindNotification {
+			if n.Seq > last.req && n.Seq < m.Seq && n.Dir == conformance.Sent && n.Proc == m.Proc && n.Kind != conformance.KindResponse && n.Kind != conformance.KindNotification {
 				next = true
 				break
 			}

@@ -1,9 +1,10 @@
-package conformance
+package report
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/todoharness/todoharness/conformance"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +128,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	total := evaluate[int](t, bctx, `document.querySelectorAll("#checks tbody tr").length`)
 	pass := 0
 	for _, c := range rep.Checks {
-		if c.Outcome == Pass && !c.Stale {
+		if c.Outcome == conformance.Pass && !c.Stale {
 			pass++
 		}
 	}

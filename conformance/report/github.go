@@ -1,7 +1,8 @@
-package conformance
+package report
 
 import (
 	"fmt"
+	"github.com/todoharness/todoharness/conformance"
 	"io"
 	"strings"
 )
@@ -27,7 +28,7 @@ func ParseFormat(s string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", fmt.Errorf("conformance: unknown format %q%s", s, Suggest(s, Formats(), "formats"))
+	return "", fmt.Errorf("conformance: unknown format %q%s", s, conformance.Suggest(s, Formats(), "formats"))
 }
 
 // githubCasesShown bounds the cases an annotation names, one line each.
@@ -42,18 +43,18 @@ const githubCasesShown = 5
 // observes, then the failing cases with what was seen, then the quoted
 // spec sentence. Values are escaped as GitHub's runner unescapes them
 // (EscapeGitHubData, EscapeGitHubProperty).
-func (r *Report) WriteGitHub(w io.Writer) error {
+func WriteGitHub(w io.Writer, r *conformance.Report) error {
 	var b strings.Builder
 	for _, c := range r.Checks {
 		var kind string
 		switch {
 		case r.FailsRun(c):
 			kind = "error"
-		case c.Outcome == Flaky:
+		case c.Outcome == conformance.Flaky:
 			kind = "warning"
-		case c.Outcome != Fail:
+		case c.Outcome != conformance.Fail:
 			continue
-		case c.Level == SHOULD:
+		case c.Level == conformance.SHOULD:
 			kind = "warning"
 		default:
 			kind = "notice"
@@ -62,20 +63,20 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 		switch {
 		case c.Stale:
 			fmt.Fprintf(&msg, "%s %s: a baseline entry (%s) matches no failure: remove it from the baseline", c.Level, c.ID, c.Expected)
-		case c.Outcome == Flaky:
-			fmt.Fprintf(&msg, "%s %s is flaky (its outcome differed between runs): %s\n%s", c.Level, c.ID, c.Title, oneLine(c.Reason, 600))
+		case c.Outcome == conformance.Flaky:
+			fmt.Fprintf(&msg, "%s %s is flaky (its outcome differed between runs): %s\n%s", c.Level, c.ID, c.Title, conformance.OneLine(c.Reason, 600))
 		default:
 			fmt.Fprintf(&msg, "%s %s fails: %s", c.Level, c.ID, c.Title)
-			if c.Level == SHOULD && !r.Required(c.Check) {
+			if c.Level == conformance.SHOULD && !r.Required(c.Check) {
 				msg.WriteString(" (a SHOULD check: it does not fail the run without --strict)")
 			}
 			n := 0
 			for _, cv := range c.Cases {
-				if cv.Outcome != Fail {
+				if cv.Outcome != conformance.Fail {
 					continue
 				}
 				if n++; n <= githubCasesShown {
-					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, CutReason(cv.Reason, 300))
+					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, conformance.CutReason(cv.Reason, 300))
 				}
 			}
 			if n > githubCasesShown {
@@ -86,7 +87,7 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 		fmt.Fprintf(&b, "::%s title=%s::%s\n", kind, EscapeGitHubProperty(c.ID), EscapeGitHubData(msg.String()))
 	}
 	switch r.Verdict {
-	case VerdictIncomplete, VerdictInterrupted:
+	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:
 		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(r.VerdictLine()))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -1,8 +1,9 @@
-package conformance
+package report
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/todoharness/todoharness/conformance"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,16 +15,16 @@ const scriptItem = `<script>document.title="owned"</script><img src=x onerror=al
 
 // hostileRun is the captured run named, read afresh, with the first entry
 // of every plan update the agent sent replaced by scriptItem.
-func hostileRun(t *testing.T, name string) []*Evidence {
+func hostileRun(t *testing.T, name string) []*conformance.Evidence {
 	t.Helper()
-	evs, err := ReadEvidenceArchive(filepath.Join(evidenceDir, name+".jsonl.gz"))
+	evs, err := conformance.ReadEvidenceArchive(filepath.Join(evidenceDir, name+".jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, ev := range evs {
 		for i, m := range ev.Wire {
-			if updateKind(m) != "plan" {
+			if conformance.UpdateKind(m) != "plan" {
 				continue
 			}
 			var msg map[string]any
@@ -49,14 +50,14 @@ func hostileRun(t *testing.T, name string) []*Evidence {
 	return evs
 }
 
-func htmlOf(t *testing.T, evs []*Evidence) (*Report, string) {
+func htmlOf(t *testing.T, evs []*conformance.Evidence) (*conformance.Report, string) {
 	t.Helper()
-	rep, err := Judge(evs, JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := rep.WriteHTML(&b); err != nil {
+	if err := WriteHTML(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	return rep, b.String()
@@ -154,11 +155,11 @@ func TestHTMLReportDrawsPlansBesideTheExpected(t *testing.T) {
 // agent that did not run is a row saying so.
 func TestPeersHTMLMatrix(t *testing.T) {
 	t.Parallel()
-	ok, err := Judge(savedRun(t, "reference"), JudgeConfig{Validator: sharedValidator(t)})
+	ok, err := conformance.Judge(savedRun(t, "reference"), conformance.JudgeConfig{Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	bad, err := conformance.Judge(savedRun(t, "fake-no-error-prefix"), conformance.JudgeConfig{Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

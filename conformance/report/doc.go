@@ -1,0 +1,9 @@
+// Package report draws a conformance report (conformance.Report) for a
+// reader other than the terminal: WriteHTML writes one self-contained
+// HTML page (the checks, every failure linked to its evidence, each
+// case's ACP wire beside the model journal), WritePeersHTML one page for
+// a peers run, WriteGitHub GitHub Actions annotations (`conform --format
+// github`; Formats and ParseFormat are the --format values). The summary,
+// JSON, JUnit and the transcripts stay with the report in conformance,
+// which judges and runs.
+package report

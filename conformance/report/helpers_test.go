@@ -1,0 +1,70 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/todoharness/todoharness/conformance"
+)
+
+// evidenceDir holds the captured runs the conformance tests judge.
+const evidenceDir = "../testdata/evidence"
+
+var (
+	savedRuns     sync.Map // name -> []*conformance.Evidence
+	validatorOnce sync.Once
+	validatorVal  *conformance.SchemaValidator
+	validatorErr  error
+)
+
+// savedRun is the captured run named, read once.
+func savedRun(t *testing.T, name string) []*conformance.Evidence {
+	t.Helper()
+	if evs, ok := savedRuns.Load(name); ok {
+		return evs.([]*conformance.Evidence)
+	}
+	evs, err := conformance.ReadEvidenceArchive(filepath.Join(evidenceDir, name+".jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedRuns.Store(name, evs)
+	return evs
+}
+
+// sharedValidator is one schema validator for the package's tests.
+func sharedValidator(t *testing.T) *conformance.SchemaValidator {
+	t.Helper()
+	validatorOnce.Do(func() { validatorVal, validatorErr = conformance.NewSchemaValidator() })
+	if validatorErr != nil {
+		t.Fatal(validatorErr)
+	}
+	return validatorVal
+}
+
+// judgeSaved judges a captured run (only the cases named, when any).
+func judgeSaved(t *testing.T, run string, strict bool, es []conformance.ExpectedFailure, only ...string) *conformance.Report {
+	t.Helper()
+	var evs []*conformance.Evidence
+	for _, ev := range savedRun(t, run) {
+		if len(only) == 0 || slices.Contains(only, ev.Case.ID) {
+			evs = append(evs, ev)
+		}
+	}
+	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Validator: sharedValidator(t), Strict: strict, Expected: es})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func render(t *testing.T, write func(*bytes.Buffer) error) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
