@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -58,13 +57,4 @@ func judgeSaved(t *testing.T, run string, strict bool, es []conformance.Expected
 		t.Fatal(err)
 	}
 	return rep
-}
-
-func render(t *testing.T, write func(*bytes.Buffer) error) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := write(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
