@@ -226,27 +226,46 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 	if verdictNote != "" && verdictNote != r.Verdict {
 		a.VerdictLine = verdictNote
 	}
-	a.Info = append(a.Info, htmlKV{"agent", r.Agent})
+	a.Info = htmlInfo(r)
+	a.addChecks(r)
+	caseAnchor := caseAnchors(r, key)
+	a.addRoots(r, caseAnchor)
+	a.addFailures(r, caseAnchor)
+	a.addCases(r)
+	return a
+}
+
+// htmlInfo is what the report says of the run: the agent, its dialect
+// and policy, the cases, the tool.
+func htmlInfo(r *conformance.Report) []htmlKV {
+	var info []htmlKV
+	info = append(info, htmlKV{"agent", r.Agent})
 	if r.AgentInfo != nil {
-		a.Info = append(a.Info, htmlKV{"agent info", r.AgentInfo.String() + " (its initialize answer)"})
+		info = append(info, htmlKV{"agent info", r.AgentInfo.String() + " (its initialize answer)"})
 	}
-	a.Info = append(a.Info, htmlKV{"dialect", r.Dialect + " (" + r.DialectSource + ")"})
+	info = append(info, htmlKV{"dialect", r.Dialect + " (" + r.DialectSource + ")"})
 	if r.Policy != "" {
-		a.Info = append(a.Info, htmlKV{"policy", r.Policy + " (" + r.PolicySource + ")"})
+		info = append(info, htmlKV{"policy", r.Policy + " (" + r.PolicySource + ")"})
 	}
 	if len(r.Wires) > 0 {
-		a.Info = append(a.Info, htmlKV{"model API", strings.Join(r.Wires, ", ")})
+		info = append(info, htmlKV{"model API", strings.Join(r.Wires, ", ")})
 	}
 	if r.Repeat > 1 {
-		a.Info = append(a.Info, htmlKV{"runs", fmt.Sprintf("every case %d times", r.Repeat)})
+		info = append(info, htmlKV{"runs", fmt.Sprintf("every case %d times", r.Repeat)})
 	}
-	a.Info = append(a.Info,
+	info = append(info,
 		htmlKV{"cases", fmt.Sprintf("%d in %.2fs (parallel %d)", len(r.Cases), r.Duration.Seconds(), r.Parallel)},
 		htmlKV{"todoharness", fmt.Sprintf("%s, catalogue version %d", r.ToolVersion, r.CatalogueVersion)})
 	if r.Strict {
-		a.Info = append(a.Info, htmlKV{"strict", "a failed SHOULD check fails the run"})
+		info = append(info, htmlKV{"strict", "a failed SHOULD check fails the run"})
 	}
 
+	return info
+}
+
+// addChecks adds the checks table, its counts by outcome and the levels
+// it has.
+func (a *htmlAgent) addChecks(r *conformance.Report) {
 	counts := map[string]int{}
 	levels := map[string]bool{}
 	for _, c := range r.Checks {
@@ -263,7 +282,7 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 			hc.Reason = conformance.PassSeen(c)
 		}
 		if failureShown(c) {
-			hc.Href = "#" + key + "check-" + c.ID
+			hc.Href = "#" + a.Key + "check-" + c.ID
 		}
 		a.Checks = append(a.Checks, hc)
 	}
@@ -279,6 +298,10 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 		}
 	}
 
+}
+
+// caseAnchors is the anchor of each case's first run, by case ID.
+func caseAnchors(r *conformance.Report, key string) map[string]string {
 	caseAnchor := map[string]string{} // case ID -> anchor of its first run
 	for _, cr := range r.Cases {
 		anchor := key + "case-" + cr.SafeID()
@@ -289,6 +312,11 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 			caseAnchor[cr.ID] = anchor
 		}
 	}
+	return caseAnchor
+}
+
+// addRoots adds the root causes, each linked to where it is.
+func (a *htmlAgent) addRoots(r *conformance.Report, caseAnchor map[string]string) {
 	for _, rc := range r.RootCauses() {
 		hr := htmlRoot{Checks: rc.Checks, What: rc.What}
 		for _, wh := range rc.Where {
@@ -300,11 +328,15 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 		}
 		a.Roots = append(a.Roots, hr)
 	}
+}
+
+// addFailures adds a section per check with a failure shown.
+func (a *htmlAgent) addFailures(r *conformance.Report, caseAnchor map[string]string) {
 	for _, c := range r.Checks {
 		if !failureShown(c) {
 			continue
 		}
-		f := htmlFailure{Anchor: key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: conformance.OutcomeClass(c),
+		f := htmlFailure{Anchor: a.Key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: conformance.OutcomeClass(c),
 			Title: c.Title, Spec: c.Spec, Source: c.Source, Expected: c.Expected, Stale: c.Stale, FailsRun: r.FailsRun(c)}
 		if c.Outcome == conformance.Flaky {
 			f.Runs = c.Runs
@@ -326,6 +358,11 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 		}
 		a.Failures = append(a.Failures, f)
 	}
+}
+
+// addCases adds every case, marked flaky for the flaky checks it failed
+// in some run.
+func (a *htmlAgent) addCases(r *conformance.Report) {
 	flaky := map[string]bool{}
 	for _, id := range r.Flaky {
 		flaky[id] = true
@@ -345,12 +382,11 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 		}
 	}
 	for _, cr := range r.Cases {
-		hc := htmlCaseOf(cr, key, r.RequestMarks(cr))
+		hc := htmlCaseOf(cr, a.Key, r.RequestMarks(cr))
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
 		a.Cases = append(a.Cases, hc)
 	}
-	return a
 }
 
 // failureShown reports whether check c gets a section of its own among
@@ -404,6 +440,24 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 	if ev == nil {
 		return hc
 	}
+	hc.addSteps(ev)
+	var tl timeline
+	tl.addWire(ev, hc.Anchor, cr.LineMarks())
+	tl.addRequests(ev, reqMarks)
+	rows, times := tl.rows, tl.times
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]].Before(times[idx[b]]) })
+	for _, i := range idx {
+		hc.Rows = append(hc.Rows, rows[i])
+	}
+	return hc
+}
+
+// addSteps adds the case's steps and each process's stderr.
+func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 	for _, s := range ev.Steps {
 		line := fmt.Sprintf("%d %s (process %d) %s", s.Index+1, s.Op, s.Proc+1, s.Duration.Round(time.Millisecond))
 		if s.Error != "" {
@@ -422,12 +476,21 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 			hc.Stderr = append(hc.Stderr, htmlKV{fmt.Sprintf("process %d", p.Index+1), p.Stderr})
 		}
 	}
+}
+
+// timeline is a case's rows (wire messages and model requests) with the
+// time of each, to sort them by.
+type timeline struct {
+	rows  []htmlRow
+	times []time.Time
+}
+
+// addWire adds a row per wire message; anchor is the case's.
+func (tl *timeline) addWire(ev *conformance.Evidence, anchor string, marks map[int][]string) {
 	plans := ev.PlanViews()
 	late := lateSeqs(ev)
-	var rows []htmlRow
-	var times []time.Time
 	for _, m := range ev.Wire {
-		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", hc.Anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == conformance.Received,
+		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == conformance.Received,
 			Late: late[m.Seq], Plan: plans[m.Seq], Problem: m.Problem}
 		hw.Arrow = "→ agent"
 		if hw.Received {
@@ -446,11 +509,16 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 		if m.Capped {
 			hw.Problem = "CAPPED: " + m.Problem
 		}
-		hw.Marks = append(hw.Marks, cr.LineMarks()[m.Seq]...)
+		hw.Marks = append(hw.Marks, marks[m.Seq]...)
 		sort.Strings(hw.Marks)
-		rows = append(rows, htmlRow{At: fmt.Sprintf("%.3fs", m.At.Seconds()), Wire: hw})
-		times = append(times, m.Time)
+		tl.rows = append(tl.rows, htmlRow{At: fmt.Sprintf("%.3fs", m.At.Seconds()), Wire: hw})
+		tl.times = append(tl.times, m.Time)
 	}
+}
+
+// addRequests adds a row per model request, with the answer the script
+// gave it.
+func (tl *timeline) addRequests(ev *conformance.Evidence, reqMarks map[int][]string) {
 	for _, e := range ev.AllRequests() {
 		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error, Marks: reqMarks[e.Index]}
 		var tools []string
@@ -488,18 +556,9 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 		if !ev.Started.IsZero() {
 			at = fmt.Sprintf("%.3fs", e.Time.Sub(ev.Started).Seconds())
 		}
-		rows = append(rows, htmlRow{At: at, Req: hr})
-		times = append(times, e.Time)
+		tl.rows = append(tl.rows, htmlRow{At: at, Req: hr})
+		tl.times = append(tl.times, e.Time)
 	}
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]].Before(times[idx[b]]) })
-	for _, i := range idx {
-		hc.Rows = append(hc.Rows, rows[i])
-	}
-	return hc
 }
 
 // lateSeqs marks the updates the agent sent after it answered the
