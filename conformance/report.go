@@ -379,34 +379,7 @@ func (r *Report) notJudgedWhy() string {
 // root cause, named by the kind of line (or the call), with where. Only
 // groups of two checks or more, in catalogue order.
 func (r *Report) RootCauses() []RootCause {
-	var ids []string
-	at := map[RootAt][]int{} // line or call -> indexes in ids of the checks there
-	var keys []RootAt
-	for _, c := range r.Checks {
-		i := -1
-		for _, cv := range c.Cases {
-			if cv.Outcome != Fail && cv.Outcome != XFail {
-				continue
-			}
-			var here []RootAt
-			for seq := range cv.Lines {
-				here = append(here, RootAt{Case: cv.Case, Seq: seq})
-			}
-			for _, call := range r.callsNamed(cv.Case, cv.Reason) {
-				here = append(here, RootAt{Case: cv.Case, Seq: -1, Call: call})
-			}
-			for _, l := range here {
-				if i < 0 {
-					i = len(ids)
-					ids = append(ids, c.ID)
-				}
-				if _, ok := at[l]; !ok {
-					keys = append(keys, l)
-				}
-				at[l] = append(at[l], i)
-			}
-		}
-	}
+	ids, at, keys := r.failureLinks()
 	// Union-find over the checks, joined by the lines and calls they share.
 	parent := make([]int, len(ids))
 	for i := range parent {
@@ -464,6 +437,39 @@ func (r *Report) RootCauses() []RootCause {
 		}
 	}
 	return kept
+}
+
+// failureLinks lists the checks that failed (ids) and the lines and
+// calls their failures point at (keys, in order of first sight), each
+// with the indexes in ids of the checks there.
+func (r *Report) failureLinks() (ids []string, at map[RootAt][]int, keys []RootAt) {
+	at = map[RootAt][]int{}
+	for _, c := range r.Checks {
+		i := -1
+		for _, cv := range c.Cases {
+			if cv.Outcome != Fail && cv.Outcome != XFail {
+				continue
+			}
+			var here []RootAt
+			for seq := range cv.Lines {
+				here = append(here, RootAt{Case: cv.Case, Seq: seq})
+			}
+			for _, call := range r.callsNamed(cv.Case, cv.Reason) {
+				here = append(here, RootAt{Case: cv.Case, Seq: -1, Call: call})
+			}
+			for _, l := range here {
+				if i < 0 {
+					i = len(ids)
+					ids = append(ids, c.ID)
+				}
+				if _, ok := at[l]; !ok {
+					keys = append(keys, l)
+				}
+				at[l] = append(at[l], i)
+			}
+		}
+	}
+	return ids, at, keys
 }
 
 // RootCause is failures of several checks that share a wire line or a
@@ -709,107 +715,11 @@ func (r *Report) WriteTranscripts(dir string) error {
 func writeTranscript(d string, cr *CaseResult) error {
 	ev := cr.ev
 	var b strings.Builder
-	fmt.Fprintf(&b, "case %s: %s\nsource: %s\ndialect: %s\n", cr.ID, cr.Title, ev.Case.Source, ev.Dialect.Name)
-	if ev.Aborted != "" {
-		fmt.Fprintf(&b, "DID NOT COMPLETE: %s\n", ev.Aborted)
-	}
-	if len(cr.Failed) > 0 {
-		fmt.Fprintf(&b, "failed checks: %s\n", strings.Join(cr.Failed, ", "))
-		for _, f := range cr.failures {
-			fmt.Fprintf(&b, "  %s\n", f)
-		}
-	}
-	b.WriteString("\n== processes\n")
-	for _, p := range ev.Procs {
-		kind := "process"
-		if p.InProcess {
-			kind = "in-process agent"
-		}
-		fmt.Fprintf(&b, "%s %d: %s\n  startup %s, %s, %s\n", kind, p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
-		for _, q := range p.ClientRequests {
-			detail := ""
-			if q.Detail != "" {
-				detail = " " + q.Detail
-			}
-			fmt.Fprintf(&b, "  client request %s%s -> %s\n", q.Method, detail, q.Answer)
-		}
-		for _, k := range p.Killed {
-			fmt.Fprintf(&b, "  left running, killed by the runner: %s\n", k)
-		}
-	}
-	b.WriteString("\n== steps\n")
-	for _, s := range ev.Steps {
-		fmt.Fprintf(&b, "%d %s (process %d) %s", s.Index+1, s.Op, s.Proc+1, s.Duration.Round(time.Millisecond))
-		if s.Error != "" {
-			fmt.Fprintf(&b, " ERROR %s", s.Error)
-		}
-		if s.Skipped != "" {
-			fmt.Fprintf(&b, " SKIPPED %s", s.Skipped)
-		}
-		if s.Settled != "" {
-			fmt.Fprintf(&b, "; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n== ACP wire (> client to agent, < agent to client)\n")
-	for _, m := range ev.Wire {
-		arrow := ">"
-		if m.Dir == Received {
-			arrow = "<"
-		}
-		capped := ""
-		if m.Capped {
-			capped = fmt.Sprintf(" […] CAPPED: %s", m.Problem)
-		}
-		fmt.Fprintf(&b, "#%-4d p%d %8.3fs %s %s%s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line, capped)
-		notes := slices.Clone(cr.marks[m.Seq])
-		sort.Strings(notes)
-		for _, note := range notes {
-			fmt.Fprintf(&b, "      ^^^ FAILED %s\n", note)
-		}
-		if tie := cr.tieAt(m.Seq); tie != "" {
-			fmt.Fprintf(&b, "      ^^^ PLAN %s\n", tie)
-		}
-	}
-	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
-	for _, e := range ev.allRequests() {
-		for _, note := range cr.reqMarks[e.Index] {
-			fmt.Fprintf(&b, "vvv FAILED %s\n", note)
-		}
-		fmt.Fprintf(&b, "request %d (turn %d) %s %s", e.Index+1, e.TurnIndex+1, e.Wire, e.Path)
-		if e.Side {
-			fmt.Fprintf(&b, " SIDE REQUEST (no tools offered: answered %q, no script turn)", SideText)
-		}
-		if e.Error != "" {
-			fmt.Fprintf(&b, " REFUSED: %s", e.Error)
-		}
-		b.WriteString("\n")
-		if e.RawCapped {
-			fmt.Fprintf(&b, "  BODY CAPPED: %d bytes, sha256 %s: only its first %d bytes were kept\n", e.RawBytes, e.RawSHA256, mockmodel.JournalBodyPrefix)
-		}
-		for _, c := range e.Capped {
-			fmt.Fprintf(&b, "  CAPPED: %s\n", c)
-		}
-		var tools []string
-		for _, t := range e.Tools {
-			tools = append(tools, t.Name)
-		}
-		fmt.Fprintf(&b, "  tools: %s\n", strings.Join(tools, ", "))
-		for _, m := range e.Messages {
-			line := m.Text()
-			for _, tc := range m.ToolCalls() {
-				line += fmt.Sprintf(" [call %s %s %s]", tc.ID, tc.Name, tc.Arguments)
-			}
-			flag := ""
-			if m.IsError {
-				flag = " isError"
-			}
-			if m.ToolCallID != "" {
-				flag += " for " + m.ToolCallID
-			}
-			fmt.Fprintf(&b, "  %s%s: %s\n", m.Role, flag, oneLine(line, 400))
-		}
-	}
+	transcriptHead(&b, cr)
+	transcriptProcs(&b, ev)
+	transcriptSteps(&b, ev)
+	transcriptWire(&b, cr)
+	transcriptRequests(&b, cr)
 	for _, p := range ev.Procs {
 		fmt.Fprintf(&b, "\n== stderr, process %d\n%s\n", p.Index+1, p.Stderr)
 	}
@@ -829,6 +739,129 @@ func writeTranscript(d string, cr *CaseResult) error {
 		}
 	}
 	return nil
+}
+
+// transcriptHead writes what the case is and what failed.
+func transcriptHead(b *strings.Builder, cr *CaseResult) {
+	ev := cr.ev
+	fmt.Fprintf(b, "case %s: %s\nsource: %s\ndialect: %s\n", cr.ID, cr.Title, ev.Case.Source, ev.Dialect.Name)
+	if ev.Aborted != "" {
+		fmt.Fprintf(b, "DID NOT COMPLETE: %s\n", ev.Aborted)
+	}
+	if len(cr.Failed) > 0 {
+		fmt.Fprintf(b, "failed checks: %s\n", strings.Join(cr.Failed, ", "))
+		for _, f := range cr.failures {
+			fmt.Fprintf(b, "  %s\n", f)
+		}
+	}
+}
+
+// transcriptProcs writes the agent's processes and their client requests.
+func transcriptProcs(b *strings.Builder, ev *Evidence) {
+	b.WriteString("\n== processes\n")
+	for _, p := range ev.Procs {
+		kind := "process"
+		if p.InProcess {
+			kind = "in-process agent"
+		}
+		fmt.Fprintf(b, "%s %d: %s\n  startup %s, %s, %s\n", kind, p.Index+1, strings.Join(p.Argv, " "), p.Startup.Round(time.Millisecond), p.Shutdown, p.Exit)
+		for _, q := range p.ClientRequests {
+			detail := ""
+			if q.Detail != "" {
+				detail = " " + q.Detail
+			}
+			fmt.Fprintf(b, "  client request %s%s -> %s\n", q.Method, detail, q.Answer)
+		}
+		for _, k := range p.Killed {
+			fmt.Fprintf(b, "  left running, killed by the runner: %s\n", k)
+		}
+	}
+}
+
+// transcriptSteps writes the steps the runner took.
+func transcriptSteps(b *strings.Builder, ev *Evidence) {
+	b.WriteString("\n== steps\n")
+	for _, s := range ev.Steps {
+		fmt.Fprintf(b, "%d %s (process %d) %s", s.Index+1, s.Op, s.Proc+1, s.Duration.Round(time.Millisecond))
+		if s.Error != "" {
+			fmt.Fprintf(b, " ERROR %s", s.Error)
+		}
+		if s.Skipped != "" {
+			fmt.Fprintf(b, " SKIPPED %s", s.Skipped)
+		}
+		if s.Settled != "" {
+			fmt.Fprintf(b, "; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// transcriptWire writes the ACP wire, each line with its marks.
+func transcriptWire(b *strings.Builder, cr *CaseResult) {
+	b.WriteString("\n== ACP wire (> client to agent, < agent to client)\n")
+	for _, m := range cr.ev.Wire {
+		arrow := ">"
+		if m.Dir == Received {
+			arrow = "<"
+		}
+		capped := ""
+		if m.Capped {
+			capped = fmt.Sprintf(" […] CAPPED: %s", m.Problem)
+		}
+		fmt.Fprintf(b, "#%-4d p%d %8.3fs %s %s%s\n", m.Seq, m.Proc+1, m.At.Seconds(), arrow, m.Line, capped)
+		notes := slices.Clone(cr.marks[m.Seq])
+		sort.Strings(notes)
+		for _, note := range notes {
+			fmt.Fprintf(b, "      ^^^ FAILED %s\n", note)
+		}
+		if tie := cr.tieAt(m.Seq); tie != "" {
+			fmt.Fprintf(b, "      ^^^ PLAN %s\n", tie)
+		}
+	}
+}
+
+// transcriptRequests writes the model's journal, each request with its
+// marks.
+func transcriptRequests(b *strings.Builder, cr *CaseResult) {
+	b.WriteString("\n== model requests (journal; canonical form, whatever the wire)\n")
+	for _, e := range cr.ev.allRequests() {
+		for _, note := range cr.reqMarks[e.Index] {
+			fmt.Fprintf(b, "vvv FAILED %s\n", note)
+		}
+		fmt.Fprintf(b, "request %d (turn %d) %s %s", e.Index+1, e.TurnIndex+1, e.Wire, e.Path)
+		if e.Side {
+			fmt.Fprintf(b, " SIDE REQUEST (no tools offered: answered %q, no script turn)", SideText)
+		}
+		if e.Error != "" {
+			fmt.Fprintf(b, " REFUSED: %s", e.Error)
+		}
+		b.WriteString("\n")
+		if e.RawCapped {
+			fmt.Fprintf(b, "  BODY CAPPED: %d bytes, sha256 %s: only its first %d bytes were kept\n", e.RawBytes, e.RawSHA256, mockmodel.JournalBodyPrefix)
+		}
+		for _, c := range e.Capped {
+			fmt.Fprintf(b, "  CAPPED: %s\n", c)
+		}
+		var tools []string
+		for _, t := range e.Tools {
+			tools = append(tools, t.Name)
+		}
+		fmt.Fprintf(b, "  tools: %s\n", strings.Join(tools, ", "))
+		for _, m := range e.Messages {
+			line := m.Text()
+			for _, tc := range m.ToolCalls() {
+				line += fmt.Sprintf(" [call %s %s %s]", tc.ID, tc.Name, tc.Arguments)
+			}
+			flag := ""
+			if m.IsError {
+				flag = " isError"
+			}
+			if m.ToolCallID != "" {
+				flag += " for " + m.ToolCallID
+			}
+			fmt.Fprintf(b, "  %s%s: %s\n", m.Role, flag, oneLine(line, 400))
+		}
+	}
 }
 
 func writeJSONL(path string, n int, at func(int) any) error {
