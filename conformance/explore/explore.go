@@ -111,31 +111,9 @@ func (r *Result) OK() bool { return len(r.Failures) == 0 }
 // exactly as cases are run, judges each with the catalogue as the oracle
 // marked it, and shrinks the first scenario of each distinct failure.
 func Explore(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.N <= 0 && cfg.For <= 0 {
-		return nil, errors.New("explore: give a number of scenarios or a time budget")
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
 	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = 1
-	}
-	if cfg.Shard < 0 || cfg.Shard >= cfg.Shards {
-		return nil, fmt.Errorf("explore: shard %d of %d", cfg.Shard+1, cfg.Shards)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Run.Checks == nil {
-		cfg.Run.Checks = conformance.Catalogue()
-	}
-	if cfg.Run.Parallel <= 0 {
-		cfg.Run.Parallel = 2
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = max(16, 2*cfg.Run.Parallel)
-	}
-	if cfg.ShrinkRuns <= 0 {
-		cfg.ShrinkRuns = 60
-	}
-	cfg.Run.Out, cfg.Run.Progress, cfg.Run.Repeat, cfg.Run.Only = "", nil, 1, nil
 	start := cfg.Now()
 	policy, err := resolvePolicy(ctx, cfg.Run)
 	if err != nil {
@@ -146,7 +124,6 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen := Generator{Seed: cfg.Seed, Policy: policy}
 	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy}
 	run := func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
 		rc := cfg.Run
@@ -160,63 +137,33 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return failuresByCase(rep), rep, nil
 	}
-	byCheck := map[string]*Failure{}
-	first := map[string]*conformance.Case{}
+	e := exploration{cfg: cfg, res: res, gen: Generator{Seed: cfg.Seed, Policy: policy}, oracle: oracle,
+		byCheck: map[string]*Failure{}, first: map[string]*conformance.Case{}, next: cfg.Shard, total: -1}
 	var deadline time.Time
 	if cfg.For > 0 {
 		deadline = start.Add(cfg.For)
 	}
-	next := cfg.Shard // the next index this shard draws
-	total := -1       // this shard's share of N (-1: until the deadline)
 	if cfg.N > 0 {
-		total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
+		e.total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
 	}
-	prog := progress{w: cfg.Progress, start: start, now: cfg.Now, total: total, deadline: deadline}
-	for ctx.Err() == nil && (total < 0 || res.Scenarios+res.NotJudged < total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
-		var batch []*conformance.Case
-		index := map[string]int{}
-		for len(batch) < cfg.Batch && (total < 0 || res.Scenarios+res.NotJudged+len(batch) < total) {
-			c := gen.Scenario(next)
-			oracle.Mark(c, cfg.Run.Checks)
-			index[c.ID] = next
-			batch = append(batch, c)
-			next += cfg.Shards
-		}
+	prog := progress{w: cfg.Progress, start: start, now: cfg.Now, total: e.total, deadline: deadline}
+	for ctx.Err() == nil && (e.total < 0 || res.Scenarios+res.NotJudged < e.total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
+		batch, index := e.draw()
 		fails, rep, err := run(ctx, batch)
 		if err != nil {
 			return nil, err
 		}
-		reasons := reasonsByCase(rep)
-		for _, cr := range rep.Cases {
-			i, ok := index[cr.ID]
-			if !ok {
-				continue // the probe
-			}
-			if ev := cr.Evidence(); ev != nil && (ev.Interrupted != "" || ev.NotRun != "") {
-				res.NotJudged++
-				continue
-			}
-			res.Scenarios++
-			for _, id := range fails[cr.ID] {
-				f := byCheck[id]
-				if f == nil {
-					f = &Failure{Check: id, Seed: cfg.Seed, Index: i, Reason: reasons[cr.ID+"\x00"+id]}
-					byCheck[id] = f
-					first[id] = caseByID(batch, cr.ID)
-				}
-				f.Hits++
-			}
-		}
-		prog.update(res.Scenarios, len(byCheck))
-		if cfg.StopAtFailure && len(byCheck) > 0 {
+		e.tally(rep, batch, index, fails)
+		prog.update(res.Scenarios, len(e.byCheck))
+		if cfg.StopAtFailure && len(e.byCheck) > 0 {
 			break
 		}
 	}
 	prog.end()
-	if err := writeFailures(ctx, cfg, shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.Batch, maxRuns: cfg.ShrinkRuns}, byCheck, first); err != nil {
+	if err := writeFailures(ctx, cfg, shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.Batch, maxRuns: cfg.ShrinkRuns}, e.byCheck, e.first); err != nil {
 		return nil, err
 	}
-	for _, f := range byCheck {
+	for _, f := range e.byCheck {
 		res.Failures = append(res.Failures, *f)
 	}
 	sort.Slice(res.Failures, func(i, j int) bool { return res.Failures[i].Check < res.Failures[j].Check })
@@ -227,6 +174,89 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// withDefaults checks c and fills in what it leaves unset; a run of the
+// exploration writes no evidence and runs every scenario once.
+func (c *Config) withDefaults() error {
+	if c.N <= 0 && c.For <= 0 {
+		return errors.New("explore: give a number of scenarios or a time budget")
+	}
+	if c.Shards <= 0 {
+		c.Shards = 1
+	}
+	if c.Shard < 0 || c.Shard >= c.Shards {
+		return fmt.Errorf("explore: shard %d of %d", c.Shard+1, c.Shards)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Run.Checks == nil {
+		c.Run.Checks = conformance.Catalogue()
+	}
+	if c.Run.Parallel <= 0 {
+		c.Run.Parallel = 2
+	}
+	if c.Batch <= 0 {
+		c.Batch = max(16, 2*c.Run.Parallel)
+	}
+	if c.ShrinkRuns <= 0 {
+		c.ShrinkRuns = 60
+	}
+	c.Run.Out, c.Run.Progress, c.Run.Repeat, c.Run.Only = "", nil, 1, nil
+	return nil
+}
+
+// exploration is the state of one Explore: the scenarios drawn so far
+// (next is the index this shard draws next, total its share of N, -1
+// until the deadline) and the first failure of each check.
+type exploration struct {
+	cfg         Config
+	res         *Result
+	gen         Generator
+	oracle      *Oracle
+	byCheck     map[string]*Failure
+	first       map[string]*conformance.Case
+	next, total int
+}
+
+// draw generates the next batch of this shard's scenarios, marked by the
+// oracle; index is each one's index, by case ID.
+func (e *exploration) draw() (batch []*conformance.Case, index map[string]int) {
+	index = map[string]int{}
+	for len(batch) < e.cfg.Batch && (e.total < 0 || e.res.Scenarios+e.res.NotJudged+len(batch) < e.total) {
+		c := e.gen.Scenario(e.next)
+		e.oracle.Mark(c, e.cfg.Run.Checks)
+		index[c.ID] = e.next
+		batch = append(batch, c)
+		e.next += e.cfg.Shards
+	}
+	return batch, index
+}
+
+// tally counts a batch's scenarios and notes each check's failures.
+func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, index map[string]int, fails map[string][]string) {
+	reasons := reasonsByCase(rep)
+	for _, cr := range rep.Cases {
+		i, ok := index[cr.ID]
+		if !ok {
+			continue // the probe
+		}
+		if ev := cr.Evidence(); ev != nil && (ev.Interrupted != "" || ev.NotRun != "") {
+			e.res.NotJudged++
+			continue
+		}
+		e.res.Scenarios++
+		for _, id := range fails[cr.ID] {
+			f := e.byCheck[id]
+			if f == nil {
+				f = &Failure{Check: id, Seed: e.cfg.Seed, Index: i, Reason: reasons[cr.ID+"\x00"+id]}
+				e.byCheck[id] = f
+				e.first[id] = caseByID(batch, cr.ID)
+			}
+			f.Hits++
+		}
+	}
 }
 
 // writeFailures shrinks the first scenario of every failure and writes

@@ -112,10 +112,17 @@ func promptsOf(c *conformance.Case) []promptAt {
 
 // candidates are the one-change reductions of c, coarse first.
 func candidates(c *conformance.Case) []*conformance.Case {
-	var out []*conformance.Case
 	ps := promptsOf(c)
-	// Everything from a step on (a load and what follows it, a second
-	// session), while a prompt stays before it.
+	out := stepCuts(c, ps)
+	out = append(out, scriptCuts(c, ps)...)
+	out = append(out, itemCuts(c)...)
+	return append(out, contentCuts(c)...)
+}
+
+// stepCuts are c without everything from a step on (a load and what
+// follows it, a second session), while a prompt stays before it.
+func stepCuts(c *conformance.Case, ps []promptAt) []*conformance.Case {
+	var out []*conformance.Case
 	for i, st := range c.Steps {
 		if (st.Op == conformance.OpRestart || st.Op == conformance.OpNewSession && i > 1) && len(ps) > 0 && ps[0].step < i {
 			d := copyCase(c)
@@ -129,6 +136,13 @@ func candidates(c *conformance.Case) []*conformance.Case {
 			out = append(out, d)
 		}
 	}
+	return out
+}
+
+// scriptCuts are c without one prompt and its turns, one turn of tool
+// calls, or one call of a turn of several; or with a turn undecorated.
+func scriptCuts(c *conformance.Case, ps []promptAt) []*conformance.Case {
+	var out []*conformance.Case
 	// One prompt with its turns (one prompt stays).
 	if len(ps) > 1 {
 		for k := len(ps) - 1; k >= 0; k-- {
@@ -174,7 +188,12 @@ func candidates(c *conformance.Case) []*conformance.Case {
 			out = append(out, d)
 		}
 	}
-	// Items: half the list, then one item; then shorter content.
+	return out
+}
+
+// itemCuts are c with a list of a call cut: half the list, then one item.
+func itemCuts(c *conformance.Case) []*conformance.Case {
+	var out []*conformance.Case
 	for t, turn := range c.Script {
 		for j, tc := range turn.ToolCalls {
 			list, ok := todos(tc.Arguments)
@@ -199,6 +218,12 @@ func candidates(c *conformance.Case) []*conformance.Case {
 			}
 		}
 	}
+	return out
+}
+
+// contentCuts are c with an item's content shorter.
+func contentCuts(c *conformance.Case) []*conformance.Case {
+	var out []*conformance.Case
 	for t, turn := range c.Script {
 		for j, tc := range turn.ToolCalls {
 			list, _ := todos(tc.Arguments)
