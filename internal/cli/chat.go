@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -106,12 +107,6 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 	// prompt ends the chat. SIGTERM (cmd's context) ends everything; the
 	// turn in flight is cancelled and the log flushed either way.
 	ctx := cmd.Context()
-	signal.Reset(os.Interrupt)
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt)
-	defer signal.Stop(sigc)
-	done := make(chan struct{})
-	defer close(done)
 	// leaveIdle ends a chat waiting at a piped prompt: a blocked read of
 	// stdin cannot be interrupted, so exit now; no turn runs (Interrupt said
 	// so and stopped the chat) and the log is complete.
@@ -120,6 +115,25 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 		_ = log.Close()
 		os.Exit(code)
 	}
+	stop := handleInterrupts(ctx, chat, leaveIdle)
+	defer stop()
+
+	runErr := chat.Run(ctx, in)
+	if err := log.Close(); err != nil {
+		return errors.Join(runErr, fmt.Errorf("chat: close session log: %w", err))
+	}
+	return runErr
+}
+
+// handleInterrupts gives Ctrl-C to the chat until stop is called: it
+// cancels the running turn, or at the prompt ends the chat (leaveIdle
+// 130); ctx ending (SIGTERM) stops the chat, ending an idle one with
+// leaveIdle 143.
+func handleInterrupts(ctx context.Context, chat *stdio.Chat, leaveIdle func(code int)) (stop func()) {
+	signal.Reset(os.Interrupt)
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	done := make(chan struct{})
 	go func() {
 		for {
 			select {
@@ -139,12 +153,10 @@ func runChat(cmd *cobra.Command, f chatFlags) error {
 			}
 		}
 	}()
-
-	runErr := chat.Run(ctx, in)
-	if err := log.Close(); err != nil {
-		return errors.Join(runErr, fmt.Errorf("chat: close session log: %w", err))
+	return func() {
+		close(done)
+		signal.Stop(sigc)
 	}
-	return runErr
 }
 
 // chatModel picks the model: --script, else DeepSeek when DEEPSEEK_API_KEY

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/report"
@@ -58,9 +59,73 @@ type conformOptions struct {
 func newConformCmd() *cobra.Command {
 	o := &conformOptions{}
 	cmd := &cobra.Command{
-		Use:   "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
-		Short: "Run the todo_write conformance catalogue against an ACP agent",
-		Long: `Run the conformance catalogue against an ACP agent: start it as a subprocess
+		Use:     "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
+		Short:   "Run the todo_write conformance catalogue against an ACP agent",
+		Long:    conformLong,
+		Example: conformExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConform(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	o.registerSelection(f)
+	o.registerReports(f)
+	o.registerAgentRun(f)
+	cmd.AddCommand(newConformMergeCmd())
+	return cmd
+}
+
+// registerSelection registers the flags that say which agent runs and
+// which cases and checks: --agent, --env, --file, --cases, --case,
+// --check, --dialect and the run flags.
+func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
+	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
+	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
+	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the case's working directory, or its throw-away home when DEST starts with ~/ (repeatable)")
+	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
+	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
+	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
+	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
+	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
+	o.run.register(f, "")
+}
+
+// registerReports registers the flags that say which reports are written
+// and how: --json, --format, --strict, --junit, --html, --out,
+// --expected-failures, --list.
+func (o *conformOptions) registerReports(f *pflag.FlagSet) {
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
+	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
+	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
+	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
+	f.StringVar(&o.out, "out", "", "write a folder per case under DIR: its evidence.json (for --judge) and, for a failing case, its transcript (transcript.txt with the failed lines marked, wire.jsonl, journal.jsonl, stderr-N.txt)")
+	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
+	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
+}
+
+// registerAgentRun registers the flags of how the agent runs: its
+// preset, model, environment, working directories, the policy, --judge
+// and the exploration.
+func (o *conformOptions) registerAgentRun(f *pflag.FlagSet) {
+	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
+	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
+	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
+	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
+	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
+	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
+	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
+	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
+	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
+	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
+	o.explore.register(f)
+	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
+}
+
+// conformLong is the help of `todoharness conform`.
+const conformLong = `Run the conformance catalogue against an ACP agent: start it as a subprocess
 (fresh process and temporary working directory per case), point it at the
 scripted mock model, drive it over ACP on stdio, and judge every check of the
 catalogue clause by clause (see --list).
@@ -101,8 +166,10 @@ entry matched no failure; 3 (INCOMPLETE) when nothing failed but a MUST
 check could not be judged (its case did not complete, or --case left out
 every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
 could not start (a bad flag, template variable, output path, baseline,
---case or --check pattern or --format: checked before any agent starts).`,
-		Example: `  todoharness conform
+--case or --check pattern or --format: checked before any agent starts).`
+
+// conformExample is the examples of `todoharness conform`.
+const conformExample = `  todoharness conform
   todoharness conform --preset opencode
   todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
   todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
@@ -113,46 +180,7 @@ could not start (a bad flag, template variable, output path, baseline,
   todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
   todoharness conform --list --check 'TW-LOAD-*' --json -
   todoharness conform --in-process --settle 50ms --explore 1000 --seed 42 --out explored/
-  todoharness conform --preset opencode --explore-for 10m --seed 42 --shard 2/4 --out shard-2/`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConform(cmd, o)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
-	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the case's working directory, or its throw-away home when DEST starts with ~/ (repeatable)")
-	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
-	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
-	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
-	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
-	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
-	o.run.register(f, "")
-	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
-	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
-	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
-	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
-	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
-	f.StringVar(&o.out, "out", "", "write a folder per case under DIR: its evidence.json (for --judge) and, for a failing case, its transcript (transcript.txt with the failed lines marked, wire.jsonl, journal.jsonl, stderr-N.txt)")
-	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
-	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
-	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
-	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
-	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
-	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
-	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
-	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
-	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
-	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
-	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
-	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
-	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
-	o.explore.register(f)
-	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
-	cmd.AddCommand(newConformMergeCmd())
-	return cmd
-}
+  todoharness conform --preset opencode --explore-for 10m --seed 42 --shard 2/4 --out shard-2/`
 
 // WithSchemaValidator returns ctx carrying v: the conform commands run with
 // it (Run) validate the agent's ACP messages with v instead of compiling the
@@ -189,17 +217,8 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.explain {
 		return explainTarget(out, o, preset)
 	}
-	if _, err := conformance.ParsePolicy(o.policy); err != nil {
+	if err := checkConformFlags(o); err != nil {
 		return err
-	}
-	if err := o.run.check(); err != nil {
-		return err
-	}
-	if _, err := report.ParseFormat(o.format); err != nil {
-		return err
-	}
-	if o.jsonOut == "-" && !o.list {
-		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
 	}
 	seed, err := o.explore.check(o)
 	if err != nil {
@@ -208,23 +227,10 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
-	var all, cases []*conformance.Case
-	if !o.explore.on() || !o.noBuiltin || len(o.caseDirs) > 0 {
-		if all, cases, err = loadConformCases(o); err != nil {
-			return err
-		}
-	}
-	only, err := selectChecks(o.checks)
+	all, cases, only, err := selectConformCases(o)
 	if err != nil {
 		return err
 	}
-	if cases != nil {
-		if cases, err = casesFeeding(cases, only); err != nil {
-			return err
-		}
-	}
-	shard, shards, _ := parseShard(o.explore.shard)
-	cases = shardCases(cases, shard, shards)
 	if o.list {
 		return listCatalogue(out, o, cases, only)
 	}
@@ -237,21 +243,8 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	cfg.Strict, cfg.Validator = o.strict, schemaValidatorOf(cmd.Context())
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
-	if err := target.CheckTemplates(); err != nil {
+	if err := preflightConform(errw, o, target, &cfg, all); err != nil {
 		return err
-	}
-	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
-		return err
-	}
-	if err := checkBaselineReasons(errw, o.expected, cfg.Expected, o.strict); err != nil {
-		return err
-	}
-	if err := checkOutputs(o); err != nil {
-		return err
-	}
-	for _, arg := range relativeFileArgs(target.Command) {
-		abs, _ := filepath.Abs(arg)
-		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
 	}
 	if len(cases) == 0 {
 		// --explore alone (--no-builtin, no --cases): no catalogue run.
@@ -268,6 +261,77 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
+	return finishConform(cmd, o, cfg, seed, rep)
+}
+
+// checkConformFlags checks the flags that need no case or agent: the
+// policy, the run flags, --format and --json.
+func checkConformFlags(o *conformOptions) error {
+	if _, err := conformance.ParsePolicy(o.policy); err != nil {
+		return err
+	}
+	if err := o.run.check(); err != nil {
+		return err
+	}
+	if _, err := report.ParseFormat(o.format); err != nil {
+		return err
+	}
+	if o.jsonOut == "-" && !o.list {
+		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
+	}
+	return nil
+}
+
+// selectConformCases loads the cases (all: every case, for the baseline;
+// cases: the ones to run, narrowed by --case, --check and --shard) and
+// the checks --check selects.
+func selectConformCases(o *conformOptions) (all, cases []*conformance.Case, only []string, err error) {
+	if !o.explore.on() || !o.noBuiltin || len(o.caseDirs) > 0 {
+		if all, cases, err = loadConformCases(o); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	only, err = selectChecks(o.checks)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cases != nil {
+		if cases, err = casesFeeding(cases, only); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	shard, shards, _ := parseShard(o.explore.shard)
+	cases = shardCases(cases, shard, shards)
+	return all, cases, only, nil
+}
+
+// preflightConform finds what else can be wrong with the command line
+// before any agent starts: the templates, the baseline, the outputs; it
+// reads the baseline into cfg and warns of relative paths.
+func preflightConform(errw io.Writer, o *conformOptions, target conformance.Target, cfg *conformance.Config, all []*conformance.Case) error {
+	var err error
+	if err := target.CheckTemplates(); err != nil {
+		return err
+	}
+	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
+		return err
+	}
+	if err := checkBaselineReasons(errw, o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
+	if err := checkOutputs(o); err != nil {
+		return err
+	}
+	for _, arg := range relativeFileArgs(target.Command) {
+		abs, _ := filepath.Abs(arg)
+		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
+	}
+	return nil
+}
+
+// finishConform reports the run, then runs the exploration when asked.
+func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, rep *conformance.Report) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.explore.on() {
 		status := reportConform(out, o, rep)
 		var ec exitCode

@@ -71,15 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *race {
 		build = append(build, "-race")
 	}
-	// Build every package first, once, so the packages' own builds (one
-	// go test per package) do not compile the same dependencies twice.
-	fmt.Fprintf(stdout, "building %d packages with tests%s ...\n", len(pkgs), map[bool]string{true: " (-race)", false: ""}[*race])
-	// go list -export compiles (and caches) every package the tests need,
-	// test packages included, without linking anything.
-	buildArgs := append(append([]string{"list", "-export", "-deps", "-test", "-f", "{{if .Error}}{{.Error}}{{end}}"}, build...), patterns...)
-	if out, err := exec.CommandContext(ctx, "go", buildArgs...).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
-		stdout.Write(out)
-		fmt.Fprintf(stdout, "FAIL: the build failed (%v)\n", cmp.Or(err, errors.New("see above")))
+	if !buildAll(ctx, stdout, pkgs, build, patterns, *race) {
 		return 1
 	}
 	fmt.Fprintf(stdout, "built in %s; testing, %d at a time\n", time.Since(start).Round(100*time.Millisecond), *parallel)
@@ -88,10 +80,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// reports come from the symbol table, which stays). Linking the wire
 	// tier's four provider SDKs with it takes 1.2 GB instead of 1.5 GB.
 	goTest := append([]string{"test", "-count=1", "-ldflags=-w", "-timeout", timeout.String()}, build...)
+	results := testAll(ctx, goTest, pkgs, *parallel)
+	return summarise(ctx, stdout, results, pkgs, colour, start)
+}
+
+// buildAll builds every package first, once, so the packages' own builds
+// (one go test per package) do not compile the same dependencies twice;
+// it says so on stdout, and why not when the build fails.
+func buildAll(ctx context.Context, stdout io.Writer, pkgs []pkg, build, patterns []string, race bool) bool {
+	fmt.Fprintf(stdout, "building %d packages with tests%s ...\n", len(pkgs), map[bool]string{true: " (-race)", false: ""}[race])
+	// go list -export compiles (and caches) every package the tests need,
+	// test packages included, without linking anything.
+	buildArgs := append(append([]string{"list", "-export", "-deps", "-test", "-f", "{{if .Error}}{{.Error}}{{end}}"}, build...), patterns...)
+	if out, err := exec.CommandContext(ctx, "go", buildArgs...).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		stdout.Write(out)
+		fmt.Fprintf(stdout, "FAIL: the build failed (%v)\n", cmp.Or(err, errors.New("see above")))
+		return false
+	}
+	return true
+}
+
+// testAll tests the packages, parallel at a time, until ctx ends; the
+// results come in as the tests end.
+func testAll(ctx context.Context, goTest []string, pkgs []pkg, parallel int) <-chan result {
 	results := make(chan result)
 	work := make(chan pkg)
 	var wg sync.WaitGroup
-	for range *parallel {
+	for range parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -112,6 +127,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}()
 	go func() { wg.Wait(); close(results) }()
 
+	return results
+}
+
+// summarise prints each result as it comes, then the slowest package and
+// the counts; the status is 1 when a package failed or was not tested.
+func summarise(ctx context.Context, stdout io.Writer, results <-chan result, pkgs []pkg, colour bool, start time.Time) int {
 	width := 0
 	for _, p := range pkgs {
 		width = max(width, len(p.name))
