@@ -33,19 +33,18 @@ func render(t *testing.T, write func(*bytes.Buffer) error) string {
 }
 
 // A failed SHOULD check (the fake that is slow to exit fails only
-// ACP-EXIT-1) passes the run and is a JUnit <skipped>; under Strict it
-// fails the run, says so in the verdict, is a JUnit <failure> and goes
-// into the baseline --write-baseline writes.
+// ACP-EXIT-1) passes the run; under Strict it fails the run, says so in
+// the verdict and goes into the baseline --write-baseline writes (the
+// JUnit report: conformance/report's TestJUnitStrict).
 func TestStrictFailsTheRunOnShouldFailures(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		strict                 bool
-		verdict, line, junit   string
-		inBaseline, notInJUnit bool
-		failures               string
+		strict        bool
+		verdict, line string
+		inBaseline    bool
 	}{
-		{strict: false, verdict: VerdictPass, line: "PASS: every MUST check passes", junit: `<skipped message="SHOULD check fails (does not fail the run): `, failures: `failures="0"`},
-		{strict: true, verdict: VerdictFail, line: "FAIL: SHOULD failed (--strict): ACP-EXIT-1", junit: "<failure message=", failures: `failures="1"`, inBaseline: true},
+		{strict: false, verdict: VerdictPass, line: "PASS: every MUST check passes"},
+		{strict: true, verdict: VerdictFail, line: "FAIL: SHOULD failed (--strict): ACP-EXIT-1", inBaseline: true},
 	} {
 		rep := judgeStrict(t, "fake-slow-exit", tc.strict)
 		if rep.Verdict != tc.verdict || rep.OK != (tc.verdict == VerdictPass) || rep.Strict != tc.strict {
@@ -54,17 +53,6 @@ func TestStrictFailsTheRunOnShouldFailures(t *testing.T) {
 		sum := summary(t, rep)
 		if !strings.Contains(sum, tc.line+"\n") {
 			t.Errorf("strict %v: summary does not end with %q:\n%s", tc.strict, tc.line, sum)
-		}
-		junit := render(t, func(b *bytes.Buffer) error { return rep.WriteJUnit(b) })
-		i := strings.Index(junit, `name="ACP-EXIT-1: `)
-		if i < 0 {
-			t.Fatalf("no ACP-EXIT-1 test case in the JUnit report:\n%s", junit)
-		}
-		if got := junit[i:]; !strings.Contains(got[:strings.Index(got, "</testcase>")], tc.junit) {
-			t.Errorf("strict %v: ACP-EXIT-1 in JUnit is not %q:\n%s", tc.strict, tc.junit, got[:strings.Index(got, "</testcase>")])
-		}
-		if !strings.Contains(junit, tc.failures) {
-			t.Errorf("strict %v: JUnit suite does not say %s", tc.strict, tc.failures)
 		}
 		baseline := render(t, func(b *bytes.Buffer) error { return rep.WriteBaseline(b) })
 		if got := strings.Contains(baseline, "- id: ACP-EXIT-1\n"); got != tc.inBaseline {

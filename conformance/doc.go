@@ -9,7 +9,7 @@
 //		Agent: conformance.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
 //		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
 //	})
-//	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteJUnit / WriteTranscripts
+//	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteTranscripts
 //
 // Run is three parts. The drive starts the agent and runs each case's steps
 // (caseRun: set up, run, one explicit teardown) and collects its Evidence:
@@ -134,11 +134,11 @@
 // Report.WriteSummary is the table and the verdict; WriteJSON the whole
 // report, naming what judged what (ToolVersion, CatalogueVersion, the
 // agent's own AgentInfo from its initialize answer, Started, durations in
-// milliseconds); WriteJUnit one test case per check; WriteTranscripts the
-// evidence and a transcript per failing case. Package conformance/report
-// draws a Report in the other formats: the HTML page (`conform --html`,
-// `peers --html`) and GitHub Actions annotations (`conform --format
-// github`). Config.Strict (JudgeConfig
+// milliseconds); WriteTranscripts the evidence and a transcript per
+// failing case. Package conformance/report draws a Report in the other
+// formats: JUnit XML (one test case per check), the HTML page (`conform
+// --html`, `peers --html`) and GitHub Actions annotations (`conform
+// --format github`). Config.Strict (JudgeConfig
 // .Strict, `--strict`) makes a failed SHOULD check fail the run as a MUST
 // does: Report.Required says which checks must pass, Report.FailsRun which
 // results fail the run, and every writer asks them.

@@ -2,8 +2,9 @@
 // reader other than the terminal: WriteHTML writes one self-contained
 // HTML page (the checks, every failure linked to its evidence, each
 // case's ACP wire beside the model journal), WritePeersHTML one page for
-// a peers run, WriteGitHub GitHub Actions annotations (`conform --format
+// a peers run, WriteJUnit JUnit XML (one test case per check, `conform
+// --junit`), WriteGitHub GitHub Actions annotations (`conform --format
 // github`; Formats and ParseFormat are the --format values). The summary,
-// JSON, JUnit and the transcripts stay with the report in conformance,
-// which judges and runs.
+// JSON and the transcripts stay with the report in conformance: the run
+// and its tests write them.
 package report

@@ -500,7 +500,7 @@ func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) er
 	if err := writeReportFile(o.jsonOut, rep.WriteJSON); err != nil {
 		return err
 	}
-	if err := writeReportFile(o.junitOut, rep.WriteJUnit); err != nil {
+	if err := writeReportFile(o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
 		return err
 	}
 	if err := writeReportFile(o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/internal/junit"
+)
+
+// WriteJUnit writes one JUnit test case per check. A failed MUST check is
+// a failure (a failed SHOULD too under Strict); a failed SHOULD or INFO
+// check that does not fail the run, an expected failure (xfail), not-run
+// and n/a are skipped (with the reason); a stale baseline entry is a
+// failure.
+func WriteJUnit(w io.Writer, r *conformance.Report) error {
+	s := junit.Suite{Name: "todoharness conformance: " + r.Agent, Time: junit.Seconds(r.Duration)}
+	skipped := 0
+	for _, c := range r.Checks {
+		jc := junit.Case{Name: c.ID + ": " + c.Title, Classname: "conformance." + string(c.Level),
+			SystemOut: fmt.Sprintf("spec (%s): %s", c.Source, c.Spec)}
+		var details []string
+		for _, v := range c.Cases {
+			details = append(details, fmt.Sprintf("%s: %s %s", v.Case, v.Outcome, v.Reason))
+		}
+		body := strings.Join(details, "\n")
+		switch {
+		case c.Stale:
+			jc.Failure = &junit.Message{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
+		case c.Outcome == conformance.Flaky && r.FailsRun(c):
+			jc.Failure = &junit.Message{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
+		case r.FailsRun(c):
+			jc.Failure = &junit.Message{Message: c.Reason, Body: body}
+		case c.Outcome == conformance.Flaky:
+			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
+		case c.Outcome == conformance.Fail:
+			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
+		case c.Outcome == conformance.XFail:
+			jc.Skipped = &junit.Message{Message: "expected failure (" + c.Expected + "): " + c.Reason, Body: body}
+		case c.Outcome == conformance.NotRun || c.Outcome == conformance.NA:
+			jc.Skipped = &junit.Message{Message: string(c.Outcome) + ": " + c.Reason}
+		}
+		if jc.Failure != nil {
+			s.Failures++
+		}
+		if jc.Skipped != nil {
+			skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, jc)
+	}
+	s.Skipped = junit.Count(skipped)
+	if err := junit.Write(w, s); err != nil {
+		return fmt.Errorf("conformance: write JUnit report: %w", err)
+	}
+	return nil
+}
+
+// runsBody lists a check's outcome run by run.
+func runsBody(runs []conformance.RunOutcome) string {
+	lines := make([]string, len(runs))
+	for i, r := range runs {
+		lines[i] = fmt.Sprintf("run %d: %s %s", r.Run, r.Outcome, r.Reason)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/todoharness/todoharness/conformance"
+)
+
+func junitOf(t *testing.T, rep *conformance.Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteJUnit(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// One test case per check; the failures are the checks that fail the
+// run.
+func TestJUnitCountsTheChecks(t *testing.T) {
+	t.Parallel()
+	rep := judgeSaved(t, "fake-no-plan", false, nil)
+	var suites struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(junitOf(t, rep)), &suites); err != nil {
+		t.Fatalf("JUnit: %v", err)
+	}
+	if s := suites.Suites[0]; s.Tests != len(rep.Checks) || s.Failures != len(rep.Failing) || s.Failures == 0 {
+		t.Errorf("JUnit: %d tests, %d failures; want %d, %d (not 0)", s.Tests, s.Failures, len(rep.Checks), len(rep.Failing))
+	}
+}
+
+// A failed SHOULD check (the fake that is slow to exit fails only
+// ACP-EXIT-1) is a JUnit <skipped>; under Strict a <failure>.
+func TestJUnitStrict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		strict          bool
+		junit, failures string
+	}{
+		{strict: false, junit: `<skipped message="SHOULD check fails (does not fail the run): `, failures: `failures="0"`},
+		{strict: true, junit: "<failure message=", failures: `failures="1"`},
+	} {
+		junit := junitOf(t, judgeSaved(t, "fake-slow-exit", tc.strict, nil))
+		i := strings.Index(junit, `name="ACP-EXIT-1: `)
+		if i < 0 {
+			t.Fatalf("no ACP-EXIT-1 test case in the JUnit report:\n%s", junit)
+		}
+		if got := junit[i:]; !strings.Contains(got[:strings.Index(got, "</testcase>")], tc.junit) {
+			t.Errorf("strict %v: ACP-EXIT-1 in JUnit is not %q:\n%s", tc.strict, tc.junit, got[:strings.Index(got, "</testcase>")])
+		}
+		if !strings.Contains(junit, tc.failures) {
+			t.Errorf("strict %v: JUnit suite does not say %s", tc.strict, tc.failures)
+		}
+	}
+}
+
+// A flaky MUST check is a failure saying so, its runs in the body.
+func TestJUnitFlaky(t *testing.T) {
+	t.Parallel()
+	ok, bad := savedRun(t, "fake-ok"), savedRun(t, "fake-no-plan")
+	var runs []*conformance.Evidence
+	for i, ev := range append(append([]*conformance.Evidence(nil), ok...), bad...) {
+		e := *ev
+		e.Repeat = 1
+		if i >= len(ok) {
+			e.Repeat = 2
+		}
+		runs = append(runs, &e)
+	}
+	rep, err := conformance.Judge(runs, conformance.JudgeConfig{Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := junitOf(t, rep)
+	if !strings.Contains(junit, `message="flaky: the outcome differs between runs`) || !strings.Contains(junit, "run 2: fail ") {
+		t.Errorf("JUnit lacks the flaky failure:\n%s", junit)
+	}
+}
