@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // FromLogOptions configures FromLog.
@@ -410,7 +411,7 @@ func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
 	id := fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step)
 	created := s.time / 1000
 	write := func(choices []sseChoice, usage any) error {
-		b, err := encodeJSON(sseChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage}, false)
+		b, err := jsonx.Marshal(sseChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage})
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // VolatileFields returns the top-level request body fields left out of
@@ -35,21 +37,6 @@ func decodeJSON(b []byte) (any, error) {
 		return nil, errors.New("trailing data after JSON value")
 	}
 	return v, nil
-}
-
-// encodeJSON writes v with sorted object keys (encoding/json sorts map keys)
-// and without HTML escaping; indented when pretty.
-func encodeJSON(v any, pretty bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if pretty {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // canonical is a request reduced to what matching looks at.
@@ -92,8 +79,8 @@ func canonicalize(method, rawURL, body string, secrets ...string) canonical {
 			delete(m, f)
 		}
 	}
-	compact, err1 := encodeJSON(v, false)
-	pretty, err2 := encodeJSON(v, true)
+	compact, err1 := jsonx.Marshal(v)
+	pretty, err2 := jsonx.MarshalIndent(v)
 	if err1 != nil || err2 != nil {
 		c.body, c.pretty = scrubbed, scrubbed
 		return c

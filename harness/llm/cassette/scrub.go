@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Redacted replaces every scrubbed credential value.
@@ -234,7 +236,7 @@ func (s *scrubber) body(b string) string {
 			changed = true
 		}
 		if changed {
-			if enc, err := encodeJSON(v, false); err == nil {
+			if enc, err := jsonx.Marshal(v); err == nil {
 				b = string(enc)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Known secret values are found in every form a client, a server or a
@@ -333,7 +335,7 @@ func redactSSE(body string, secrets []string) string {
 		if !changed[i] {
 			continue
 		}
-		enc, err := encodeJSON(docs[i], false)
+		enc, err := jsonx.Marshal(docs[i])
 		if err != nil {
 			continue
 		}
@@ -365,7 +367,7 @@ func RedactJSONLines(lines [][]byte, secrets []string) [][]byte {
 	changed := redactStreams(docs, s.secrets)
 	for k, i := range idx {
 		if changed[k] {
-			if enc, err := encodeJSON(docs[k], false); err == nil {
+			if enc, err := jsonx.Marshal(docs[k]); err == nil {
 				out[i] = enc
 			}
 		}
