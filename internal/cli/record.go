@@ -17,6 +17,8 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
@@ -78,7 +80,7 @@ Credentials are scrubbed before anything is saved: every credential header,
 cookie, key-like query parameter and URL password, and every known secret
 value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
 *SECRET*, *PASSWORD* variables and --secret-env) in every form of
-cassette.KeyForms: plain, base64 and base32 at every alignment, hex in
+scrub.KeyForms: plain, base64 and base32 at every alignment, hex in
 either case, JSON-escaped, URL-encoded once or twice, also split across
 stream deltas, an encoded one with its whole token; the saved files are
 scanned again and nothing is written if anything is left. No diff, error
@@ -478,7 +480,7 @@ The shipped todo-plan cassette was made with:
 			if name == "" {
 				name = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(args[0])), filepath.Base(args[0])))
 			}
-			res, err := cassette.FromLog(cmd.Context(), cassette.FromLogOptions{
+			res, err := fromlog.Rebuild(cmd.Context(), fromlog.Options{
 				Log: ld, LogName: name, Out: args[1], Tools: reg.Specs(), Model: model,
 				BaseURL: baseURL, System: system, RecordedBy: recordedBy,
 				RealModelOutput: real, Scenario: scen,
@@ -533,7 +535,7 @@ sk-/AIza key, a JWT, bearer or basic credentials, a URL's user:password, a
 credential header, a gzip body; looked for as written, JSON-escaped,
 URL-encoded (once or twice), and inside base64, base32 and hex runs. With
 --secret-env NAME the value of $NAME is looked for too, in every form the
-recorder scrubs (cassette.KeyForms: plain, base64 and base32 at every
+recorder scrubs (scrub.KeyForms: plain, base64 and base32 at every
 alignment, hex in both cases, JSON-escaped, URL-encoded twice, split
 across a stream's deltas).
 
@@ -559,7 +561,7 @@ hash. --show-secrets prints it whole.`,
 					if err != nil {
 						return err
 					}
-					for _, f := range cassette.ScanSecrets(data, secrets) {
+					for _, f := range scrub.ScanSecrets(data, secrets) {
 						found++
 						shown := f.String()
 						if showSecrets {

@@ -3,6 +3,8 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 )
 
 // Write appends the compact JSON of v to buf. On error nothing is written.
@@ -41,4 +43,19 @@ func encode(buf *bytes.Buffer, v any, indent string) error {
 	}
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 	return nil
+}
+
+// Decode decodes exactly one JSON value from b, numbers kept as written
+// (json.Number); anything after the value is an error.
+func Decode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
 }

@@ -35,3 +35,16 @@ func TestWriteAppendsAndWritesNothingOnError(t *testing.T) {
 		t.Fatalf("buffer = %q", got)
 	}
 }
+
+func TestDecodeKeepsNumbersAndRefusesTrailingData(t *testing.T) {
+	v, err := Decode([]byte(`{"n": 1.50}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := Marshal(v); string(got) != `{"n":1.50}` {
+		t.Errorf("round trip = %s", got)
+	}
+	if _, err := Decode([]byte(`{} {}`)); err == nil {
+		t.Error("trailing data accepted")
+	}
+}

@@ -1,4 +1,4 @@
-package cassette
+package fromlog
 
 import (
 	"bytes"
@@ -12,17 +12,18 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
-	"gopkg.in/dnaeon/go-vcr.v3/recorder"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
-// FromLogOptions configures FromLog.
-type FromLogOptions struct {
+// Options configures Rebuild.
+type Options struct {
 	// Log is the session log to rebuild from (session.LoadFile).
 	Log *session.Loaded
 	// LogName names the log in the provenance ("todo-plan/session.jsonl").
@@ -50,9 +51,9 @@ type FromLogOptions struct {
 	Scenario string
 }
 
-// FromLogResult describes a rebuilt cassette.
-type FromLogResult struct {
-	Provenance Provenance
+// Result describes a rebuilt cassette.
+type Result struct {
+	Provenance cassette.Provenance
 	// Steps is the number of exchanges written (one per model step).
 	Steps int
 	// Warnings are differences worth a look that did not stop the rebuild
@@ -75,11 +76,11 @@ type logStep struct {
 	message        *session.AssistantMessage
 }
 
-// LogStep is one model step of a session log, for tools that replay a
+// Step is one model step of a session log, for tools that replay a
 // log's model answers another way (snapshot run serves them from the mock
 // model): its chunks (packed chunk rows arrive expanded by the session
 // reader) and its assistant/message.
-type LogStep struct {
+type Step struct {
 	Turn, Step int
 	// Index is the index in the log's events of the step/start event.
 	Index int
@@ -91,22 +92,22 @@ type LogStep struct {
 	Message *session.AssistantMessage
 }
 
-// LogSteps returns the model steps of a log that have assistant/chunk
+// Steps returns the model steps of a log that have assistant/chunk
 // events, in order, and a warning for each step left out (no chunks: a
 // failed model call).
-func LogSteps(events []session.Event) ([]LogStep, []string, error) {
+func Steps(events []session.Event) ([]Step, []string, error) {
 	steps, warnings, err := logSteps(events)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]LogStep, len(steps))
+	out := make([]Step, len(steps))
 	for i, s := range steps {
-		out[i] = LogStep{Turn: s.turn, Step: s.step, Index: s.index, Duration: s.duration(), Chunks: s.chunks, Message: s.message}
+		out[i] = Step{Turn: s.turn, Step: s.step, Index: s.index, Duration: s.duration(), Chunks: s.chunks, Message: s.message}
 	}
 	return out, warnings, nil
 }
 
-// FromLog rebuilds the model's HTTP exchanges from a session log and writes
+// Rebuild rebuilds the model's HTTP exchanges from a session log and writes
 // them as a cassette. For each step with assistant/chunk events, the request
 // is the model history derived from the surface events before the step
 // (session.DeriveMessages) plus opts.Tools, opts.Model and opts.System, and
@@ -120,7 +121,7 @@ func LogSteps(events []session.Event) ([]LogStep, []string, error) {
 // cassette holds exactly the bytes the client sends and replays through the
 // same matcher as a live recording. Each rebuilt answer is checked: what the
 // client assembles from it must equal the step's assistant/message content.
-func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
+func Rebuild(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Log == nil {
 		return nil, errors.New("cassette from-log: no session log")
 	}
@@ -144,8 +145,8 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 	if !opts.RealModelOutput {
 		desc += " (not claimed as real-model output)"
 	}
-	prov := Provenance{
-		Source:          SourceSessionLog,
+	prov := cassette.Provenance{
+		Source:          cassette.SourceSessionLog,
 		RealModelOutput: opts.RealModelOutput,
 		Description:     desc,
 		BaseURL:         opts.BaseURL,
@@ -161,18 +162,18 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 		}
 	}
 	serve := &scriptedTransport{bodies: bodies}
-	rec, err := Record(RecordOptions{Path: opts.Out, Provenance: prov, RealTransport: serve})
-	if err != nil {
-		return nil, err
-	}
 	// The latency saved is the original's (step start to last chunk), not
 	// the rebuild's, so the cassette is the same on every rebuild.
-	rec.vcr.AddHook(func(i *cassette.Interaction) error {
+	latency := func(i *vcr.Interaction) error {
 		if i.ID >= 0 && i.ID < len(steps) {
 			i.Response.Duration = steps[i.ID].duration()
 		}
 		return nil
-	}, recorder.BeforeSaveHook)
+	}
+	rec, err := record.Start(record.Options{Path: opts.Out, Provenance: prov, RealTransport: serve, BeforeSave: latency})
+	if err != nil {
+		return nil, err
+	}
 	client, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
 	if err != nil {
 		return nil, err
@@ -204,7 +205,7 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 	if err := rec.Stop(); err != nil {
 		return nil, err
 	}
-	return &FromLogResult{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
+	return &Result{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
 }
 
 // duration is the time from the step's start to its last chunk; in logs
