@@ -138,23 +138,6 @@ func Rebuild(ctx context.Context, opts Options) (*Result, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("cassette from-log %s: no model step with assistant/chunk events", opts.LogName)
 	}
-	desc := "rebuilt from session log " + opts.LogName
-	if opts.RecordedBy != "" {
-		desc += " recorded by " + opts.RecordedBy
-	}
-	if !opts.RealModelOutput {
-		desc += " (not claimed as real-model output)"
-	}
-	prov := cassette.Provenance{
-		Source:          cassette.SourceSessionLog,
-		RealModelOutput: opts.RealModelOutput,
-		Description:     desc,
-		BaseURL:         opts.BaseURL,
-		Model:           opts.Model,
-		RecordedAt:      time.UnixMilli(opts.Log.Header.CreatedAt).UTC().Format(time.RFC3339),
-		Scenario:        opts.Scenario,
-		SessionLog:      opts.LogName,
-	}
 	bodies := make([][]byte, len(steps))
 	for i, s := range steps {
 		if bodies[i], err = sseBody(s, opts.Model, opts.Log.Header.ID); err != nil {
@@ -170,7 +153,7 @@ func Rebuild(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil
 	}
-	rec, err := record.Start(record.Options{Path: opts.Out, Provenance: prov, RealTransport: serve, BeforeSave: latency})
+	rec, err := record.Start(record.Options{Path: opts.Out, Provenance: provenanceOf(opts), RealTransport: serve, BeforeSave: latency})
 	if err != nil {
 		return nil, err
 	}
@@ -179,33 +162,69 @@ func Rebuild(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	for _, s := range steps {
-		req := llm.Request{
-			Model:    opts.Model,
-			System:   opts.System,
-			Messages: session.DeriveMessages(flatSurface(opts.Log.Events[:s.index])),
-			Tools:    opts.Tools,
-		}
-		var got []llm.Chunk
-		resp, err := client.Stream(ctx, req, func(c llm.Chunk) error {
-			got = append(got, c)
-			return nil
-		})
+		warning, err := askStep(ctx, client, opts, s)
 		if err != nil {
-			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the client cannot read the rebuilt answer: %w", opts.LogName, s.turn, s.step, err)
+			return nil, err
 		}
-		if s.message != nil && !sameContent(resp.Content, s.message.Content) {
-			a, _ := json.Marshal(resp.Content)
-			b, _ := json.Marshal(s.message.Content)
-			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the rebuilt answer assembles to %s, the log's assistant/message is %s", opts.LogName, s.turn, s.step, a, b)
-		}
-		if !reflect.DeepEqual(normChunks(got), normChunks(s.chunks)) {
-			warnings = append(warnings, fmt.Sprintf("turn %d step %d: the client emits %d chunks for the rebuilt answer, the log has %d (same content)", s.turn, s.step, len(got), len(s.chunks)))
+		if warning != "" {
+			warnings = append(warnings, warning)
 		}
 	}
 	if err := rec.Stop(); err != nil {
 		return nil, err
 	}
 	return &Result{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
+}
+
+// provenanceOf is the provenance of a cassette rebuilt from opts.Log.
+func provenanceOf(opts Options) cassette.Provenance {
+	desc := "rebuilt from session log " + opts.LogName
+	if opts.RecordedBy != "" {
+		desc += " recorded by " + opts.RecordedBy
+	}
+	if !opts.RealModelOutput {
+		desc += " (not claimed as real-model output)"
+	}
+	return cassette.Provenance{
+		Source:          cassette.SourceSessionLog,
+		RealModelOutput: opts.RealModelOutput,
+		Description:     desc,
+		BaseURL:         opts.BaseURL,
+		Model:           opts.Model,
+		RecordedAt:      time.UnixMilli(opts.Log.Header.CreatedAt).UTC().Format(time.RFC3339),
+		Scenario:        opts.Scenario,
+		SessionLog:      opts.LogName,
+	}
+}
+
+// askStep makes the request of step s through client (which records it) and
+// checks the rebuilt answer: what the client assembles must equal the
+// step's assistant/message content (an error otherwise); a different chunk
+// sequence is only a warning.
+func askStep(ctx context.Context, client *openaichat.Client, opts Options, s *logStep) (warning string, err error) {
+	req := llm.Request{
+		Model:    opts.Model,
+		System:   opts.System,
+		Messages: session.DeriveMessages(flatSurface(opts.Log.Events[:s.index])),
+		Tools:    opts.Tools,
+	}
+	var got []llm.Chunk
+	resp, err := client.Stream(ctx, req, func(c llm.Chunk) error {
+		got = append(got, c)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("cassette from-log %s: turn %d step %d: the client cannot read the rebuilt answer: %w", opts.LogName, s.turn, s.step, err)
+	}
+	if s.message != nil && !sameContent(resp.Content, s.message.Content) {
+		a, _ := json.Marshal(resp.Content)
+		b, _ := json.Marshal(s.message.Content)
+		return "", fmt.Errorf("cassette from-log %s: turn %d step %d: the rebuilt answer assembles to %s, the log's assistant/message is %s", opts.LogName, s.turn, s.step, a, b)
+	}
+	if !reflect.DeepEqual(normChunks(got), normChunks(s.chunks)) {
+		return fmt.Sprintf("turn %d step %d: the client emits %d chunks for the rebuilt answer, the log has %d (same content)", s.turn, s.step, len(got), len(s.chunks)), nil
+	}
+	return "", nil
 }
 
 // duration is the time from the step's start to its last chunk; in logs
@@ -408,64 +427,14 @@ type sseChoice struct {
 
 // sseBody rebuilds the SSE answer of one step from its chunks.
 func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
-	var buf bytes.Buffer
-	id := fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step)
-	created := s.time / 1000
-	write := func(choices []sseChoice, usage any) error {
-		b, err := jsonx.Marshal(sseChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage})
-		if err != nil {
-			return err
-		}
-		buf.WriteString("data: ")
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		return nil
+	w := &sseWriter{
+		id:      fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step),
+		created: s.time / 1000, model: model, first: true, wireIdx: map[int]int{},
 	}
-	first := true
-	delta := func(d map[string]any) error {
-		if first {
-			d["role"] = "assistant"
-			first = false
-		}
-		return write([]sseChoice{{Delta: d}}, nil)
-	}
-	wireIdx := map[int]int{} // block index -> tool_calls index
 	var usage *llm.Usage
 	finish := ""
 	for _, c := range s.chunks {
-		idx := 0
-		if c.Index != nil {
-			idx = *c.Index
-		}
 		switch c.Type {
-		case llm.ChunkReasoningDelta:
-			if err := delta(map[string]any{"reasoning_content": c.Text}); err != nil {
-				return nil, err
-			}
-		case llm.ChunkTextDelta:
-			if err := delta(map[string]any{"content": c.Text}); err != nil {
-				return nil, err
-			}
-		case llm.ChunkToolCallDelta:
-			args := ""
-			if c.ArgumentsDelta != nil {
-				args = *c.ArgumentsDelta
-			}
-			w, seen := wireIdx[idx]
-			tc := map[string]any{}
-			if !seen {
-				w = len(wireIdx)
-				wireIdx[idx] = w
-				tc["id"] = c.ID
-				tc["type"] = "function"
-				tc["function"] = map[string]any{"name": c.Name, "arguments": args}
-			} else {
-				tc["function"] = map[string]any{"arguments": args}
-			}
-			tc["index"] = w
-			if err := delta(map[string]any{"tool_calls": []any{tc}}); err != nil {
-				return nil, err
-			}
 		case llm.ChunkUsage:
 			if c.Usage != nil {
 				u := *c.Usage
@@ -475,36 +444,116 @@ func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
 			if c.Reason != nil {
 				finish = c.Reason.Kind
 			}
-		case llm.ChunkBlockStart, llm.ChunkBlockEnd:
-			// Derived by the client from the deltas; nothing on the wire.
 		default:
-			return nil, fmt.Errorf("unknown chunk type %q", c.Type)
+			if err := w.chunk(c); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if finish == "" {
 		return nil, errors.New("no finish chunk: the step did not complete")
 	}
-	var u any
-	if usage != nil {
-		prompt := usage.InputTokens + usage.CacheReadTokens
-		u = map[string]any{
-			"prompt_tokens":            prompt,
-			"completion_tokens":        usage.OutputTokens,
-			"total_tokens":             prompt + usage.OutputTokens,
-			"prompt_cache_hit_tokens":  usage.CacheReadTokens,
-			"prompt_cache_miss_tokens": usage.InputTokens,
-			"prompt_tokens_details":    map[string]any{"cached_tokens": usage.CacheReadTokens},
-			"completion_tokens_details": map[string]any{
-				"reasoning_tokens": usage.ReasoningTokens,
-			},
-		}
-	}
 	reason := wireFinish(finish)
-	if err := write([]sseChoice{{Delta: map[string]any{}, FinishReason: &reason}}, u); err != nil {
+	if err := w.write([]sseChoice{{Delta: map[string]any{}, FinishReason: &reason}}, wireUsage(usage)); err != nil {
 		return nil, err
 	}
-	buf.WriteString("data: [DONE]\n\n")
-	return buf.Bytes(), nil
+	w.buf.WriteString("data: [DONE]\n\n")
+	return w.buf.Bytes(), nil
+}
+
+// sseWriter writes the chat.completion.chunk events of one rebuilt answer.
+type sseWriter struct {
+	buf     bytes.Buffer
+	id      string
+	created int64
+	model   string
+	first   bool        // no delta written yet: the next carries the role
+	wireIdx map[int]int // block index -> tool_calls index
+}
+
+// write writes one event.
+func (w *sseWriter) write(choices []sseChoice, usage any) error {
+	b, err := jsonx.Marshal(sseChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model, Choices: choices, Usage: usage})
+	if err != nil {
+		return err
+	}
+	w.buf.WriteString("data: ")
+	w.buf.Write(b)
+	w.buf.WriteString("\n\n")
+	return nil
+}
+
+// delta writes one delta event, the first with the assistant role.
+func (w *sseWriter) delta(d map[string]any) error {
+	if w.first {
+		d["role"] = "assistant"
+		w.first = false
+	}
+	return w.write([]sseChoice{{Delta: d}}, nil)
+}
+
+// chunk writes the delta of a reasoning, text or tool-call chunk (block
+// starts and ends are derived by the client from the deltas: nothing on
+// the wire).
+func (w *sseWriter) chunk(c llm.Chunk) error {
+	switch c.Type {
+	case llm.ChunkReasoningDelta:
+		return w.delta(map[string]any{"reasoning_content": c.Text})
+	case llm.ChunkTextDelta:
+		return w.delta(map[string]any{"content": c.Text})
+	case llm.ChunkToolCallDelta:
+		return w.delta(map[string]any{"tool_calls": []any{w.toolCall(c)}})
+	case llm.ChunkBlockStart, llm.ChunkBlockEnd:
+		return nil
+	default:
+		return fmt.Errorf("unknown chunk type %q", c.Type)
+	}
+}
+
+// toolCall is the tool_calls entry of a tool-call delta: id, type and name
+// on a call's first delta.
+func (w *sseWriter) toolCall(c llm.Chunk) map[string]any {
+	idx := 0
+	if c.Index != nil {
+		idx = *c.Index
+	}
+	args := ""
+	if c.ArgumentsDelta != nil {
+		args = *c.ArgumentsDelta
+	}
+	n, seen := w.wireIdx[idx]
+	tc := map[string]any{}
+	if !seen {
+		n = len(w.wireIdx)
+		w.wireIdx[idx] = n
+		tc["id"] = c.ID
+		tc["type"] = "function"
+		tc["function"] = map[string]any{"name": c.Name, "arguments": args}
+	} else {
+		tc["function"] = map[string]any{"arguments": args}
+	}
+	tc["index"] = n
+	return tc
+}
+
+// wireUsage is the usage of the last event in DeepSeek's shape (nil, left
+// out, when the step reported none).
+func wireUsage(usage *llm.Usage) any {
+	if usage == nil {
+		return nil
+	}
+	prompt := usage.InputTokens + usage.CacheReadTokens
+	return map[string]any{
+		"prompt_tokens":            prompt,
+		"completion_tokens":        usage.OutputTokens,
+		"total_tokens":             prompt + usage.OutputTokens,
+		"prompt_cache_hit_tokens":  usage.CacheReadTokens,
+		"prompt_cache_miss_tokens": usage.InputTokens,
+		"prompt_tokens_details":    map[string]any{"cached_tokens": usage.CacheReadTokens},
+		"completion_tokens_details": map[string]any{
+			"reasoning_tokens": usage.ReasoningTokens,
+		},
+	}
 }
 
 // scriptedTransport answers the n-th request with the n-th body, as a
