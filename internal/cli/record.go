@@ -80,7 +80,7 @@ Credentials are scrubbed before anything is saved: every credential header,
 cookie, key-like query parameter and URL password, and every known secret
 value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
 *SECRET*, *PASSWORD* variables and --secret-env) in every form of
-scrub.KeyForms: plain, base64 and base32 at every alignment, hex in
+cassette.KeyForms: plain, base64 and base32 at every alignment, hex in
 either case, JSON-escaped, URL-encoded once or twice, also split across
 stream deltas, an encoded one with its whole token; the saved files are
 scanned again and nothing is written if anything is left. No diff, error
@@ -445,7 +445,12 @@ func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg op
 // newCassetteCmd is `todoharness cassette`: cassette tools.
 func newCassetteCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cassette", Short: "Cassette tools (rebuild from a session log, show provenance, scan for credentials)"}
+	cmd.AddCommand(newCassetteFromLogCmd(), newCassetteShowCmd(), newCassetteScanCmd())
+	return cmd
+}
 
+// newCassetteFromLogCmd is `todoharness cassette from-log`.
+func newCassetteFromLogCmd() *cobra.Command {
 	var model, baseURL, system, recordedBy, logName, scen string
 	var real bool
 	fromLog := &cobra.Command{
@@ -502,9 +507,12 @@ The shipped todo-plan cassette was made with:
 	fromLog.Flags().StringVar(&logName, "name", "", "name of the log in the provenance (default: <parent folder>/<file>)")
 	fromLog.Flags().StringVar(&scen, "scenario", "", "e2e scenario the cassette belongs to")
 	fromLog.Flags().BoolVar(&real, "real-model-output", false, "the log's assistant chunks were produced by a real model")
-	cmd.AddCommand(fromLog)
+	return fromLog
+}
 
-	cmd.AddCommand(&cobra.Command{
+// newCassetteShowCmd is `todoharness cassette show`.
+func newCassetteShowCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "show CASSETTE.yaml...",
 		Short: "Print each cassette's provenance (fails on a corrupt cassette)",
 		Args:  cobra.MinimumNArgs(1),
@@ -523,8 +531,11 @@ The shipped todo-plan cassette was made with:
 			}
 			return nil
 		},
-	})
+	}
+}
 
+// newCassetteScanCmd is `todoharness cassette scan`.
+func newCassetteScanCmd() *cobra.Command {
 	var showSecrets bool
 	var scanSecretEnv []string
 	scan := &cobra.Command{
@@ -535,7 +546,7 @@ sk-/AIza key, a JWT, bearer or basic credentials, a URL's user:password, a
 credential header, a gzip body; looked for as written, JSON-escaped,
 URL-encoded (once or twice), and inside base64, base32 and hex runs. With
 --secret-env NAME the value of $NAME is looked for too, in every form the
-recorder scrubs (scrub.KeyForms: plain, base64 and base32 at every
+recorder scrubs (cassette.KeyForms: plain, base64 and base32 at every
 alignment, hex in both cases, JSON-escaped, URL-encoded twice, split
 across a stream's deltas).
 
@@ -551,29 +562,9 @@ hash. --show-secrets prints it whole.`,
 				}
 				secrets = append(secrets, v)
 			}
-			found := 0
-			for _, root := range args {
-				err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-					if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
-						return err
-					}
-					data, err := os.ReadFile(path)
-					if err != nil {
-						return err
-					}
-					for _, f := range scrub.ScanSecrets(data, secrets) {
-						found++
-						shown := f.String()
-						if showSecrets {
-							shown = f.Reveal()
-						}
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, shown)
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
+			found, err := scanCassettes(cmd.ErrOrStderr(), args, secrets, showSecrets)
+			if err != nil {
+				return err
 			}
 			if found > 0 {
 				return exitCode(1)
@@ -584,6 +575,36 @@ hash. --show-secrets prints it whole.`,
 	}
 	scan.Flags().BoolVar(&showSecrets, "show-secrets", false, "print what is found whole (default: masked, first 4 characters and a hash)")
 	scan.Flags().StringArrayVar(&scanSecretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to look for in every form (repeatable)")
-	cmd.AddCommand(scan)
-	return cmd
+	return scan
+}
+
+// scanCassettes scans every *.yaml under roots for credentials and the
+// known secrets, writes each finding to errOut (masked unless reveal) and
+// returns how many there were.
+func scanCassettes(errOut io.Writer, roots, secrets []string, reveal bool) (int, error) {
+	found := 0
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, f := range scrub.ScanSecrets(data, secrets) {
+				found++
+				shown := f.String()
+				if reveal {
+					shown = f.Reveal()
+				}
+				fmt.Fprintf(errOut, "%s: %s\n", path, shown)
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
 }
