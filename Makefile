@@ -69,7 +69,7 @@ FUZZ_TARGETS := \
 	./conformance:FuzzUnmarshalEvidence \
 	./conformance:FuzzParseExpectedFailures \
 	./snapshot:FuzzScenarioFolder \
-	./harness/llm/cassette:FuzzCassette \
+	./harness/llm/cassette/replay:FuzzCassette \
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -18,6 +18,7 @@ import (
 
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/internal/junit"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -471,7 +472,9 @@ func TestReportsAndTranscripts(t *testing.T) {
 	if err := rep.WriteJUnit(&ju); err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
+	var suites struct {
+		Suites []junit.Suite `xml:"testsuite"`
+	}
 	if err := xml.Unmarshal(ju.Bytes(), &suites); err != nil {
 		t.Fatalf("JUnit: %v", err)
 	}
