@@ -11,6 +11,7 @@ import (
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Fault is a deliberately broken behaviour of the bridge, for testing that
@@ -144,20 +145,18 @@ func faultyTools(reg *tools.Registry, fs Faults) (*tools.Registry, error) {
 	return out, nil
 }
 
-// faultyTodo relaxes the tool's own rules for accept-duplicates (the tool
-// exposes its todo.Rules; nothing here repeats them) and rewrites the
+// faultyTodo relaxes the tool's own rules for accept-duplicates (the rules
+// layer of internal/breakage; nothing here repeats them) and rewrites the
 // result text for wrong-counts and echo-list.
 func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
-	exec := t.Execute
 	if fs.Has(FaultAcceptDuplicates) {
-		rules, ok := t.Config.(todo.Rules)
-		if !ok {
-			return t, fmt.Errorf("%s: the tool does not expose its todo.Rules (Config is %T)", FaultAcceptDuplicates, t.Config)
+		relaxed, err := breakage.RelaxTodo(t, breakage.AcceptDuplicates)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", FaultAcceptDuplicates, err)
 		}
-		rules.AllowDuplicates = true
-		exec = rules.Tool().Execute
-		t.Config = rules
+		t = relaxed
 	}
+	exec := t.Execute
 	t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
 		res, err := exec(ctx, ex, raw)
 		if err != nil || res.IsError {
