@@ -70,6 +70,7 @@ type liveSession struct {
 	cancel context.CancelFunc // of the running prompt, nil when idle
 }
 
+// Serve speaks ACP (JSON-RPC lines) reading requests from in and writing
 // answers and notifications to out, until in ends or ctx is done. Then it
 // cancels running prompts, waits for them, and flushes and closes every
 // session log. It does not close out. A Bridge serves once.
@@ -300,8 +301,6 @@ func (b *Bridge) session(id string) (*liveSession, bool) {
 	s, ok := b.sessions[id]
 	return s, ok
 }
-
-// ErrCodeResourceNotFound is ACP's "resource not found" error code, used for
 
 // --- methods the reference agent does not offer ---
 

@@ -10,6 +10,7 @@ import (
 	"github.com/todoharness/todoharness/harness/session"
 )
 
+// ErrCodeResourceNotFound is ACP's "resource not found" error code, used for
 // an unknown session id.
 const ErrCodeResourceNotFound = -32002
 

@@ -24,7 +24,8 @@ const (
 // no broken agent carries a copy of the rules and the production rules have
 // no switch to break them. Each relaxation lifts exactly one rule.
 type Rules struct {
-	todo.Rules
+	// Policy is the tool's in_progress policy.
+	Policy todolist.Policy
 	// AcceptDuplicates accepts a list with duplicate (trimmed) content and
 	// writes all of it; the other rules judge the first occurrences.
 	AcceptDuplicates bool
@@ -45,7 +46,7 @@ func RelaxTodo(t tools.Tool, names ...string) (tools.Tool, error) {
 	if !ok {
 		return t, fmt.Errorf("the todo tool does not expose its todo.Rules (Config is %T)", t.Config)
 	}
-	r := Rules{Rules: rules}
+	r := Rules{Policy: rules.Policy()}
 	for _, n := range names {
 		switch n {
 		case AcceptDuplicates:
@@ -88,7 +89,7 @@ func (r Rules) Accept(raw json.RawMessage) ([]session.TodoItem, error) {
 // Validate applies the rules with r's relaxations and returns the trimmed
 // list.
 func (r Rules) Validate(items []session.TodoItem) ([]session.TodoItem, error) {
-	l := todolist.NewList(r.Policy(), len(items))
+	l := todolist.NewList(r.Policy, len(items))
 	for _, t := range items {
 		blankOK := r.AcceptEmpty || (r.AcceptBlank && t.Content != "")
 		var err error

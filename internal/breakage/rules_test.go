@@ -6,6 +6,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/breakage"
 )
 
@@ -32,7 +33,7 @@ func TestRulesRelaxOneRuleEach(t *testing.T) {
 	}
 	rules := map[string]breakage.Rules{
 		"contract":   {},
-		"parallel":   {Rules: todo.Rules{Config: todo.Config{AllowParallelInProgress: true}}},
+		"parallel":   {Policy: todolist.Parallel},
 		"duplicates": {AcceptDuplicates: true},
 		"empty":      {AcceptEmpty: true},
 		"blank":      {AcceptBlank: true},
