@@ -75,11 +75,11 @@ func (r *Report) WriteText(w io.Writer) error {
 // failure carrying the diff, an error saying why it could not run.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	s := junit.Suite{Name: "snapshot run: " + r.Agent, Tests: len(r.Results)}
-	var total time.Duration
 	errs := 0
+	var total time.Duration
 	for _, x := range r.Results {
 		total += x.Duration
-		c := junit.Case{Name: x.Name, Classname: "snapshot", Time: junit.Millis(x.Duration), SystemOut: strings.Join(x.Notes, "\n")}
+		c := junit.Case{Name: x.Name, Classname: "snapshot", Time: secs(x.Duration), SystemOut: strings.Join(x.Notes, "\n")}
 		switch x.Status {
 		case Fail:
 			s.Failures++
@@ -90,9 +90,11 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	s.Time, s.Errors = junit.Millis(total), junit.Count(errs)
+	s.Errors, s.Time = &errs, secs(total)
 	if err := junit.Write(w, s); err != nil {
 		return fmt.Errorf("snapshot: write JUnit: %w", err)
 	}
 	return nil
 }
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/todoharness/todoharness/conformance"
@@ -15,7 +16,7 @@ import (
 // and n/a are skipped (with the reason); a stale baseline entry is a
 // failure.
 func WriteJUnit(w io.Writer, r *conformance.Report) error {
-	s := junit.Suite{Name: "todoharness conformance: " + r.Agent, Time: junit.Seconds(r.Duration)}
+	s := junit.Suite{Name: "todoharness conformance: " + r.Agent, Time: strconv.FormatFloat(r.Duration.Seconds(), 'g', -1, 64)}
 	skipped := 0
 	for _, c := range r.Checks {
 		jc := junit.Case{Name: c.ID + ": " + c.Title, Classname: "conformance." + string(c.Level),
@@ -50,7 +51,7 @@ func WriteJUnit(w io.Writer, r *conformance.Report) error {
 		s.Tests++
 		s.Cases = append(s.Cases, jc)
 	}
-	s.Skipped = junit.Count(skipped)
+	s.Skipped = &skipped
 	if err := junit.Write(w, s); err != nil {
 		return fmt.Errorf("conformance: write JUnit report: %w", err)
 	}

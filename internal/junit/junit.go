@@ -2,14 +2,12 @@ package junit
 
 import (
 	"encoding/xml"
-	"fmt"
 	"io"
-	"strconv"
-	"time"
 )
 
-// Suite is one <testsuite>. Errors and Skipped are written when set (a
-// writer that counts them sets them, zero or not), left out when nil.
+// Suite is one <testsuite>. Errors and Skipped are written only when set
+// (a report that has no such outcome leaves the attribute out); Time is
+// written as given.
 type Suite struct {
 	Name     string `xml:"name,attr"`
 	Tests    int    `xml:"tests,attr"`
@@ -20,8 +18,7 @@ type Suite struct {
 	Cases    []Case `xml:"testcase"`
 }
 
-// Case is one <testcase>: Failure, Error or Skipped (at most one) says
-// why it did not pass; Time is left out when "".
+// Case is one <testcase>: passed when Failure, Error and Skipped are nil.
 type Case struct {
 	Name      string   `xml:"name,attr"`
 	Classname string   `xml:"classname,attr"`
@@ -32,8 +29,7 @@ type Case struct {
 	SystemOut string   `xml:"system-out,omitempty"`
 }
 
-// Message is a <failure>, <error> or <skipped>: a one-line message and a
-// body.
+// Message is a failure, error or skip: a one-line message and details.
 type Message struct {
 	Message string `xml:"message,attr"`
 	Body    string `xml:",chardata"`
@@ -44,28 +40,17 @@ type suites struct {
 	Suites  []Suite  `xml:"testsuite"`
 }
 
-// Seconds is d in seconds, as short as it reads exactly ("1.5").
-func Seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) }
-
-// Millis is d in seconds to the millisecond ("1.500").
-func Millis(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
-
-// Count is n for Suite.Errors or Suite.Skipped.
-func Count(n int) *int { return &n }
-
-// Write writes s as a JUnit XML document (<testsuites> holding s),
-// indented, with the XML header and a final newline.
+// Write writes s as a JUnit document: the XML header, <testsuites> holding
+// s, indented by two spaces, and a final newline.
 func Write(w io.Writer, s Suite) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("junit: write: %w", err)
+		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
 	if err := enc.Encode(suites{Suites: []Suite{s}}); err != nil {
-		return fmt.Errorf("junit: write: %w", err)
+		return err
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("junit: write: %w", err)
-	}
-	return nil
+	_, err := io.WriteString(w, "\n")
+	return err
 }

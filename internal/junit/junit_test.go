@@ -3,27 +3,26 @@ package junit
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
-// Errors and Skipped are written when set, zero or not, and left out
-// when nil; a case's time only when given.
-func TestWrite(t *testing.T) {
+func TestWriteLeavesUnsetCountsAndTimesOut(t *testing.T) {
+	skipped := 1
 	var b strings.Builder
-	s := Suite{Name: "a & b", Tests: 2, Failures: 1, Skipped: Count(0), Time: Seconds(1500 * time.Millisecond), Cases: []Case{
-		{Name: "one", Classname: "c", Failure: &Message{Message: "bad", Body: "x < y"}},
-		{Name: "two", Classname: "c", Time: Millis(time.Second), SystemOut: "out"},
-	}}
-	if err := Write(&b, s); err != nil {
+	err := Write(&b, Suite{Name: "s <1>", Tests: 2, Failures: 1, Skipped: &skipped, Time: "1.5", Cases: []Case{
+		{Name: "a", Classname: "c", Failure: &Message{Message: "m", Body: "x & y"}},
+		{Name: "b", Classname: "c", Skipped: &Message{Message: "n/a"}, SystemOut: "out"},
+	}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites>
-  <testsuite name="a &amp; b" tests="2" failures="1" skipped="0" time="1.5">
-    <testcase name="one" classname="c">
-      <failure message="bad">x &lt; y</failure>
+  <testsuite name="s &lt;1&gt;" tests="2" failures="1" skipped="1" time="1.5">
+    <testcase name="a" classname="c">
+      <failure message="m">x &amp; y</failure>
     </testcase>
-    <testcase name="two" classname="c" time="1.000">
+    <testcase name="b" classname="c">
+      <skipped message="n/a"></skipped>
       <system-out>out</system-out>
     </testcase>
   </testsuite>
