@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/conformance/explore"
+	"github.com/todoharness/todoharness/conformance/report"
 )
 
 // exploreFlags are conform's exploration and sharding flags.
