@@ -6,7 +6,7 @@
 // are thin shells over it.
 //
 //	rep, err := conformance.Run(ctx, conformance.Config{
-//		Agent: conformance.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
+//		Agent: driver.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
 //		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
 //	})
 //	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteJUnit / WriteTranscripts

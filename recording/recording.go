@@ -16,7 +16,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/mockmodel"
@@ -46,7 +46,7 @@ func WireNames() []string { return []string{"openai-chat", "openai-responses", "
 // Options configure Record and Replay.
 type Options struct {
 	// Agent is the agent under test, as conform takes it.
-	Agent conformance.Target
+	Agent driver.Target
 	// Wire is the model API the agent speaks (a key of Wires).
 	Wire string
 	// Upstream is the provider's base URL (Record only; may carry
@@ -67,7 +67,7 @@ type Options struct {
 	Description string
 	Source      cassette.Source
 	// Timeout bounds one run of the agent (default
-	// conformance.DefaultTimeout); Grace is its shutdown grace.
+	// driver.DefaultTimeout); Grace is its shutdown grace.
 	Timeout, Grace time.Duration
 	// TempDir is where working directories are made (default: the
 	// system's).
@@ -291,10 +291,10 @@ func joinLines(lines [][]byte) []byte {
 func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.Recorder, px *cassette.Proxy, base string) (*run, error) {
 	timeout, grace := o.Timeout, o.Grace
 	if timeout <= 0 {
-		timeout = conformance.DefaultTimeout
+		timeout = driver.DefaultTimeout
 	}
 	if grace <= 0 {
-		grace = conformance.DefaultGrace
+		grace = driver.DefaultGrace
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -316,7 +316,7 @@ func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.
 	if base == "" {
 		base = "/v1"
 	}
-	vars := conformance.Vars{BaseURL: px.URL + base, URL: px.URL, Host: u.Hostname(), Port: u.Port(),
+	vars := driver.Vars{BaseURL: px.URL + base, URL: px.URL, Host: u.Hostname(), Port: u.Port(),
 		Cwd: cwd, Home: home, Case: sc.Name, Model: o.Model}
 	agent, err := o.Agent.Launch(ctx, vars)
 	if err != nil {
@@ -329,7 +329,7 @@ func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.
 		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
 		if err != nil {
 			r.failed = true
-			var rpc *conformance.RPCError
+			var rpc *driver.RPCError
 			if errors.As(err, &rpc) {
 				r.notes = append(r.notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
 				continue

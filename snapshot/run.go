@@ -16,7 +16,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/safefile"
@@ -134,9 +134,9 @@ const MaxExpectedBytes = 64 << 20
 // Options configure Run.
 type Options struct {
 	// Agent is the agent under test.
-	Agent conformance.Target
+	Agent driver.Target
 	// Timeout bounds one scenario, agent start-up included (default 60s);
-	// Grace is the shutdown grace (default conformance.DefaultGrace).
+	// Grace is the shutdown grace (default driver.DefaultGrace).
 	Timeout, Grace time.Duration
 	// Model is offered to templates as {{.Model}} (default "mock").
 	Model string
@@ -270,10 +270,10 @@ func withNewlines(lines []string) []string {
 func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Options) ([]byte, []string, error) {
 	timeout, grace, model := opts.Timeout, opts.Grace, opts.Model
 	if timeout <= 0 {
-		timeout = conformance.DefaultTimeout
+		timeout = driver.DefaultTimeout
 	}
 	if grace <= 0 {
-		grace = conformance.DefaultGrace
+		grace = driver.DefaultGrace
 	}
 	if model == "" {
 		model = "mock"
@@ -296,7 +296,7 @@ func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Opt
 	srv := mockmodel.NewServer(script)
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
-	vars := conformance.Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(),
+	vars := driver.Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(),
 		Cwd: cwd, Home: home, Case: sc.Name, Model: model}
 	agent, err := opts.Agent.Launch(ctx, vars)
 	if err != nil {
@@ -311,7 +311,7 @@ func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Opt
 	for i, st := range sc.Steps {
 		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
 		if err != nil {
-			var rpc *conformance.RPCError
+			var rpc *driver.RPCError
 			if errors.As(err, &rpc) {
 				notes = append(notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
 				continue

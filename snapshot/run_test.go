@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
@@ -24,18 +24,18 @@ func TestMain(m *testing.M) {
 
 // referenceAgent is the reference agent (this test binary running
 // todoharness, see selfexec) as a target, with extra agent flags.
-func referenceAgent(t *testing.T, extra ...string) conformance.Target {
+func referenceAgent(t *testing.T, extra ...string) driver.Target {
 	t.Helper()
 	argv := append([]string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Home}}/sessions"}, extra...)
-	return conformance.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
+	return driver.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
 }
 
 // parallelAgent is the reference agent with allowParallelInProgress set,
 // its composition written into the working directory as --file does and
 // named by a templated argument.
-func parallelAgent(t *testing.T) conformance.Target {
+func parallelAgent(t *testing.T) driver.Target {
 	a := referenceAgent(t, "--composition", "{{.Cwd}}/parallel.yaml")
-	a.Files = []conformance.File{{Dest: "parallel.yaml", Src: "test",
+	a.Files = []driver.File{{Dest: "parallel.yaml", Src: "test",
 		Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
 	return a
 }
@@ -44,7 +44,7 @@ func fixture(name string) string {
 	return filepath.Join(testutil.RepoRoot(), "fixtures", "interop", "deepseek-harness", name)
 }
 
-func run(t *testing.T, dir string, agent conformance.Target, update bool) *Result {
+func run(t *testing.T, dir string, agent driver.Target, update bool) *Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -302,7 +302,7 @@ func TestCouldNotRunAndReports(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(noLog, "input.json"), []byte(`{"steps":[{"op":"initialize"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	broken := conformance.Target{Name: "missing", Command: []string{filepath.Join(t.TempDir(), "no-such-agent")}}
+	broken := driver.Target{Name: "missing", Command: []string{filepath.Join(t.TempDir(), "no-such-agent")}}
 	r1 := run(t, noLog, broken, false)
 	r2 := run(t, fixture("todo-plan"), broken, false)
 	r3 := run(t, fixture("todo-plan"), referenceAgent(t), false)
