@@ -2,8 +2,8 @@ package recording
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,7 +20,6 @@ import (
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/mockmodel"
-	"github.com/todoharness/todoharness/snapshot"
 )
 
 // Files a recording writes into the scenario folder (beside
@@ -289,93 +288,21 @@ func joinLines(lines [][]byte) []byte {
 // run at all; a step answered with an error, or an agent that died, marks
 // the run failed with notes.
 func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.Recorder, px *cassette.Proxy, base string) (*run, error) {
-	timeout, grace := o.Timeout, o.Grace
-	if timeout <= 0 {
-		timeout = driver.DefaultTimeout
-	}
-	if grace <= 0 {
-		grace = driver.DefaultGrace
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cwd, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-")
-	if err != nil {
-		return nil, fmt.Errorf("make working directory: %w", err)
-	}
-	defer os.RemoveAll(cwd)
-	home, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-home-")
-	if err != nil {
-		return nil, fmt.Errorf("make home directory: %w", err)
-	}
-	defer os.RemoveAll(home)
-	rec.SetPlaceholders(map[string]string{"{{cwd}}": cwd, "{{home}}": home})
-	u, _ := url.Parse(px.URL)
 	if base == "" {
-		base = px.BasePath()
+		base = cmp.Or(px.BasePath(), "/v1")
 	}
-	if base == "" {
-		base = "/v1"
+	res, err := driver.Drive(ctx, driver.DriveConfig{
+		Env: driver.EnvConfig{Target: o.Agent, Name: sc.Name, DirPrefix: "record-" + sc.Name, TempDir: o.TempDir,
+			Model: o.Model, ModelURL: px.URL, ModelBase: base},
+		Steps: sc.Steps, Timeout: o.Timeout, Grace: o.Grace, ErrorAnswerFails: true,
+		Prepared: func(env *driver.Env) {
+			rec.SetPlaceholders(map[string]string{"{{cwd}}": env.Cwd, "{{home}}": env.Home})
+		},
+	})
+	if res == nil {
+		return nil, err
 	}
-	vars := driver.Vars{BaseURL: px.URL + base, URL: px.URL, Host: u.Hostname(), Port: u.Port(),
-		Cwd: cwd, Home: home, Case: sc.Name, Model: o.Model}
-	agent, err := o.Agent.Launch(ctx, vars)
-	if err != nil {
-		return nil, fmt.Errorf("start the agent: %w", err)
-	}
-	r := &run{cwd: cwd, home: home}
-	var sessionIDs []string
-	sessionID := ""
-	for i, st := range sc.Steps {
-		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
-		if err != nil {
-			r.failed = true
-			var rpc *driver.RPCError
-			if errors.As(err, &rpc) {
-				r.notes = append(r.notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
-				continue
-			}
-			r.notes = append(r.notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
-			break
-		}
-		switch st.Op {
-		case scenario.OpInitialize:
-			var in struct {
-				AgentInfo struct {
-					Name    string `json:"name"`
-					Version string `json:"version"`
-				} `json:"agentInfo"`
-			}
-			if json.Unmarshal(result, &in) == nil && in.AgentInfo.Name != "" {
-				r.agentVersion = strings.TrimSpace(in.AgentInfo.Name + " " + in.AgentInfo.Version)
-			}
-		case scenario.OpNewSession:
-			var ns struct {
-				SessionID string `json:"sessionId"`
-			}
-			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
-				sessionID = ns.SessionID
-				sessionIDs = append(sessionIDs, ns.SessionID)
-			}
-		}
-	}
-	how, stderr := agent.Stop(grace)
-	if r.failed || !strings.HasPrefix(how, "exited after stdin closed") {
-		r.notes = append(r.notes, "the agent "+how)
-		if tail := strings.TrimSpace(stderr); tail != "" {
-			r.notes = append(r.notes, "stderr (tail): "+tail[max(0, len(tail)-600):])
-		}
-	}
-	var aliases []string
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		aliases = append(aliases, real)
-	}
-	norm := snapshot.Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
-	out, err := norm.Normalize(agent.Stdout())
-	if err != nil {
-		return r, fmt.Errorf("normalise the agent's stdout: %w", err)
-	}
-	r.stdout = out
-	return r, nil
+	return &run{stdout: res.Stdout, agentVersion: res.AgentInfo, cwd: res.Cwd, home: res.Home, notes: res.Notes, failed: res.Failed}, err
 }
 
 // recordedBase is the base path {{.BaseURL}} gets on a replay: the

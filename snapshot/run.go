@@ -1,11 +1,9 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +15,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/driver/acpnorm"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/safefile"
@@ -232,11 +231,11 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 		res.Status = Updated
 		return res
 	}
-	a, err := Canonical(want, sc.Expected)
+	a, err := acpnorm.Canonical(want, sc.Expected)
 	if err != nil {
 		return fail(Error, "%v", err)
 	}
-	b, err := Canonical(stdout, "the agent's stdout")
+	b, err := acpnorm.Canonical(stdout, "the agent's stdout")
 	if err != nil {
 		return fail(Error, "%v", err)
 	}
@@ -268,89 +267,20 @@ func withNewlines(lines []string) []string {
 // means the agent could not be run at all; an agent that answers a step
 // with an error, or dies, yields its stdout (and notes) as it is.
 func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Options) ([]byte, []string, error) {
-	timeout, grace, model := opts.Timeout, opts.Grace, opts.Model
-	if timeout <= 0 {
-		timeout = driver.DefaultTimeout
+	res, err := driver.Drive(ctx, driver.DriveConfig{
+		Env: driver.EnvConfig{Target: opts.Agent, Name: sc.Name, DirPrefix: "snapshot-" + sc.Name,
+			TempDir: opts.TempDir, KeepDirs: opts.KeepDirs, Model: cmp.Or(opts.Model, "mock"), Script: script},
+		Steps: sc.Steps, Timeout: opts.Timeout, Grace: opts.Grace,
+	})
+	if res == nil {
+		return nil, nil, err
 	}
-	if grace <= 0 {
-		grace = driver.DefaultGrace
+	notes := append(res.Notes, res.ModelErrors...)
+	if res.Unasked > 0 {
+		notes = append(notes, fmt.Sprintf("%d of the %d rebuilt model answers were never asked for", res.Unasked, len(script.Turns)))
 	}
-	if model == "" {
-		model = "mock"
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cwd, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("make working directory: %w", err)
+		return nil, notes, err
 	}
-	home, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-home-")
-	if err != nil {
-		_ = os.RemoveAll(cwd)
-		return nil, nil, fmt.Errorf("make home directory: %w", err)
-	}
-	if !opts.KeepDirs {
-		defer os.RemoveAll(cwd)
-		defer os.RemoveAll(home)
-	}
-	srv := mockmodel.NewServer(script)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	vars := driver.Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(),
-		Cwd: cwd, Home: home, Case: sc.Name, Model: model}
-	agent, err := opts.Agent.Launch(ctx, vars)
-	if err != nil {
-		return nil, nil, fmt.Errorf("start the agent: %w", err)
-	}
-	var (
-		notes      []string
-		sessionIDs []string
-		sessionID  string
-		stopped    bool
-	)
-	for i, st := range sc.Steps {
-		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
-		if err != nil {
-			var rpc *driver.RPCError
-			if errors.As(err, &rpc) {
-				notes = append(notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
-				continue
-			}
-			notes = append(notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
-			stopped = true
-			break
-		}
-		if st.Op == scenario.OpNewSession {
-			var ns struct {
-				SessionID string `json:"sessionId"`
-			}
-			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
-				sessionID = ns.SessionID
-				sessionIDs = append(sessionIDs, ns.SessionID)
-			}
-		}
-	}
-	how, stderr := agent.Stop(grace)
-	if stopped || !strings.HasPrefix(how, "exited after stdin closed") {
-		notes = append(notes, "the agent "+how)
-		if tail := strings.TrimSpace(stderr); tail != "" {
-			notes = append(notes, "stderr (tail): "+truncate(tail[max(0, len(tail)-600):], 600))
-		}
-	}
-	for _, e := range srv.Journal().Errors() {
-		notes = append(notes, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
-	}
-	if n := srv.Remaining(); n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of the %d rebuilt model answers were never asked for", n, len(script.Turns)))
-	}
-	var aliases []string
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		aliases = append(aliases, real)
-	}
-	norm := Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
-	out, err := norm.Normalize(agent.Stdout())
-	if err != nil {
-		return nil, notes, fmt.Errorf("normalise the agent's stdout: %w", err)
-	}
-	return out, notes, nil
+	return res.Stdout, notes, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/driver/acpnorm"
 	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
@@ -96,10 +97,10 @@ func expectedAndOurs(t *testing.T, res *Result) (want, got []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, err = Canonical(data, res.Expected); err != nil {
+	if want, err = acpnorm.Canonical(data, res.Expected); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = Canonical([]byte(res.Stdout), "stdout"); err != nil {
+	if got, err = acpnorm.Canonical([]byte(res.Stdout), "stdout"); err != nil {
 		t.Fatal(err)
 	}
 	return want, got
@@ -146,7 +147,7 @@ func headBridgeView(t *testing.T, lines []string) (kept []string, dropped []map[
 		}
 		msg["params"].(map[string]any)["update"].(map[string]any)["content"].(map[string]any)["text"] = text.String()
 		b, _ := json.Marshal(msg)
-		c, err := Canonical(b, "joined")
+		c, err := acpnorm.Canonical(b, "joined")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
 	"github.com/todoharness/todoharness/harness/builtin"
@@ -25,18 +26,16 @@ const (
 	MockScriptFile = "mock-script.yaml"
 )
 
-// Step ops.
+// Step ops: those of driver.Step a scenario takes.
 const (
-	OpInitialize = "initialize"
-	OpNewSession = "newSession"
-	OpPrompt     = "prompt"
+	OpInitialize = driver.OpInitialize
+	OpNewSession = driver.OpNewSession
+	OpPrompt     = driver.OpPrompt
 )
 
-// Step is one ACP step of a scenario.
-type Step struct {
-	Op   string `json:"op"`
-	Text string `json:"text,omitempty"`
-}
+// Step is one ACP step of a scenario (driver's: a scenario's step never
+// sets Cancel).
+type Step = driver.Step
 
 // Scenario is a loaded scenario folder.
 type Scenario struct {
