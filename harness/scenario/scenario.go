@@ -142,16 +142,14 @@ type Result struct {
 // with the bridge's error, after the bridge was shut down; the partial
 // Result is returned alongside.
 func Run(ctx context.Context, sc *Scenario, opts RunOptions) (*Result, error) {
-	work, err := os.MkdirTemp("", "todoharness-e2e-"+sc.Name+"-")
+	// The driver's environment: the session's cwd, and beside it the
+	// bridge's home, where it keeps its sessions.
+	env, err := driver.NewEnv(driver.EnvConfig{Name: sc.Name, DirPrefix: "todoharness-e2e-" + sc.Name})
+	defer env.Close()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	defer os.RemoveAll(work)
-	sessions := filepath.Join(work, "sessions")
-	cwd := filepath.Join(work, "cwd")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
+	sessions, cwd := env.Home, env.Cwd
 	model, err := openaichat.NewClient(opts.Client)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
