@@ -1,11 +1,13 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -73,55 +75,9 @@ type Config struct {
 // is set only when the run could not happen at all (bad configuration);
 // a misbehaving agent yields failed checks, never an error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if len(cfg.Agent.Command) == 0 && cfg.Agent.InProcess == nil {
-		return nil, errors.New("conformance: no agent command")
-	}
-	if len(cfg.Cases) == 0 {
-		return nil, errors.New("conformance: no cases")
-	}
-	if cfg.Checks == nil {
-		cfg.Checks = Catalogue()
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = driver.DefaultTimeout
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = driver.DefaultGrace
-	}
-	if cfg.Parallel <= 0 {
-		cfg.Parallel = runtime.NumCPU()
-	}
-	if cfg.Model == "" {
-		cfg.Model = "mock"
-	}
-	if cfg.Settle <= 0 {
-		cfg.Settle = driver.DefaultSettle
-	}
-	if cfg.Repeat < 0 {
-		return nil, fmt.Errorf("conformance: repeat %d: want at least 1", cfg.Repeat)
-	}
-	if cfg.Repeat == 0 {
-		cfg.Repeat = 1
-	}
-	if err := cfg.Agent.CheckTemplates(); err != nil {
+	if err := cfg.prepare(); err != nil {
 		return nil, err
 	}
-	if err := checkUniqueIDs(cfg.Cases); err != nil {
-		return nil, err
-	}
-	for _, c := range cfg.Cases {
-		if err := c.Validate(cfg.Checks); err != nil {
-			return nil, fmt.Errorf("conformance: case %s: %w", c.ID, err)
-		}
-	}
-	if err := validateExpected(cfg.Expected, cfg.Checks); err != nil {
-		return nil, err
-	}
-	policy, err := ParsePolicy(cfg.Policy)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Policy = policy
 	validator := cfg.Validator
 	if validator == nil {
 		var err error
@@ -157,138 +113,220 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// prepare fills in the defaults of the configuration and checks it: the
+// agent's templates, the cases, the expected failures, the policy.
+func (cfg *Config) prepare() error {
+	if len(cfg.Agent.Command) == 0 && cfg.Agent.InProcess == nil {
+		return errors.New("conformance: no agent command")
+	}
+	if len(cfg.Cases) == 0 {
+		return errors.New("conformance: no cases")
+	}
+	if cfg.Checks == nil {
+		cfg.Checks = Catalogue()
+	}
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), driver.DefaultTimeout)
+	cfg.Grace = cmp.Or(max(cfg.Grace, 0), driver.DefaultGrace)
+	cfg.Parallel = cmp.Or(max(cfg.Parallel, 0), runtime.NumCPU())
+	cfg.Model = cmp.Or(cfg.Model, "mock")
+	cfg.Settle = cmp.Or(max(cfg.Settle, 0), driver.DefaultSettle)
+	if cfg.Repeat < 0 {
+		return fmt.Errorf("conformance: repeat %d: want at least 1", cfg.Repeat)
+	}
+	cfg.Repeat = cmp.Or(cfg.Repeat, 1)
+	if err := cfg.Agent.CheckTemplates(); err != nil {
+		return err
+	}
+	if err := checkUniqueIDs(cfg.Cases); err != nil {
+		return err
+	}
+	for _, c := range cfg.Cases {
+		if err := c.Validate(cfg.Checks); err != nil {
+			return fmt.Errorf("conformance: case %s: %w", c.ID, err)
+		}
+	}
+	if err := validateExpected(cfg.Expected, cfg.Checks); err != nil {
+		return err
+	}
+	policy, err := ParsePolicy(cfg.Policy)
+	if err != nil {
+		return err
+	}
+	cfg.Policy = policy
+	return nil
+}
+
 // drive runs every case (the probe first, when the dialect is detected)
 // and returns their evidence, in the order of the cases.
+//
+// The first case runs alone: the probe (its tools decide the dialect) or,
+// with a forced dialect, the first case. If the agent cannot even answer
+// its initialize, the run stops there (unless KeepGoing). The others start
+// once the first case has told what they need: its initialize answered (a
+// forced dialect), or the tools of its first model request (detection); at
+// the latest when it ends. A hanging agent then costs one case timeout,
+// not two.
 func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
-	info := RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout}
-	cases := append([]*Case(nil), cfg.Cases...)
-	var dialect Dialect
-	var itemProps map[string]bool
-	// The first case runs alone: the probe (its tools decide the dialect)
-	// or, with a forced dialect, the first case. If the agent cannot even
-	// answer its initialize, the run stops there (unless KeepGoing).
-	first := 0
-	switch {
-	case cfg.Dialect != "":
-		d, err := DialectByName(cfg.Dialect)
-		if err != nil {
-			return nil, err
-		}
-		dialect, info.DialectSource = d, "forced"
-	default:
-		first = -1
-		for i, c := range cases {
-			if c.Probe {
-				first = i
-				break
-			}
-		}
-		if first < 0 {
-			cases = append([]*Case{builtinProbe()}, cases...)
-			first = 0
-		}
-		dialect, _ = DialectByName(DialectTodoWrite)
-		info.DialectSource = "default (nothing detected)"
+	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
+		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout}}
+	if err := d.chooseFirst(); err != nil {
+		return nil, err
 	}
-	evs := make([]*Evidence, len(cases))
-	// The others start once the first case has told what they need: its
-	// initialize answered (a forced dialect), or the tools of its first
-	// model request (detection); at the latest when it ends. A hanging
-	// agent then costs one case timeout, not two.
+	d.evs = make([]*Evidence, len(d.cases))
 	gate := newProbeGate(cfg.Dialect == "")
-	firstDone := make(chan *Evidence, 1)
+	d.firstDone = make(chan *Evidence, 1)
 	// The parallel slots: the first case holds one until its last step is
 	// answered (see runCase).
-	sem := make(chan struct{}, cfg.Parallel)
-	sem <- struct{}{}
-	firstRelease := sync.OnceFunc(func() { <-sem })
+	d.sem = make(chan struct{}, cfg.Parallel)
+	d.sem <- struct{}{}
+	d.firstRelease = sync.OnceFunc(func() { <-d.sem })
 	go func() {
-		ev := r.runCase(ctx, cases[first], dialect, nil, gate, firstRelease)
+		ev := r.runCase(ctx, d.cases[d.first], d.dialect, nil, gate, d.firstRelease)
 		gate.close(initAnswered(ev), firstRequestTools(ev))
-		firstDone <- ev
+		d.firstDone <- ev
 	}()
 	<-gate.opened
 	if cfg.Dialect == "" && gate.tools != nil {
-		var names []string
-		for _, t := range gate.tools {
-			names = append(names, t.Name)
-		}
-		info.ToolsOffered = names
-		if d, ok := DetectDialect(names); ok {
-			dialect, info.DialectSource = d, "detected"
-			for _, t := range gate.tools {
-				if t.Name == d.Tool {
-					itemProps = d.ItemProperties(t.Parameters)
-				}
-			}
-		}
+		d.detect(gate.tools)
 	}
-	notRun, reported := "", false
-	if !gate.initAnswered && !cfg.KeepGoing {
-		ev := <-firstDone
-		firstDone <- ev
-		if ev.Aborted != "" && !initAnswered(ev) {
-			ev.Dialect, evs[first], reported = dialect, ev, true
-			r.progress(ev, len(cases))
-			notRun = fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
-			if cfg.Progress != nil {
-				r.progressMu.Lock()
-				fmt.Fprintf(cfg.Progress, "stopping: %s could not get initialize answered; the other %d case(s) are not run (--keep-going runs them)\n", ev.Case.ID, len(cases)-1)
-				r.progressMu.Unlock()
-			}
-		}
+	d.runOthers(ctx, d.stopEarly(gate))
+	for i, ev := range d.evs {
+		ev.Index, ev.Run, ev.Repeat = i, d.info, r.run
 	}
+	return d.evs, nil
+}
 
-	// The other cases, in parallel.
+// caseSet is the cases of one drive (runner.drive), with what the first
+// case told of the agent.
+type caseSet struct {
+	r     *runner
+	info  RunInfo
+	cases []*Case
+	evs   []*Evidence
+	// first is the index of the case that runs alone first; firstDone
+	// gets its evidence, firstRelease frees its parallel slot.
+	first        int
+	firstDone    chan *Evidence
+	firstRelease func()
+	sem          chan struct{}
+	// dialect and itemProps are the agent's todo tool.
+	dialect   Dialect
+	itemProps map[string]bool
+}
+
+// chooseFirst picks the first case, and the dialect until one is
+// detected: a forced one, or the canonical one, with the probe first (the
+// builtin one when no case is marked probe).
+func (d *caseSet) chooseFirst() error {
+	if name := d.r.cfg.Dialect; name != "" {
+		dl, err := DialectByName(name)
+		if err != nil {
+			return err
+		}
+		d.dialect, d.info.DialectSource = dl, "forced"
+		return nil
+	}
+	d.first = slices.IndexFunc(d.cases, func(c *Case) bool { return c.Probe })
+	if d.first < 0 {
+		d.cases = append([]*Case{builtinProbe()}, d.cases...)
+		d.first = 0
+	}
+	d.dialect, _ = DialectByName(DialectTodoWrite)
+	d.info.DialectSource = "default (nothing detected)"
+	return nil
+}
+
+// detect picks the dialect of the tools the first case offered the model.
+func (d *caseSet) detect(tools []llm.ToolSpec) {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	d.info.ToolsOffered = names
+	if dl, ok := DetectDialect(names); ok {
+		d.dialect, d.info.DialectSource = dl, "detected"
+		for _, t := range tools {
+			if t.Name == dl.Tool {
+				d.itemProps = dl.ItemProperties(t.Parameters)
+			}
+		}
+	}
+}
+
+// stopEarly waits, when the first case's initialize was not answered (and
+// not KeepGoing), for the first case, and reports it: the run stops when it
+// could not get initialize answered. It returns why the others are not run
+// ("" when they are).
+func (d *caseSet) stopEarly(gate *probeGate) (notRun string) {
+	if gate.initAnswered || d.r.cfg.KeepGoing {
+		return ""
+	}
+	ev := <-d.firstDone
+	if ev.Aborted == "" || initAnswered(ev) {
+		d.firstDone <- ev
+		return ""
+	}
+	ev.Dialect, d.evs[d.first] = d.dialect, ev
+	d.r.progress(ev, len(d.cases))
+	if out := d.r.cfg.Progress; out != nil {
+		d.r.progressMu.Lock()
+		fmt.Fprintf(out, "stopping: %s could not get initialize answered; the other %d case(s) are not run (--keep-going runs them)\n", ev.Case.ID, len(d.cases)-1)
+		d.r.progressMu.Unlock()
+	}
+	d.firstDone <- nil // reported
+	return fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
+}
+
+// runOthers runs the cases after the first, in parallel, and waits for
+// every case; notRun set, they are not run.
+func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ev := <-firstDone
-		firstRelease()
-		if !reported {
-			ev.Dialect, evs[first] = dialect, ev
-			r.progress(ev, len(cases))
+		ev := <-d.firstDone
+		d.firstRelease()
+		if ev != nil {
+			ev.Dialect, d.evs[d.first] = d.dialect, ev
+			d.r.progress(ev, len(d.cases))
 		}
 	}()
-	for i, c := range cases {
-		if i == first {
-			continue
+	for i, c := range d.cases {
+		switch {
+		case i == d.first:
+		case notRun != "":
+			d.evs[i] = unrunCase(c, d.dialect, "", notRun)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.evs[i] = d.runOther(ctx, c)
+			}()
 		}
-		if notRun != "" {
-			evs[i] = unrunCase(c, dialect, "", notRun)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				evs[i] = unrunCase(c, dialect, driver.Interrupted(ctx), "")
-				return
-			}
-			// The slot is freed as soon as the case's last step is
-			// answered: the settle after it and the agent's exit are
-			// still observed (and judged: ACP-TURN-1, ACP-EXIT-1), but
-			// they wait, and the next case need not wait with them.
-			release := sync.OnceFunc(func() { <-sem })
-			defer release()
-			if ctx.Err() != nil {
-				evs[i] = unrunCase(c, dialect, driver.Interrupted(ctx), "")
-				return
-			}
-			ev := r.runCase(ctx, c, dialect, itemProps, nil, release)
-			evs[i] = ev
-			r.progress(ev, len(cases))
-		}()
 	}
 	wg.Wait()
-	for i, ev := range evs {
-		ev.Index, ev.Run, ev.Repeat = i, info, r.run
+}
+
+// runOther runs a case after the first once it has a parallel slot.
+func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 	}
-	return evs, nil
+	// The slot is freed as soon as the case's last step is answered: the
+	// settle after it and the agent's exit are still observed (and judged:
+	// ACP-TURN-1, ACP-EXIT-1), but they wait, and the next case need not
+	// wait with them.
+	release := sync.OnceFunc(func() { <-d.sem })
+	defer release()
+	if ctx.Err() != nil {
+		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
+	}
+	ev := d.r.runCase(ctx, c, d.dialect, d.itemProps, nil, release)
+	d.r.progress(ev, len(d.cases))
+	return ev
 }
 
 // SideText answers the side requests real agents send beside their agent

@@ -10,7 +10,7 @@ import (
 )
 
 // caseRun is one case being driven: its directories, its mock model, its
-// wire and its current agent process. newCaseRun sets it up, run drives
+// wire and its current agent process. RunCase sets it up, run drives
 // the steps, and teardown releases everything in one fixed order, whatever
 // happened before; the evidence is complete only after teardown.
 type caseRun struct {
@@ -188,43 +188,56 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		return true
 	}
 	ev.Steps = append(ev.Steps, sr)
+	return cr.answered(i, st, &ev.Steps[len(ev.Steps)-1])
+}
+
+// answered takes in the answer of step i (sr): it settles after a prompt
+// or a load, and keeps what initialize and newSession tell. It reports
+// whether the case stops there.
+func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 	switch st.Op {
 	case OpPrompt:
 		// Updates the agent sends after its answer still belong to the
 		// turn: let them arrive before the next request (or the shutdown).
 		// A cancelled turn's later script turns need not come.
-		cr.settle(&ev.Steps[len(ev.Steps)-1], !st.Cancel)
+		cr.settle(sr, !st.Cancel)
 	case OpLoadSession:
 		// A replay sent after the answer still belongs to the load: let it
 		// arrive before the next request. The same wait as after a prompt,
 		// with its window (--settle, short in tests): it ends after
 		// settleFast when the answer stays the agent's last message.
-		cr.settle(&ev.Steps[len(ev.Steps)-1], false)
+		cr.settle(sr, false)
 	case OpInitialize:
-		cr.initDone.Store(true)
-		if cr.cfg.Initialized != nil {
-			cr.cfg.Initialized()
-		}
-		cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
-		cr.curProc.Init = res.Result
-		var ir struct {
-			AgentCapabilities struct {
-				LoadSession bool `json:"loadSession"`
-			} `json:"agentCapabilities"`
-		}
-		_ = json.Unmarshal(res.Result, &ir)
-		cr.loadCap = ir.AgentCapabilities.LoadSession
+		cr.initialized(sr.Result)
 	case OpNewSession:
 		var ns struct {
 			SessionID string `json:"sessionId"`
 		}
-		if err := json.Unmarshal(res.Result, &ns); err != nil || ns.SessionID == "" {
-			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, Truncate(string(res.Result), 200)))
+		if err := json.Unmarshal(sr.Result, &ns); err != nil || ns.SessionID == "" {
+			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, Truncate(string(sr.Result), 200)))
 			return true
 		}
 		cr.sessionID = ns.SessionID
 	}
 	return false
+}
+
+// initialized takes in an initialize answer: the process's start-up time,
+// its answer, and whether it can load sessions.
+func (cr *caseRun) initialized(result json.RawMessage) {
+	cr.initDone.Store(true)
+	if cr.cfg.Initialized != nil {
+		cr.cfg.Initialized()
+	}
+	cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
+	cr.curProc.Init = result
+	var ir struct {
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
+	}
+	_ = json.Unmarshal(result, &ir)
+	cr.loadCap = ir.AgentCapabilities.LoadSession
 }
 
 // cancelAfterPlan watches the wire, from now on, for the current agent's

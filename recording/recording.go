@@ -164,24 +164,32 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	if !bytes.Equal(rep.Plan, out.Plan) {
 		return out, fmt.Errorf("record %s: replaying the new cassette does not give the recorded plan, %s left unchanged:\n%s", sc.Name, dir, diff(out.Plan, rep.Plan, "recorded", "replayed", secrets))
 	}
+	return out, out.save(dir, tmp, secrets)
+}
+
+// save moves the new cassette at tmp into the scenario folder dir and
+// writes the goldens beside it, unless one of them still holds something
+// that looks like a credential.
+func (out *Outcome) save(dir, tmp string, secrets []string) error {
+	sc := out.Scenario
 	files := []struct {
 		name string
 		data []byte
 	}{{StdoutGolden, out.Stdout}, {PlanGolden, out.Plan}, {ToolsGolden, out.Tools}, {SystemGolden, out.System}}
 	for _, f := range files {
 		if found := cassette.ScanSecrets(f.data, secrets); len(found) > 0 {
-			return out, fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
+			return fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
 		}
 	}
 	if err := os.Rename(tmp, sc.CassettePath()); err != nil {
-		return out, fmt.Errorf("record %s: %w", sc.Name, err)
+		return fmt.Errorf("record %s: %w", sc.Name, err)
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
-			return out, fmt.Errorf("record %s: %w", sc.Name, err)
+			return fmt.Errorf("record %s: %w", sc.Name, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Replay replays the scenario in dir with the agent from its cassette

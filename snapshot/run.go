@@ -175,17 +175,13 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	start := time.Now()
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
 	defer func() { res.Duration = time.Since(start) }()
-	fail := func(st Status, format string, a ...any) *Result {
-		res.Status, res.Reason = st, fmt.Sprintf(format, a...)
-		return res
-	}
 	sc, err := Load(dir)
 	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
 	res.Name = sc.Name
 	if sc.Expected == "" && !opts.Update {
-		return fail(Error, "no %s or %s to compare with (--update writes %s)", ExpectedFile, GoldenFile, ExpectedFile)
+		return res.fail(Error, "no %s or %s to compare with (--update writes %s)", ExpectedFile, GoldenFile, ExpectedFile)
 	}
 	res.Expected = sc.Expected
 	if res.Expected == "" {
@@ -196,14 +192,46 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	var want []byte
 	if !opts.Update {
 		if want, err = safefile.ReadRegular(sc.Expected, MaxExpectedBytes); err != nil {
-			return fail(Error, "read %s: %v", sc.Expected, err)
+			return res.fail(Error, "read %s: %v", sc.Expected, err)
 		}
 	}
+	script, err := res.rebuild(ctx, sc)
+	if err != nil {
+		return res
+	}
+	stdout, notes, err := drive(ctx, sc, script, opts)
+	res.Notes = append(res.Notes, notes...)
+	if err != nil {
+		return res.fail(Error, "%v", err)
+	}
+	res.Stdout = string(stdout)
+	if opts.Update {
+		// Written beside it and renamed over it: a link there is replaced,
+		// never written through.
+		if err := safefile.WriteFile(res.Expected, stdout, 0o644); err != nil {
+			return res.fail(Error, "write %s: %v", res.Expected, err)
+		}
+		res.Status = Updated
+		return res
+	}
+	return res.compare(want, stdout, sc.Expected)
+}
+
+// fail sets the result's status and reason.
+func (res *Result) fail(st Status, format string, a ...any) *Result {
+	res.Status, res.Reason = st, fmt.Sprintf(format, a...)
+	return res
+}
+
+// rebuild reads the scenario's logs and rebuilds the model's answers from
+// them, noting the warnings of both. An error is in the result (failed).
+func (res *Result) rebuild(ctx context.Context, sc *Scenario) (*mockmodel.Script, error) {
 	var logs []Log
 	for _, p := range sc.Logs {
 		ld, err := session.LoadFileContext(ctx, p)
 		if err != nil {
-			return fail(Error, "read %s: %v", p, err)
+			res.fail(Error, "read %s: %v", p, err)
+			return nil, err
 		}
 		for _, w := range ld.Warnings {
 			res.Notes = append(res.Notes, filepath.Base(p)+": "+w)
@@ -212,32 +240,23 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	}
 	script, warnings, err := ScriptFromLogs(sc.Name, logs)
 	if err != nil {
-		return fail(Error, "rebuild the model's answers: %v", err)
+		res.fail(Error, "rebuild the model's answers: %v", err)
+		return nil, err
 	}
 	res.Notes = append(res.Notes, warnings...)
+	return script, nil
+}
 
-	stdout, notes, err := drive(ctx, sc, script, opts)
-	res.Notes = append(res.Notes, notes...)
+// compare compares the agent's normalised stdout with the expected one
+// (from the file expected), key order aside: pass, or fail with a diff.
+func (res *Result) compare(want, stdout []byte, expected string) *Result {
+	a, err := acpnorm.Canonical(want, expected)
 	if err != nil {
-		return fail(Error, "%v", err)
-	}
-	res.Stdout = string(stdout)
-	if opts.Update {
-		// Written beside it and renamed over it: a link there is replaced,
-		// never written through.
-		if err := safefile.WriteFile(res.Expected, stdout, 0o644); err != nil {
-			return fail(Error, "write %s: %v", res.Expected, err)
-		}
-		res.Status = Updated
-		return res
-	}
-	a, err := acpnorm.Canonical(want, sc.Expected)
-	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
 	b, err := acpnorm.Canonical(stdout, "the agent's stdout")
 	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
 	if strings.Join(a, "\n") == strings.Join(b, "\n") {
 		res.Status = Pass
@@ -245,13 +264,13 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	}
 	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: withNewlines(a), B: withNewlines(b),
-		FromFile: filepath.Base(sc.Expected) + " (expected)", ToFile: "stdout (the agent's, normalised)", Context: 2,
+		FromFile: filepath.Base(expected) + " (expected)", ToFile: "stdout (the agent's, normalised)", Context: 2,
 	})
 	if err != nil {
-		return fail(Error, "diff: %v", err)
+		return res.fail(Error, "diff: %v", err)
 	}
 	res.Diff = diff
-	return fail(Fail, "the agent's normalised stdout differs from %s (%d lines expected, %d written)", filepath.Base(sc.Expected), len(a), len(b))
+	return res.fail(Fail, "the agent's normalised stdout differs from %s (%d lines expected, %d written)", filepath.Base(expected), len(a), len(b))
 }
 
 func withNewlines(lines []string) []string {
