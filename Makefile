@@ -12,14 +12,13 @@ build:
 
 # The test command of the README and of .ci/run: formatting, vet, and every
 # suite under the race detector, as many packages at once as the machine has
-# CPUs, one line per package as it finishes (scripts/testrun); then the
-# exploration package again without -race (its long explorations skip under
-# -race, saying so: they take ten minutes and more there). With-key specs
-# skip (with a reason) when DEEPSEEK_API_KEY is unset and replay their
-# cassettes instead.
+# CPUs, one line per package as it finishes (scripts/testrun); and, in the
+# same queue, the exploration package again without -race (its long
+# explorations skip under -race, saying so: they take ten minutes and more
+# there). With-key specs skip (with a reason) when DEEPSEEK_API_KEY is unset
+# and replay their cassettes instead.
 test: fmt-check vet
-	$(GO) run ./scripts/testrun -race $(PKGS)
-	$(GO) run ./scripts/testrun ./conformance/explore/
+	$(GO) run ./scripts/testrun -race -plain ./conformance/explore/ $(PKGS)
 
 # The race-enabled suite N times, optionally beside K busy loops: the pass
 # count and the slowest package (docs/performance.md). Not part of make test.
@@ -29,8 +28,9 @@ BUSY  ?= 0
 stress:
 	scripts/stress-test.sh -n $(N) -busy $(BUSY) $(STRESS_PKGS)
 
+# -trimpath as in scripts/testrun: a fresh clone reuses the build cache.
 vet:
-	$(GO) vet $(PKGS)
+	$(GO) vet -trimpath $(PKGS)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -69,7 +69,7 @@ FUZZ_TARGETS := \
 	./conformance:FuzzUnmarshalEvidence \
 	./conformance:FuzzParseExpectedFailures \
 	./snapshot:FuzzScenarioFolder \
-	./harness/llm/cassette:FuzzCassette \
+	./harness/llm/cassette/replay:FuzzCassette \
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -2,16 +2,17 @@ package conformance
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/todoharness/todoharness/internal/junit"
 	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -606,42 +607,16 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
-}
-
 // WriteJUnit writes one JUnit test case per check. A failed MUST check is
 // a failure (a failed SHOULD too under Strict); a failed SHOULD or INFO
 // check that does not fail the run, an expected failure (xfail), not-run
 // and n/a are skipped (with the reason); a stale baseline entry is a
 // failure.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	s := junitSuite{Name: "todoharness conformance: " + r.Agent, Time: r.Duration.Seconds()}
+	s := junit.Suite{Name: "todoharness conformance: " + r.Agent, Time: strconv.FormatFloat(r.Duration.Seconds(), 'g', -1, 64)}
+	skipped := 0
 	for _, c := range r.Checks {
-		jc := junitCase{Name: c.ID + ": " + c.Title, Classname: "conformance." + string(c.Level),
+		jc := junit.Case{Name: c.ID + ": " + c.Title, Classname: "conformance." + string(c.Level),
 			SystemOut: fmt.Sprintf("spec (%s): %s", c.Source, c.Spec)}
 		var details []string
 		for _, v := range c.Cases {
@@ -650,39 +625,34 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		body := strings.Join(details, "\n")
 		switch {
 		case c.Stale:
-			jc.Failure = &junitMessage{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
+			jc.Failure = &junit.Message{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
 		case c.Outcome == Flaky && r.FailsRun(c):
-			jc.Failure = &junitMessage{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
+			jc.Failure = &junit.Message{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
 		case r.FailsRun(c):
-			jc.Failure = &junitMessage{Message: c.Reason, Body: body}
+			jc.Failure = &junit.Message{Message: c.Reason, Body: body}
 		case c.Outcome == Flaky:
-			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
+			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
 		case c.Outcome == Fail:
-			jc.Skipped = &junitMessage{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
+			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
 		case c.Outcome == XFail:
-			jc.Skipped = &junitMessage{Message: "expected failure (" + c.Expected + "): " + c.Reason, Body: body}
+			jc.Skipped = &junit.Message{Message: "expected failure (" + c.Expected + "): " + c.Reason, Body: body}
 		case c.Outcome == NotRun || c.Outcome == NA:
-			jc.Skipped = &junitMessage{Message: string(c.Outcome) + ": " + c.Reason}
+			jc.Skipped = &junit.Message{Message: string(c.Outcome) + ": " + c.Reason}
 		}
 		if jc.Failure != nil {
 			s.Failures++
 		}
 		if jc.Skipped != nil {
-			s.Skipped++
+			skipped++
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, jc)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
+	s.Skipped = &skipped
+	if err := junit.Write(w, s); err != nil {
 		return fmt.Errorf("conformance: write JUnit report: %w", err)
 	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
-		return fmt.Errorf("conformance: write JUnit report: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return nil
 }
 
 // runsBody lists a check's outcome run by run.

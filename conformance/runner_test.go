@@ -19,6 +19,7 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/internal/junit"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -472,7 +473,9 @@ func TestReportsAndTranscripts(t *testing.T) {
 	if err := rep.WriteJUnit(&ju); err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
+	var suites struct {
+		Suites []junit.Suite `xml:"testsuite"`
+	}
 	if err := xml.Unmarshal(ju.Bytes(), &suites); err != nil {
 		t.Fatalf("JUnit: %v", err)
 	}

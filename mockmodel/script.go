@@ -1,14 +1,13 @@
 package mockmodel
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Script is a list of model turns; turn N answers the N-th model request.
@@ -424,7 +423,7 @@ func argumentsJSON(tc ToolCall) (string, error) {
 	if tc.Arguments == nil {
 		return "{}", nil
 	}
-	b, err := marshalNoEscape(tc.Arguments)
+	b, err := jsonx.Marshal(tc.Arguments)
 	if err != nil {
 		return "", fmt.Errorf("cannot encode as JSON: %w", err)
 	}
@@ -432,18 +431,6 @@ func argumentsJSON(tc ToolCall) (string, error) {
 		return "", fmt.Errorf("must be a JSON object, got %s", truncate(string(b), 40))
 	}
 	return string(b), nil
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping and without the
-// trailing newline, so arguments read as written.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // splitWords splits text into word-sized pieces, each a run of whitespace

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -384,7 +385,7 @@ func (l *yamlLoader) nodeJSON(n *yaml.Node, turn int, path string, buf *bytes.Bu
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			kb, _ := marshalNoEscape(k.Value)
+			kb, _ := jsonx.Marshal(k.Value)
 			buf.Write(kb)
 			buf.WriteByte(':')
 			if err := l.nodeJSON(v, turn, path+"."+k.Value, buf); err != nil {
@@ -440,7 +441,7 @@ func (l *yamlLoader) nodeJSON(n *yaml.Node, turn int, path string, buf *bytes.Bu
 		default:
 			return l.errf(n, turn, path, "unsupported YAML tag %s", n.Tag)
 		}
-		b, err := marshalNoEscape(v)
+		b, err := jsonx.Marshal(v)
 		if err != nil {
 			return l.errf(n, turn, path, "%w", err)
 		}

@@ -4,7 +4,7 @@
 // The agent is started exactly as `todoharness conform` starts it (a
 // driver.Target: command and preset templates, --env, --file, a
 // throw-away HOME), but {{.BaseURL}} / {{.URL}} point at a
-// cassette.Proxy on 127.0.0.1 instead of the mock model. Recording, the
+// proxy.Proxy on 127.0.0.1 instead of the mock model. Recording, the
 // proxy forwards every request to the upstream provider through a go-vcr
 // recorder that scrubs credentials before anything is written; replaying,
 // the proxy answers from the cassette and nothing leaves the machine. The
@@ -27,5 +27,5 @@
 //
 // A replay compares the plan notifications, and the request pins, with
 // those goldens; a request the cassette does not hold fails with the
-// nearest recorded request and a diff (cassette.MissError).
+// nearest recorded request and a diff (replay.MissError).
 package recording

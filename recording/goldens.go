@@ -10,6 +10,7 @@ import (
 
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -37,7 +38,7 @@ func PlanLines(lines [][]byte) ([]byte, error) {
 		}
 		var v any
 		_ = json.Unmarshal(l, &v)
-		b, err := marshal(v, false)
+		b, err := jsonx.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +107,7 @@ func Pins(interactions []*vcr.Interaction, cwd, home string) (tools, system []by
 		}
 		list = append(list, map[string]any{"name": t.Name, "description": t.Description, "parameters": schema})
 	}
-	b, err := marshal(list, true)
+	b, err := jsonx.MarshalIndent(list)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,19 +118,4 @@ func Pins(interactions []*vcr.Interaction, cwd, home string) (tools, system []by
 	}
 	system = []byte(strings.TrimRight(normalizeText(sys, cwd, home), "\n") + "\n")
 	return tools, system, nil
-}
-
-// marshal is JSON with sorted keys and no HTML escaping, indented when
-// pretty.
-func marshal(v any, pretty bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if pretty {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

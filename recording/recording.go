@@ -18,6 +18,10 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/proxy"
+	"github.com/todoharness/todoharness/harness/llm/cassette/record"
+	"github.com/todoharness/todoharness/harness/llm/cassette/replay"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -118,7 +122,7 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, scenario.CassetteFile)
-	rec, err := cassette.Record(cassette.RecordOptions{
+	rec, err := record.Start(record.Options{
 		Path: tmp, Secrets: o.Secrets, RealTransport: o.Transport, Previous: sc.CassettePath(), Now: o.Now,
 		Provenance: cassette.Provenance{
 			BaseURL: o.Upstream, Scenario: sc.Name, Wire: o.Wire, Source: o.Source, Description: o.Description,
@@ -128,7 +132,7 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", sc.Name, err)
 	}
-	px, err := cassette.NewProxy(rec, o.Upstream)
+	px, err := proxy.New(rec, o.Upstream)
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", sc.Name, err)
 	}
@@ -177,7 +181,7 @@ func (out *Outcome) save(dir, tmp string, secrets []string) error {
 		data []byte
 	}{{StdoutGolden, out.Stdout}, {PlanGolden, out.Plan}, {ToolsGolden, out.Tools}, {SystemGolden, out.System}}
 	for _, f := range files {
-		if found := cassette.ScanSecrets(f.data, secrets); len(found) > 0 {
+		if found := scrub.ScanSecrets(f.data, secrets); len(found) > 0 {
 			return fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
 		}
 	}
@@ -195,7 +199,7 @@ func (out *Outcome) save(dir, tmp string, secrets []string) error {
 // Replay replays the scenario in dir with the agent from its cassette
 // (nothing leaves the machine) and compares the plan and the request pins
 // with the goldens in dir. The error says what differed, with a diff; a
-// request the cassette does not hold is a *cassette.MissError.
+// request the cassette does not hold is a *replay.MissError.
 func Replay(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	sc, err := scenario.Load(dir)
 	if err != nil {
@@ -224,13 +228,13 @@ func Replay(ctx context.Context, dir string, o Options) (*Outcome, error) {
 
 // replayFile runs the agent against the cassette at path.
 func replayFile(ctx context.Context, sc *scenario.Scenario, path string, o Options) (*Outcome, error) {
-	rec, err := cassette.Replay(path)
+	rec, err := replay.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
 	}
 	defer rec.Stop()
 	rec.AddSecrets(o.Secrets...)
-	px, err := cassette.NewProxy(rec, "")
+	px, err := proxy.New(rec, "")
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", sc.Name, err)
 	}
@@ -271,7 +275,7 @@ func (out *Outcome) fill(r *run, interactions []*vcr.Interaction, secrets []stri
 	if len(r.stdout) == 0 {
 		lines = nil
 	}
-	scrubbed := cassette.RedactJSONLines(lines, secrets)
+	scrubbed := scrub.RedactJSONLines(lines, secrets)
 	out.Stdout = joinLines(scrubbed)
 	plan, err := PlanLines(scrubbed)
 	if err != nil {
@@ -295,7 +299,7 @@ func joinLines(lines [][]byte) []byte {
 // and sends the scenario's steps. An error means the agent could not be
 // run at all; a step answered with an error, or an agent that died, marks
 // the run failed with notes.
-func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.Recorder, px *cassette.Proxy, base string) (*run, error) {
+func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec proxy.Transport, px *proxy.Proxy, base string) (*run, error) {
 	if base == "" {
 		base = cmp.Or(px.BasePath(), "/v1")
 	}
@@ -317,7 +321,7 @@ func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec *cassette.
 // upstream's, or "/v1" when it has none and the recorded paths start with
 // it (an agent given …/v1 on the recording), else none (a cassette of a
 // client addressed to the bare host, as the shipped DeepSeek ones).
-func recordedBase(px *cassette.Proxy, interactions []*vcr.Interaction) string {
+func recordedBase(px *proxy.Proxy, interactions []*vcr.Interaction) string {
 	if b := px.BasePath(); b != "" {
 		return b
 	}
@@ -329,7 +333,7 @@ func recordedBase(px *cassette.Proxy, interactions []*vcr.Interaction) string {
 	return "/v1"
 }
 
-func closeProxy(ctx context.Context, px *cassette.Proxy) {
+func closeProxy(ctx context.Context, px *proxy.Proxy) {
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = px.Close(c)
@@ -338,7 +342,7 @@ func closeProxy(ctx context.Context, px *cassette.Proxy) {
 // diff is a unified diff from a to b, with every known secret and
 // credential-shaped value in it redacted: a diff is printed.
 func diff(a, b []byte, from, to string, secrets []string) string {
-	return cassette.RedactText(unifiedDiff(a, b, from, to), secrets)
+	return scrub.RedactText(unifiedDiff(a, b, from, to), secrets)
 }
 
 func unifiedDiff(a, b []byte, from, to string) string {

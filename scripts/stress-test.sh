@@ -44,7 +44,14 @@ for i in $(seq 1 "$n"); do
 	took=$(( $(date +%s) - start ))
 	if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "run $i: PASS in ${took}s"; else echo "run $i: FAIL in ${took}s (exit $rc; $log):"; grep -E '^(FAIL|---|\s+\[FAIL\])' "$log" | head -20; fi
 done
-# The slowest package over every run (testrun's lines: [i/n] ok|FAIL PKG SECONDSs).
-slowest=$(grep -hE '^\[ *[0-9]+/[0-9]+\] (ok|FAIL)' "$logs"/run-*.log | awk '{t=$NF; sub(/s$/,"",t); if (t+0 > max) {max=t+0; pkg=$(NF-1)}} END {if (pkg != "") printf "%s (%.1fs)", pkg, max}')
+# The slowest package over every run (testrun's lines:
+# [i/n] ok|FAIL PKG [(no -race)] SECONDSs  (cpu SECONDSs)).
+slowest=$(grep -hE '^\[ *[0-9]+/[0-9]+\] (ok|FAIL)' "$logs"/run-*.log | awk '{
+	line = $0
+	sub(/ +\(cpu +[0-9.]+s\)$/, "", line); sub(/^\[[^]]*\] +(ok|FAIL) +/, "", line)
+	n = split(line, f, " "); t = f[n]; sub(/s$/, "", t)
+	name = f[1]; for (i = 2; i < n; i++) name = name " " f[i]
+	if (t + 0 > max) { max = t + 0; pkg = name }
+} END { if (pkg != "") printf "%s (%.1fs)", pkg, max }')
 echo "stress-test: $pass of $n run(s) passed; the slowest package: ${slowest:-none}"
 [ "$pass" -eq "$n" ]

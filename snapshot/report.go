@@ -1,11 +1,12 @@
 package snapshot
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/todoharness/todoharness/internal/junit"
 )
 
 // Report is the verdicts of a run over several scenarios.
@@ -70,63 +71,30 @@ func (r *Report) WriteText(w io.Writer) error {
 	return nil
 }
 
-type junitSuites struct {
-	XMLName xml.Name   `xml:"testsuites"`
-	Suites  []junitSui `xml:"testsuite"`
-}
-
-type junitSui struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string    `xml:"name,attr"`
-	Classname string    `xml:"classname,attr"`
-	Time      string    `xml:"time,attr"`
-	Failure   *junitMsg `xml:"failure,omitempty"`
-	Error     *junitMsg `xml:"error,omitempty"`
-	SystemOut string    `xml:"system-out,omitempty"`
-}
-
-type junitMsg struct {
-	Message string `xml:"message,attr"`
-	Body    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the report as JUnit XML: one test case per scenario, a
 // failure carrying the diff, an error saying why it could not run.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	s := junitSui{Name: "snapshot run: " + r.Agent, Tests: len(r.Results)}
+	s := junit.Suite{Name: "snapshot run: " + r.Agent, Tests: len(r.Results)}
+	errs := 0
 	var total time.Duration
 	for _, x := range r.Results {
 		total += x.Duration
-		c := junitCase{Name: x.Name, Classname: "snapshot", Time: secs(x.Duration), SystemOut: strings.Join(x.Notes, "\n")}
+		c := junit.Case{Name: x.Name, Classname: "snapshot", Time: secs(x.Duration), SystemOut: strings.Join(x.Notes, "\n")}
 		switch x.Status {
 		case Fail:
 			s.Failures++
-			c.Failure = &junitMsg{Message: x.Reason, Body: x.Diff}
+			c.Failure = &junit.Message{Message: x.Reason, Body: x.Diff}
 		case Error:
-			s.Errors++
-			c.Error = &junitMsg{Message: x.Reason}
+			errs++
+			c.Error = &junit.Message{Message: x.Reason}
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	s.Time = secs(total)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
+	s.Errors, s.Time = &errs, secs(total)
+	if err := junit.Write(w, s); err != nil {
 		return fmt.Errorf("snapshot: write JUnit: %w", err)
 	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSui{s}}); err != nil {
-		return fmt.Errorf("snapshot: write JUnit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return nil
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/harness/llm"
-	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -45,7 +45,7 @@ func ScriptFromLogs(name string, logs []Log) (*mockmodel.Script, []string, error
 		timed    = true
 	)
 	for li, l := range logs {
-		steps, w, err := cassette.LogSteps(l.Log.Events)
+		steps, w, err := fromlog.Steps(l.Log.Events)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", l.Name, err)
 		}
@@ -109,7 +109,7 @@ func ScriptFromLogs(name string, logs []Log) (*mockmodel.Script, []string, error
 }
 
 // turnOf rebuilds one step's answer.
-func turnOf(s cassette.LogStep) (mockmodel.Turn, []string, error) {
+func turnOf(s fromlog.Step) (mockmodel.Turn, []string, error) {
 	t := turnFromChunks(s.Chunks)
 	var warnings []string
 	if m := s.Message; m != nil && !agreesWith(m, t) {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Tokens the normaliser writes (the original kit's).
@@ -315,11 +317,7 @@ func (n *node) encode(b *bytes.Buffer, sorted bool) {
 }
 
 func writeString(b *bytes.Buffer, s string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+	_ = jsonx.Write(b, s) // a string always encodes
 }
 
 func truncate(s string, n int) string {

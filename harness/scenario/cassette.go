@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/proxy"
+	"github.com/todoharness/todoharness/harness/llm/cassette/record"
+	"github.com/todoharness/todoharness/harness/llm/cassette/replay"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 )
 
@@ -38,8 +42,8 @@ func (r *Result) Goldens() (Goldens, error) {
 
 // Replayed is the outcome of replaying a cassette.
 type Replayed struct {
-	Result   *Result
-	Recorder *cassette.Recorder
+	Result *Result
+	Player *replay.Player
 }
 
 // Replay runs sc offline against the cassette at path: the llm client talks
@@ -49,12 +53,12 @@ type Replayed struct {
 // carries the MissError with its diff), when a recorded exchange was left
 // unplayed, or when the run itself failed.
 func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*Replayed, error) {
-	rec, err := cassette.Replay(path)
+	rec, err := replay.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	defer rec.Stop()
-	px, err := cassette.NewProxy(rec, "")
+	px, err := proxy.New(rec, "")
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -62,7 +66,7 @@ func Replay(ctx context.Context, sc *Scenario, path string, opts RunOptions) (*R
 	p := rec.Provenance()
 	opts.Client = openaichat.ClientConfig{BaseURL: px.URL + px.BasePath(), Model: p.Model}
 	res, runErr := Run(ctx, sc, opts)
-	out := &Replayed{Result: res, Recorder: rec}
+	out := &Replayed{Result: res, Player: rec}
 	if missErr := rec.Err(); missErr != nil {
 		return out, fmt.Errorf("scenario %s: replay %s: %w", sc.Name, path, missErr)
 	}
@@ -80,7 +84,7 @@ type RecordConfig struct {
 	// Client is the live model: BaseURL, APIKey, Model (HTTPClient, if set,
 	// carries the live requests).
 	Client openaichat.ClientConfig
-	// Provenance is completed by cassette.Record (BaseURL and Model are taken
+	// Provenance is completed by record.Start (BaseURL and Model are taken
 	// from Client when empty).
 	Provenance cassette.Provenance
 	// Cassette is the file to (re)write.
@@ -122,14 +126,14 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, filepath.Base(cfg.Cassette))
-	rec, err := cassette.Record(cassette.RecordOptions{
+	rec, err := record.Start(record.Options{
 		Path: tmp, Provenance: cfg.Provenance, Secrets: append([]string{cfg.Client.APIKey}, cfg.Secrets...),
 		RealTransport: transportOf(cfg.Client.HTTPClient), Previous: cfg.Cassette,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	px, err := cassette.NewProxy(rec, cfg.Client.BaseURL)
+	px, err := proxy.New(rec, cfg.Client.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -170,7 +174,7 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 func redactGoldens(g Goldens, secrets []string) Goldens {
 	red := func(b []byte) []byte {
 		lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
-		out := bytes.Join(cassette.RedactJSONLines(lines, secrets), []byte("\n"))
+		out := bytes.Join(scrub.RedactJSONLines(lines, secrets), []byte("\n"))
 		if len(b) > 0 {
 			out = append(out, '\n')
 		}
@@ -180,7 +184,7 @@ func redactGoldens(g Goldens, secrets []string) Goldens {
 }
 
 // closeProxy stops a proxy, giving in-flight requests a few seconds.
-func closeProxy(ctx context.Context, px *cassette.Proxy) {
+func closeProxy(ctx context.Context, px *proxy.Proxy) {
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = px.Close(c)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // keptKind reports whether ACPGolden keeps a session/update kind: the todo
@@ -65,7 +66,7 @@ func ACPGolden(wire [][]byte, cwd string) ([]byte, error) {
 		if err := json.Unmarshal(line, &v); err != nil {
 			return nil, fmt.Errorf("normalise ACP transcript: %w", err)
 		}
-		b, err := marshal(v)
+		b, err := jsonx.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("normalise ACP transcript: %w", err)
 		}
@@ -123,7 +124,7 @@ func LogGolden(events []session.Event) ([]byte, error) {
 			out.WriteString(e.Type + "\n")
 			continue
 		}
-		b, err := marshal(v)
+		b, err := jsonx.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("event seq %d (%s): %w", e.Seq, e.Type, err)
 		}
@@ -133,15 +134,4 @@ func LogGolden(events []session.Event) ([]byte, error) {
 		out.WriteByte('\n')
 	}
 	return out.Bytes(), nil
-}
-
-// marshal is json.Marshal (sorted map keys) without HTML escaping.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

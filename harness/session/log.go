@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Log is one session's event log. It is safe for concurrent use. Append
@@ -268,13 +269,7 @@ func marshalData(data any) (json.RawMessage, error) {
 // JSON.stringify writes it: compact, and without Go's escaping of <, > and &
 // (so a todo "fix a < b & c" reads the same in logs from either side).
 func encodeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // Encode's newline
-	return nil
+	return jsonx.Write(buf, v)
 }
 
 // Subscribe calls fn with a copy of every event appended from now on, in

@@ -74,7 +74,7 @@ func verdicts(t *testing.T, path string) map[string]any {
 func TestFourShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	dir := t.TempDir()
 	common := []string{"conform", "-q", "--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--settle", "20ms", "--parallel", "16",
-		"--case", "reject-duplicate", "--case", "reject-empty", "--explore", "32", "--seed", "5"}
+		"--case", "reject-duplicate", "--case", "reject-empty", "--explore", "12", "--seed", "1"}
 	whole := filepath.Join(dir, "whole")
 	if code, out := conformRun(t, append(common, "--out", whole, "--json", filepath.Join(dir, "whole.json"))...); code != 1 {
 		t.Fatalf("unsharded run: exit %d, want 1\n%s", code, out)
@@ -102,7 +102,7 @@ func TestFourShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Scenarios != 32 || m.Scenarios != w.Scenarios || len(w.Failures) == 0 || len(m.Failures) != len(w.Failures) {
+	if w.Scenarios != 12 || m.Scenarios != w.Scenarios || len(w.Failures) == 0 || len(m.Failures) != len(w.Failures) {
 		t.Fatalf("scenarios %d and %d, failures %d and %d", w.Scenarios, m.Scenarios, len(w.Failures), len(m.Failures))
 	}
 	for k := range w.Failures {

@@ -17,6 +17,8 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
@@ -443,7 +445,12 @@ func recordOne(ctx context.Context, out io.Writer, sc *scenario.Scenario, cfg op
 // newCassetteCmd is `todoharness cassette`: cassette tools.
 func newCassetteCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cassette", Short: "Cassette tools (rebuild from a session log, show provenance, scan for credentials)"}
+	cmd.AddCommand(newCassetteFromLogCmd(), newCassetteShowCmd(), newCassetteScanCmd())
+	return cmd
+}
 
+// newCassetteFromLogCmd is `todoharness cassette from-log`.
+func newCassetteFromLogCmd() *cobra.Command {
 	var model, baseURL, system, recordedBy, logName, scen string
 	var real bool
 	fromLog := &cobra.Command{
@@ -478,7 +485,7 @@ The shipped todo-plan cassette was made with:
 			if name == "" {
 				name = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(args[0])), filepath.Base(args[0])))
 			}
-			res, err := cassette.FromLog(cmd.Context(), cassette.FromLogOptions{
+			res, err := fromlog.Rebuild(cmd.Context(), fromlog.Options{
 				Log: ld, LogName: name, Out: args[1], Tools: reg.Specs(), Model: model,
 				BaseURL: baseURL, System: system, RecordedBy: recordedBy,
 				RealModelOutput: real, Scenario: scen,
@@ -500,9 +507,12 @@ The shipped todo-plan cassette was made with:
 	fromLog.Flags().StringVar(&logName, "name", "", "name of the log in the provenance (default: <parent folder>/<file>)")
 	fromLog.Flags().StringVar(&scen, "scenario", "", "e2e scenario the cassette belongs to")
 	fromLog.Flags().BoolVar(&real, "real-model-output", false, "the log's assistant chunks were produced by a real model")
-	cmd.AddCommand(fromLog)
+	return fromLog
+}
 
-	cmd.AddCommand(&cobra.Command{
+// newCassetteShowCmd is `todoharness cassette show`.
+func newCassetteShowCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "show CASSETTE.yaml...",
 		Short: "Print each cassette's provenance (fails on a corrupt cassette)",
 		Args:  cobra.MinimumNArgs(1),
@@ -521,8 +531,11 @@ The shipped todo-plan cassette was made with:
 			}
 			return nil
 		},
-	})
+	}
+}
 
+// newCassetteScanCmd is `todoharness cassette scan`.
+func newCassetteScanCmd() *cobra.Command {
 	var showSecrets bool
 	var scanSecretEnv []string
 	scan := &cobra.Command{
@@ -549,29 +562,9 @@ hash. --show-secrets prints it whole.`,
 				}
 				secrets = append(secrets, v)
 			}
-			found := 0
-			for _, root := range args {
-				err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-					if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
-						return err
-					}
-					data, err := os.ReadFile(path)
-					if err != nil {
-						return err
-					}
-					for _, f := range cassette.ScanSecrets(data, secrets) {
-						found++
-						shown := f.String()
-						if showSecrets {
-							shown = f.Reveal()
-						}
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, shown)
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
+			found, err := scanCassettes(cmd.ErrOrStderr(), args, secrets, showSecrets)
+			if err != nil {
+				return err
 			}
 			if found > 0 {
 				return exitCode(1)
@@ -582,6 +575,36 @@ hash. --show-secrets prints it whole.`,
 	}
 	scan.Flags().BoolVar(&showSecrets, "show-secrets", false, "print what is found whole (default: masked, first 4 characters and a hash)")
 	scan.Flags().StringArrayVar(&scanSecretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to look for in every form (repeatable)")
-	cmd.AddCommand(scan)
-	return cmd
+	return scan
+}
+
+// scanCassettes scans every *.yaml under roots for credentials and the
+// known secrets, writes each finding to errOut (masked unless reveal) and
+// returns how many there were.
+func scanCassettes(errOut io.Writer, roots, secrets []string, reveal bool) (int, error) {
+	found := 0
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, f := range scrub.ScanSecrets(data, secrets) {
+				found++
+				shown := f.String()
+				if reveal {
+					shown = f.Reveal()
+				}
+				fmt.Fprintf(errOut, "%s: %s\n", path, shown)
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
 }

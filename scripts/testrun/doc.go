@@ -6,7 +6,14 @@
 // `go test ./...` prints its packages in order, so one slow package holds
 // back the lines of every package after it; testrun prints them as they
 // end. It never runs more test binaries at once than the machine has CPUs
-// (-p).
+// (-p). Each line ends with the package's CPU time (go test and the test
+// binary, user and system), the cost that decides how long the whole run
+// takes on a small machine.
 //
-//	go run ./scripts/testrun [-p N] [-race] [-timeout D] [PACKAGES]
+// -plain PATTERN tests those packages once more without -race, in the same
+// queue (first, as they are the long ones: explorations that skip under
+// -race). Everything is built with -trimpath, so that a fresh clone in
+// another folder reuses the build cache.
+//
+//	go run ./scripts/testrun [-p N] [-race] [-plain PATTERN]... [-timeout D] [PACKAGES]
 package main

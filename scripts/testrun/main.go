@@ -35,12 +35,28 @@ type pkg struct {
 	testBytes int64
 }
 
-// result is how one package's tests ended.
+// job is one package tested once: with the race detector or without.
+type job struct {
+	pkg  pkg
+	race bool
+}
+
+// label is the job's name in the progress lines.
+func (j job) label() string {
+	if j.race {
+		return j.pkg.name
+	}
+	return j.pkg.name + " (no -race)"
+}
+
+// result is how one job ended.
 type result struct {
-	pkg     pkg
+	job     job
 	ok      bool
 	elapsed time.Duration
-	output  []byte
+	// cpu is the user and system time of go test and the test binary.
+	cpu    time.Duration
+	output []byte
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -48,6 +64,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	parallel := fs.Int("p", runtime.NumCPU(), "packages tested at once")
 	race := fs.Bool("race", false, "build with the race detector")
+	var plain []string
+	fs.Func("plain", "a package pattern also tested without -race, in the same queue (repeatable)", func(v string) error {
+		plain = append(plain, v)
+		return nil
+	})
 	timeout := fs.Duration("timeout", 10*time.Minute, "each package's test timeout (go test -timeout)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -60,51 +81,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	pkgs, err := list(ctx, patterns)
+	jobs, err := plan(ctx, patterns, plain, *race)
 	if err != nil {
 		fmt.Fprintf(stderr, "testrun: %v\n", err)
 		return 2
 	}
 	colour := isTerminal(stdout)
 	start := time.Now()
-	var build []string
-	if *race {
-		build = append(build, "-race")
-	}
-	// Build every package first, once, so the packages' own builds (one
-	// go test per package) do not compile the same dependencies twice.
-	fmt.Fprintf(stdout, "building %d packages with tests%s ...\n", len(pkgs), map[bool]string{true: " (-race)", false: ""}[*race])
-	// go list -export compiles (and caches) every package the tests need,
-	// test packages included, without linking anything.
-	buildArgs := append(append([]string{"list", "-export", "-deps", "-test", "-f", "{{if .Error}}{{.Error}}{{end}}"}, build...), patterns...)
-	if out, err := exec.CommandContext(ctx, "go", buildArgs...).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
-		stdout.Write(out)
-		fmt.Fprintf(stdout, "FAIL: the build failed (%v)\n", cmp.Or(err, errors.New("see above")))
+	// -trimpath: the compiled packages do not depend on the folder the
+	// repository is in, so a fresh clone reuses the build cache of
+	// another; -ldflags=-s -w: no symbol table or DWARF in the test
+	// binaries (stack traces and race reports come from the runtime's own
+	// tables, which stay). Linking the wire tier's four provider SDKs
+	// takes 1.2 GB with them, less without.
+	common := []string{"-trimpath", "-ldflags=-s -w"}
+	fmt.Fprintf(stdout, "building %d test jobs ...\n", len(jobs))
+	if err := build(ctx, stdout, common, patterns, plain, *race); err != nil {
+		fmt.Fprintf(stdout, "FAIL: the build failed (%v)\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "built in %s; testing, %d at a time\n", time.Since(start).Round(100*time.Millisecond), *parallel)
-
-	// -ldflags=-w: no DWARF in the test binaries (stack traces and race
-	// reports come from the symbol table, which stays). Linking the wire
-	// tier's four provider SDKs with it takes 1.2 GB instead of 1.5 GB.
-	goTest := append([]string{"test", "-count=1", "-ldflags=-w", "-timeout", timeout.String()}, build...)
+	goTest := append([]string{"test", "-count=1", "-timeout", timeout.String()}, common...)
 	results := make(chan result)
-	work := make(chan pkg)
+	work := make(chan job)
 	var wg sync.WaitGroup
 	for range *parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for p := range work {
-				results <- testPackage(ctx, goTest, p)
+			for j := range work {
+				results <- testPackage(ctx, goTest, j)
 			}
 		}()
 	}
 	go func() {
 		defer close(work)
-		for _, p := range pkgs {
+		for _, j := range jobs {
 			select {
-			case work <- p:
+			case work <- j:
 			case <-ctx.Done():
 				return
 			}
@@ -113,13 +127,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	go func() { wg.Wait(); close(results) }()
 
 	width := 0
-	for _, p := range pkgs {
-		width = max(width, len(p.name))
+	for _, j := range jobs {
+		width = max(width, len(j.label()))
 	}
+	var cpu time.Duration
 	var passed, failed []result
 	n := 0
 	for r := range results {
 		n++
+		cpu += r.cpu
 		status := "ok  "
 		if !r.ok {
 			status = "FAIL"
@@ -134,31 +150,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if colour {
 			status = map[bool]string{true: "\x1b[32m", false: "\x1b[31m"}[r.ok] + status + "\x1b[0m"
 		}
-		fmt.Fprintf(stdout, "[%*d/%d] %s %-*s %6.1fs\n", len(fmt.Sprint(len(pkgs))), n, len(pkgs), status, width, r.pkg.name, r.elapsed.Seconds())
+		fmt.Fprintf(stdout, "[%*d/%d] %s %-*s %6.1fs  (cpu %5.1fs)\n", len(fmt.Sprint(len(jobs))), n, len(jobs), status, width, r.job.label(), r.elapsed.Seconds(), r.cpu.Seconds())
 	}
 	all := append(slices.Clone(passed), failed...)
 	if len(all) > 0 {
 		slowest := slices.MaxFunc(all, func(a, b result) int { return cmp.Compare(a.elapsed, b.elapsed) })
-		fmt.Fprintf(stdout, "all packages in %s; the slowest: %s (%.1fs)\n", time.Since(start).Round(100*time.Millisecond), slowest.pkg.name, slowest.elapsed.Seconds())
+		fmt.Fprintf(stdout, "all packages in %s, cpu %s; the slowest: %s (%.1fs)\n", time.Since(start).Round(100*time.Millisecond), cpu.Round(100*time.Millisecond), slowest.job.label(), slowest.elapsed.Seconds())
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(stdout, "interrupted: %d of %d packages tested\n", len(all), len(pkgs))
+		fmt.Fprintf(stdout, "interrupted: %d of %d packages tested\n", len(all), len(jobs))
 	}
 	for _, r := range failed {
-		fmt.Fprintf(stdout, "FAIL %s\n", r.pkg.name)
+		fmt.Fprintf(stdout, "FAIL %s\n", r.job.label())
 	}
 	// The closing line CI reads, in packages.
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(passed), len(failed)+len(pkgs)-len(all))
-	if len(failed) > 0 || len(all) < len(pkgs) {
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(passed), len(failed)+len(jobs)-len(all))
+	if len(failed) > 0 || len(all) < len(jobs) {
 		return 1
 	}
 	return 0
 }
 
-// testPackage runs go test on one package.
-func testPackage(ctx context.Context, goTest []string, p pkg) result {
+// testPackage runs go test on one job's package.
+func testPackage(ctx context.Context, goTest []string, j job) result {
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", append(slices.Clone(goTest), p.path)...)
+	args := slices.Clone(goTest)
+	if j.race {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, j.pkg.path)...)
 	// Ctrl-C reaches go test and its test binary from the terminal; on
 	// SIGTERM they get it too, and time to print what was running.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -168,9 +188,60 @@ func testPackage(ctx context.Context, goTest []string, p pkg) result {
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		fmt.Fprintf(&out, "testrun: go test %s: %v\n", p.path, err)
+		fmt.Fprintf(&out, "testrun: go test %s: %v\n", j.pkg.path, err)
 	}
-	return result{pkg: p, ok: err == nil, elapsed: time.Since(start), output: out.Bytes()}
+	r := result{job: j, ok: err == nil, elapsed: time.Since(start), output: out.Bytes()}
+	// go test's own usage includes the test binary's: it waits for it.
+	if ps := cmd.ProcessState; ps != nil {
+		r.cpu = ps.UserTime() + ps.SystemTime()
+	}
+	return r
+}
+
+// plan lists the jobs: every package of patterns (with -race when race is
+// set) and every package of plain without it. The plain jobs start first:
+// they are the long explorations that skip under -race.
+func plan(ctx context.Context, patterns, plain []string, race bool) ([]job, error) {
+	var jobs []job
+	if len(plain) > 0 {
+		pkgs, err := list(ctx, plain)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pkgs {
+			jobs = append(jobs, job{pkg: p})
+		}
+	}
+	pkgs, err := list(ctx, patterns)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pkgs {
+		jobs = append(jobs, job{pkg: p, race: race})
+	}
+	return jobs, nil
+}
+
+// build compiles (and caches) every package the jobs' tests need, test
+// packages included, without linking anything, so that the packages' own
+// go test runs do not compile the same dependencies twice.
+func build(ctx context.Context, stdout io.Writer, common, patterns, plain []string, race bool) error {
+	variants := [][]string{patterns}
+	if len(plain) > 0 {
+		variants = append(variants, plain)
+	}
+	for i, pats := range variants {
+		args := append([]string{"list", "-export", "-deps", "-test", "-f", "{{if .Error}}{{.Error}}{{end}}"}, common...)
+		if race && i == 0 {
+			args = append(args, "-race")
+		}
+		out, err := exec.CommandContext(ctx, "go", append(args, pats...)...).CombinedOutput()
+		if err != nil || len(bytes.TrimSpace(out)) > 0 {
+			stdout.Write(out)
+			return cmp.Or(err, errors.New("see above"))
+		}
+	}
+	return nil
 }
 
 // list returns the packages matching patterns that have test files,

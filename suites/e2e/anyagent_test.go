@@ -20,6 +20,7 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
@@ -56,8 +57,8 @@ func assertNoSecretIn(dir string, files int) {
 		data, err := os.ReadFile(path)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(grepSecrets(path, data)).To(BeEmpty())
-		Expect(cassette.ScanSecrets(data, fakeSecrets())).To(BeEmpty(), "%s", path)
-		Expect(cassette.ScanCredentials(data)).To(BeEmpty(), "%s", path)
+		Expect(scrub.ScanSecrets(data, fakeSecrets())).To(BeEmpty(), "%s", path)
+		Expect(scrub.ScanCredentials(data)).To(BeEmpty(), "%s", path)
 		return nil
 	})).To(Succeed())
 	Expect(n).To(BeNumerically(">=", files), "the scenario folder holds the saved files")
@@ -165,14 +166,14 @@ func (g *gzipWriter) Flush() {
 
 // echoScript answers a prompt with text that repeats the key (split across
 // stream deltas, base64- and URL-encoded, and in every other form of
-// cassette.KeyForms: base64 and base32 at every alignment, hex in both
+// scrub.KeyForms: base64 and base32 at every alignment, hex in both
 // cases, JSON-escaped, URL-encoded twice), then a todo_write whose
 // arguments hold it JSON-escaped (\u0073k-…, streamed in 7-byte pieces),
 // then DONE.
 func echoScript() *mockmodel.Script {
 	k := fakeAgentKey
 	var forms []string
-	for _, f := range cassette.KeyForms(k) {
+	for _, f := range scrub.KeyForms(k) {
 		forms = append(forms, f.Text)
 	}
 	text := "Your key is " + k + " (b64 " + base64.StdEncoding.EncodeToString([]byte(k)) + ", url " + url.QueryEscape(k) + "; also " + strings.Join(forms, " ") + ")."
@@ -273,7 +274,7 @@ var _ = Describe("recording and replaying any agent through the proxy", Serial, 
 			files := readAll(dir)
 			Expect(files).To(HaveKey(scenario.CassetteFile))
 			Expect(files[recording.PlanGolden]).To(ContainSubstring(`"sessionUpdate":"plan"`))
-			Expect(files[recording.PlanGolden]).To(ContainSubstring(`rotate `+cassette.Redacted), "the key in the plan is redacted, the rest kept")
+			Expect(files[recording.PlanGolden]).To(ContainSubstring(`rotate `+scrub.Redacted), "the key in the plan is redacted, the rest kept")
 			Expect(files[recording.ToolsGolden]).To(ContainSubstring(`"name": "todo_write"`))
 			Expect(files[recording.SystemGolden]).NotTo(BeEmpty())
 			Expect(files[scenario.CassetteFile]).NotTo(ContainSubstring("Date:"))
@@ -317,7 +318,7 @@ var _ = Describe("recording and replaying any agent through the proxy", Serial, 
 		g := goldensOf(rep.Result)
 		Expect(string(g.ACP)).To(Equal(string(rec.Goldens.ACP)))
 		Expect(string(g.Log)).To(Equal(string(rec.Goldens.Log)))
-		Expect(string(g.Log)).To(ContainSubstring("rotate "+cassette.Redacted), "the session log's todo/write, replayed, holds the redacted key")
+		Expect(string(g.Log)).To(ContainSubstring("rotate "+scrub.Redacted), "the session log's todo/write, replayed, holds the redacted key")
 		Expect(os.WriteFile(filepath.Join(dir, "acp.golden"), rec.Goldens.ACP, 0o644)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, "log.golden"), rec.Goldens.Log, 0o644)).To(Succeed())
 		assertNoSecretIn(dir, 4)

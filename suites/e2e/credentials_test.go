@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -39,14 +40,14 @@ var _ = Describe("committed cassettes", func() {
 		planted := "    headers:\n        Authorization:\n            - Bearer abcdefghijklmnopqrstuvwxyz\n" +
 			"        body: '{\"api\":\"sk-0123456789abcdef0123456789abcdef\"}'\n        X-Api-Key:\n            - x\n"
 		kinds := map[string]bool{}
-		for _, f := range cassette.ScanCredentials([]byte(planted)) {
+		for _, f := range scrub.ScanCredentials([]byte(planted)) {
 			kinds[f.Kind] = true
 		}
 		Expect(kinds).To(HaveKey("authorization header"))
 		Expect(kinds).To(HaveKey("bearer token"))
 		Expect(kinds).To(HaveKey("api key (sk-…)"))
 		Expect(kinds).To(HaveKey("api key header"))
-		Expect(cassette.ScanCredentials([]byte("the task-list of a risk-free bearer of news"))).To(BeEmpty())
+		Expect(scrub.ScanCredentials([]byte("the task-list of a risk-free bearer of news"))).To(BeEmpty())
 	})
 
 	It("hold no credentials", func() {
@@ -55,7 +56,7 @@ var _ = Describe("committed cassettes", func() {
 		for _, p := range paths {
 			data, err := os.ReadFile(p)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(cassette.ScanCredentials(data)).To(BeEmpty(), "credential-like text in %s", p)
+			Expect(scrub.ScanCredentials(data)).To(BeEmpty(), "credential-like text in %s", p)
 		}
 	})
 

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	cassettereplay "github.com/todoharness/todoharness/harness/llm/cassette/replay"
 	"github.com/todoharness/todoharness/harness/scenario"
 )
 
@@ -73,10 +74,10 @@ var _ = Describe("a cassette miss", func() {
 		Expect(msg).To(MatchRegexp(`(?m)^-.*exactly three todos`))
 		Expect(msg).To(MatchRegexp(`(?m)^\+.*exactly four todos`))
 
-		var miss *cassette.MissError
+		var miss *cassettereplay.MissError
 		Expect(errors.As(err, &miss)).To(BeTrue())
 		Expect(miss.Request).To(Equal(1))
-		Expect(rep.Recorder.Misses()).To(HaveLen(1))
+		Expect(rep.Player.Misses()).To(HaveLen(1))
 
 		By("and the editor is told the turn failed because of it")
 		g, gerr := scenario.ACPGolden(rep.Result.Wire, rep.Result.Cwd)

@@ -63,8 +63,8 @@ type views map[string][]byte
 // reference agent sent in this replay.
 func viewsOf(rep *scenario.Replayed, path string) views {
 	GinkgoHelper()
-	Expect(rep.Recorder.Misses()).To(BeEmpty())
-	Expect(rep.Recorder.Unplayed()).To(BeEmpty(), "every recorded exchange is requested")
+	Expect(rep.Player.Misses()).To(BeEmpty())
+	Expect(rep.Player.Unplayed()).To(BeEmpty(), "every recorded exchange is requested")
 	g := goldensOf(rep.Result)
 	interactions, err := cassette.Interactions(path)
 	Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,8 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/record"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
@@ -96,7 +98,7 @@ var _ = Describe("the recording path, offline", Serial, func() {
 		Expect(string(data)).NotTo(ContainSubstring(fakeKey))
 		Expect(strings.ToLower(string(data))).NotTo(ContainSubstring("authorization"))
 		Expect(strings.ToLower(string(data))).NotTo(ContainSubstring("bearer"))
-		Expect(cassette.ScanCredentials(data)).To(BeEmpty())
+		Expect(scrub.ScanCredentials(data)).To(BeEmpty())
 
 		By("labelling it as recorded against the local mock server")
 		p, err := cassette.LoadProvenance(out)
@@ -115,7 +117,7 @@ var _ = Describe("the recording path, offline", Serial, func() {
 	}, NodeTimeout(time.Minute))
 
 	It("refuses to label a recording against a local server as real-model output", func() {
-		_, err := cassette.Record(cassette.RecordOptions{
+		_, err := record.Start(record.Options{
 			Path: filepath.Join(GinkgoT().TempDir(), "c.yaml"),
 			Provenance: cassette.Provenance{
 				Source: cassette.SourceRealModel, BaseURL: "http://127.0.0.1:9/v1", Model: "deepseek-chat",
@@ -142,7 +144,7 @@ var _ = Describe("live recording against DeepSeek", Serial, Label("with-key"), f
 			data, err := os.ReadFile(out)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(data)).NotTo(ContainSubstring(cfg.APIKey))
-			Expect(cassette.ScanCredentials(data)).To(BeEmpty())
+			Expect(scrub.ScanCredentials(data)).To(BeEmpty())
 			if !cassette.IsLoopback(cfg.BaseURL) {
 				Expect(rec.Provenance.Source).To(Equal(cassette.SourceRealModel))
 				Expect(rec.Provenance.RealModelOutput).To(BeTrue())

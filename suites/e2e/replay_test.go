@@ -12,6 +12,7 @@ import (
 	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
 	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 )
@@ -79,7 +80,7 @@ var _ = Describe("todo-plan against the original implementation", Ordered, func(
 	})
 
 	It("ships a cassette labelled as real DeepSeek output rebuilt from that session log", func() {
-		p := rep.Recorder.Provenance()
+		p := rep.Player.Provenance()
 		Expect(p.Source).To(Equal(cassette.SourceSessionLog))
 		Expect(p.RealModelOutput).To(BeTrue())
 		Expect(p.Description).To(Equal("rebuilt from session log todo-plan/session.jsonl recorded by the original implementation against DeepSeek"))
@@ -109,7 +110,7 @@ var _ = Describe("todo-plan against the original implementation", Ordered, func(
 		reg, err := builtin.Compose("")
 		Expect(err).NotTo(HaveOccurred())
 		out := filepath.Join(GinkgoT().TempDir(), "cassette.yaml")
-		_, err = cassette.FromLog(ctx, cassette.FromLogOptions{
+		_, err = fromlog.Rebuild(ctx, fromlog.Options{
 			Log: origLog, LogName: "todo-plan/session.jsonl", Out: out, Tools: reg.Specs(),
 			RecordedBy: "the original implementation against DeepSeek", RealModelOutput: true, Scenario: "todo-plan",
 		})

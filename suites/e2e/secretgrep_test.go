@@ -15,7 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -41,7 +41,7 @@ func encodings(s string) []string {
 	}
 	// And every form the scrubber and `cassette scan` know (base32 at every
 	// alignment, hex in both cases, URL-encoded twice, ...): the same list.
-	for _, f := range cassette.KeyForms(s) {
+	for _, f := range scrub.KeyForms(s) {
 		out = append(out, f.Needle)
 	}
 	return out
@@ -208,10 +208,10 @@ var _ = Describe("the spec's grep for the fake secrets", func() {
 
 	It("finds every form the scrubber and the cassette scan know, planted in a saved file, as the cassette scan does", func() {
 		for _, sec := range fakeSecrets() {
-			for _, f := range cassette.KeyForms(sec) {
+			for _, f := range scrub.KeyForms(sec) {
 				data := []byte("body: 'echo " + f.Text + " end'\n")
 				Expect(grepSecrets("cassette.yaml", data)).NotTo(BeEmpty(), "the grep misses the %s form of %q", f.Name, sec)
-				Expect(cassette.ScanSecrets(data, []string{sec})).NotTo(BeEmpty(), "the scan misses the %s form of %q", f.Name, sec)
+				Expect(scrub.ScanSecrets(data, []string{sec})).NotTo(BeEmpty(), "the scan misses the %s form of %q", f.Name, sec)
 			}
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -340,9 +341,5 @@ func (n *normalizer) value(depth int) error {
 }
 
 func (n *normalizer) str(s string) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	n.out.Write(bytes.TrimRight(b.Bytes(), "\n"))
+	_ = jsonx.Write(n.out, s) // a string always encodes
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
-// ErrNotFound is returned (wrapped) by Replay when the cassette file does not
+// ErrNotFound is returned (wrapped) by Load when the cassette file does not
 // exist.
 var ErrNotFound = errors.New("cassette not found")
 
@@ -34,25 +34,27 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// file is a cassette file as this package reads it: go-vcr's fields plus the
+// File is a cassette file as todoharness reads it: go-vcr's fields plus the
 // provenance block.
-type file struct {
+type File struct {
 	Provenance   *Provenance             `yaml:"provenance"`
 	Version      int                     `yaml:"version"`
 	Interactions []*cassette.Interaction `yaml:"interactions"`
 }
 
-// vcrName turns a cassette path into go-vcr's cassette name (go-vcr appends
+// VCRName turns a cassette path into go-vcr's cassette name (go-vcr appends
 // ".yaml" itself).
-func vcrName(path string) (string, error) {
+func VCRName(path string) (string, error) {
 	if !strings.HasSuffix(path, ".yaml") {
 		return "", fmt.Errorf("cassette path %q must end in .yaml", path)
 	}
 	return strings.TrimSuffix(path, ".yaml"), nil
 }
 
-// loadFile reads and validates a cassette file.
-func loadFile(path string) (*file, error) {
+// Load reads and validates a cassette file. A missing file wraps
+// ErrNotFound; a file that does not parse or is incomplete is a
+// *CorruptError.
+func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s (record it with DEEPSEEK_API_KEY=… make record, or todoharness record)", ErrNotFound, path)
@@ -60,17 +62,20 @@ func loadFile(path string) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read cassette: %w", err)
 	}
-	return parseFile(data, path)
+	return Parse(data, path)
 }
 
-func parseFile(data []byte, path string) (*file, error) {
+// Parse validates the bytes of a cassette file (path names it in errors): a
+// go-vcr version 2 cassette with a valid provenance block and at least one
+// complete interaction. Anything else is a *CorruptError.
+func Parse(data []byte, path string) (*File, error) {
 	corrupt := func(reason string, err error) error {
 		return &CorruptError{Path: path, Reason: reason, Err: err}
 	}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, corrupt("the file is empty", nil)
 	}
-	var f file
+	var f File
 	if err := yamlx.Unmarshal(data, &f, false); err != nil {
 		return nil, corrupt("not valid cassette YAML", err)
 	}
@@ -105,9 +110,9 @@ func parseFile(data []byte, path string) (*file, error) {
 }
 
 // Interactions returns the recorded interactions of the cassette at path
-// (validated as Replay validates it).
+// (validated as Load validates it).
 func Interactions(path string) ([]*cassette.Interaction, error) {
-	f, err := loadFile(path)
+	f, err := Load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -24,7 +26,7 @@ const (
 	// server: the answers are a script, not model output.
 	SourceMockServer Source = "mock-server"
 	// SourceSessionLog is a cassette rebuilt from a session log's
-	// assistant/chunk events (see FromLog).
+	// assistant/chunk events (see package fromlog).
 	SourceSessionLog Source = "session-log"
 )
 
@@ -95,8 +97,7 @@ func IsLoopback(baseURL string) bool {
 	if err != nil {
 		return false
 	}
-	h := u.Hostname()
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
+	return isLoopbackHost(u.Hostname())
 }
 
 // WithoutUserinfo returns baseURL without the user:password part (the
@@ -110,7 +111,7 @@ func WithoutUserinfo(baseURL string) string {
 	if u.User != nil {
 		u.User = nil
 	}
-	u.Host = stripLoopbackPort(u.Host)
+	u.Host = StripLoopbackPort(u.Host)
 	return u.String()
 }
 
@@ -156,13 +157,13 @@ func ToolVersion() string {
 	return v
 }
 
-// provenanceHeader is the comment written above the provenance block.
-const provenanceHeader = "# todoharness cassette: go-vcr v2 format; the provenance block says where\n" +
+// ProvenanceHeader is the comment written above the provenance block.
+const ProvenanceHeader = "# todoharness cassette: go-vcr v2 format; the provenance block says where\n" +
 	"# the model output below came from (see harness/llm/cassette).\n"
 
-// withProvenance returns a go-vcr cassette file's bytes with the provenance
+// WithProvenance returns a go-vcr cassette file's bytes with the provenance
 // block put first.
-func withProvenance(vcr []byte, p Provenance) ([]byte, error) {
+func WithProvenance(vcr []byte, p Provenance) ([]byte, error) {
 	block, err := yaml.Marshal(struct {
 		Provenance Provenance `yaml:"provenance"`
 	}{p})
@@ -172,15 +173,15 @@ func withProvenance(vcr []byte, p Provenance) ([]byte, error) {
 	body := bytes.TrimPrefix(vcr, []byte("---\n"))
 	var out bytes.Buffer
 	out.WriteString("---\n")
-	out.WriteString(provenanceHeader)
+	out.WriteString(ProvenanceHeader)
 	out.Write(block)
 	out.Write(body)
 	return out.Bytes(), nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
+// WriteFile writes data to path through a temporary file in the same
 // folder, so a reader never sees half a cassette.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write cassette %s: %w", path, err)
@@ -205,11 +206,32 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // LoadProvenance reads the provenance block of the cassette at path. The
-// cassette is validated as Replay would (a corrupt cassette is an error).
+// cassette is validated as Load validates it (a corrupt cassette is an
+// error).
 func LoadProvenance(path string) (Provenance, error) {
-	f, err := loadFile(path)
+	f, err := Load(path)
 	if err != nil {
 		return Provenance{}, err
 	}
 	return *f.Provenance, nil
+}
+
+// StripLoopbackPort removes the port of a loopback host:port: a recording
+// against the local mock server must not change with its port.
+func StripLoopbackPort(host string) string {
+	h, p, err := net.SplitHostPort(host)
+	if err != nil || p == "" {
+		return host
+	}
+	if _, err := strconv.Atoi(p); err != nil || !isLoopbackHost(h) {
+		return host
+	}
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
+}
+
+func isLoopbackHost(h string) bool {
+	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
 }

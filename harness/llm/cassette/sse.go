@@ -75,10 +75,11 @@ func (r *eventReader) Read(p []byte) (int, error) {
 
 func (r *eventReader) Close() error { return nil }
 
-// rechunk replaces resp's body, when it is an event stream, by one that is
-// read an event at a time. Other bodies are left alone. A non-nil edit
-// rewrites the body first (ContentLength follows).
-func rechunk(ctx context.Context, resp *http.Response, edit func(string) string) error {
+// Rechunk replaces resp's body, when it is an event stream, by one that is
+// read an event at a time, as a live connection delivers it (go-vcr buffers
+// whole bodies). Other bodies are left alone. A non-nil edit rewrites the
+// body first (ContentLength follows).
+func Rechunk(ctx context.Context, resp *http.Response, edit func(string) string) error {
 	if resp == nil || resp.Body == nil {
 		return nil
 	}

@@ -1,17 +1,16 @@
-package cassette
+package scrub
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 	"gopkg.in/yaml.v3"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette"
 )
 
 const unitSecret = "sk-ant-FAKEunit0123456789/abcXYZ"
@@ -38,7 +37,7 @@ func forms() map[string]string {
 }
 
 func TestKnownSecretsAreScrubbedInEveryForm(t *testing.T) {
-	s := newScrubber([]string{unitSecret})
+	s := New([]string{unitSecret})
 	for name, f := range forms() {
 		text := "before " + f + " after"
 		got := s.text(text)
@@ -76,7 +75,7 @@ func TestSecretsSplitAcrossStreamDeltasAreScrubbed(t *testing.T) {
 			// deltas do, which the cassette-aware scan below looks at.
 			t.Logf("%s: raw scan: %v", wire, f)
 		}
-		got := newScrubber([]string{unitSecret}).body(body)
+		got := New([]string{unitSecret}).Body(body)
 		for _, part := range []string{unitSecret[:9], unitSecret[9:]} {
 			if strings.Contains(got, part) {
 				t.Errorf("%s: %q kept in\n%s", wire, part, got)
@@ -103,13 +102,13 @@ func TestSecretsSplitAcrossStreamDeltasAreScrubbed(t *testing.T) {
 
 // cassetteWith is a minimal cassette whose one response body is body.
 func cassetteWith(body string) []byte {
-	i := &cassette.Interaction{Request: cassette.Request{Method: "POST", URL: "https://api.example.com/v1/x"},
-		Response: cassette.Response{Code: 200, Body: body}}
+	i := &vcr.Interaction{Request: vcr.Request{Method: "POST", URL: "https://api.example.com/v1/x"},
+		Response: vcr.Response{Code: 200, Body: body}}
 	raw, err := yamlOf(i)
 	if err != nil {
 		panic(err)
 	}
-	out, err := withProvenance(raw, Provenance{Source: SourceRealModel, RealModelOutput: true, Description: "d",
+	out, err := cassette.WithProvenance(raw, cassette.Provenance{Source: cassette.SourceRealModel, RealModelOutput: true, Description: "d",
 		APIHost: "api.example.com", BaseURL: "https://api.example.com/v1", Model: "m", RecordedAt: "2026-01-01", ToolVersion: "t"})
 	if err != nil {
 		panic(err)
@@ -133,7 +132,7 @@ func TestKeyPatternsAreFlaggedWithoutTheValue(t *testing.T) {
 		if f := ScanCredentials([]byte(text)); len(f) == 0 {
 			t.Errorf("%s: %q not flagged", kind, text)
 		}
-		if got := newScrubber(nil).text(text); got == text && kind != "base64" && kind != "json-esc" && kind != "url-encoded" {
+		if got := New(nil).text(text); got == text && kind != "base64" && kind != "json-esc" && kind != "url-encoded" {
 			t.Errorf("%s: %q not scrubbed by pattern", kind, text)
 		}
 	}
@@ -149,49 +148,7 @@ func TestKeyPatternsAreFlaggedWithoutTheValue(t *testing.T) {
 	}
 }
 
-func TestNormalizeDecodesGzipAndDropsVolatileValues(t *testing.T) {
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	_, _ = zw.Write([]byte(`{"ok":true}`))
-	_ = zw.Close()
-	i := &cassette.Interaction{
-		Request: cassette.Request{URL: "http://127.0.0.1:43211/v1/messages", Host: "127.0.0.1:43211"},
-		Response: cassette.Response{Body: zb.String(), Duration: 12345, Headers: http.Header{
-			"Content-Encoding": {"gzip"}, "Content-Length": {"31"}, "Date": {"Tue, 01 Dec 2026 10:00:00 GMT"},
-			"X-Request-Id": {"req_1"}, "Anthropic-Ratelimit-Requests-Remaining": {"49"}, "Content-Type": {"application/json"},
-		}},
-	}
-	if err := normalize(i); err != nil {
-		t.Fatal(err)
-	}
-	if i.Response.Body != `{"ok":true}` || i.Response.Duration != 0 {
-		t.Errorf("body %q duration %v", i.Response.Body, i.Response.Duration)
-	}
-	if len(i.Response.Headers) != 1 || i.Response.Headers.Get("Content-Type") == "" {
-		t.Errorf("headers kept: %v", i.Response.Headers)
-	}
-	if i.Request.URL != "http://127.0.0.1/v1/messages" || i.Request.Host != "127.0.0.1" {
-		t.Errorf("loopback port kept: %s %s", i.Request.URL, i.Request.Host)
-	}
-}
-
-func TestProvenanceKeepsNoCredentialsAndNoLoopbackClaim(t *testing.T) {
-	p, err := completeProvenance(Provenance{BaseURL: "https://apiuser:SuperSecretPassw0rd@api.example.com/v1", Model: "m",
-		Agent: "agent --api-key sk-proj-abcdefghijklmnop0123"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(fmt.Sprint(p), "SuperSecret") || strings.Contains(fmt.Sprint(p), "apiuser") || strings.Contains(p.Agent, "abcdefghijklmnop") {
-		t.Errorf("credentials kept in %+v", p)
-	}
-	bad := Provenance{Source: SourceSessionLog, RealModelOutput: true, Description: "d", APIHost: "127.0.0.1",
-		BaseURL: "http://127.0.0.1/v1", Model: "m", RecordedAt: "r", ToolVersion: "t"}
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "loopback") {
-		t.Errorf("a loopback real-model claim validates: %v", err)
-	}
-}
-
 // yamlOf is a go-vcr cassette file holding one interaction.
-func yamlOf(i *cassette.Interaction) ([]byte, error) {
-	return yaml.Marshal(map[string]any{"version": 2, "interactions": []*cassette.Interaction{i}})
+func yamlOf(i *vcr.Interaction) ([]byte, error) {
+	return yaml.Marshal(map[string]any{"version": 2, "interactions": []*vcr.Interaction{i}})
 }

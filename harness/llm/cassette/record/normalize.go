@@ -1,17 +1,16 @@
-package cassette
+package record
 
 import (
-	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette"
 )
 
 // volatileHeaders are response headers that change on every call without
@@ -41,7 +40,7 @@ func volatileHeader(name string) bool {
 // or deflate body is decompressed, Content-Encoding and Content-Length
 // dropped), volatile response headers are dropped, the duration is zero,
 // and the ephemeral port of a loopback address is removed.
-func normalize(i *cassette.Interaction) error {
+func normalize(i *vcr.Interaction) error {
 	i.Response.Duration = 0
 	if enc := strings.ToLower(http.Header(i.Response.Headers).Get("Content-Encoding")); enc != "" && enc != "identity" {
 		body, err := decodeBody(enc, i.Response.Body)
@@ -69,7 +68,7 @@ func normalize(i *cassette.Interaction) error {
 		i.Response.TransferEncoding = nil
 	}
 	i.Request.URL = withoutLoopbackPort(i.Request.URL)
-	i.Request.Host = stripLoopbackPort(i.Request.Host)
+	i.Request.Host = cassette.StripLoopbackPort(i.Request.Host)
 	i.Request.RemoteAddr = ""
 	return nil
 }
@@ -88,21 +87,6 @@ func decodeBody(enc, body string) (string, error) {
 	return "", fmt.Errorf("cannot store a body with Content-Encoding %q decoded", enc)
 }
 
-// stripLoopbackPort removes the port of a loopback host:port.
-func stripLoopbackPort(host string) string {
-	h, p, err := net.SplitHostPort(host)
-	if err != nil || p == "" {
-		return host
-	}
-	if _, err := strconv.Atoi(p); err != nil || !isLoopbackHost(h) {
-		return host
-	}
-	if strings.Contains(h, ":") {
-		return "[" + h + "]"
-	}
-	return h
-}
-
 // withoutLoopbackPort removes the ephemeral port of a loopback URL: a
 // recording against the local mock server must not change with its port.
 func withoutLoopbackPort(raw string) string {
@@ -110,17 +94,10 @@ func withoutLoopbackPort(raw string) string {
 	if err != nil || u.Host == "" {
 		return raw
 	}
-	h := stripLoopbackPort(u.Host)
+	h := cassette.StripLoopbackPort(u.Host)
 	if h == u.Host {
 		return raw
 	}
 	u.Host = h
 	return u.String()
 }
-
-func isLoopbackHost(h string) bool {
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
-}
-
-// gunzipIfNeeded is used by tests: it reports whether b starts like gzip.
-func looksGzipped(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b}) }

@@ -1,4 +1,4 @@
-package cassette
+package fromlog
 
 import (
 	"bufio"
@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/internal/cassettetest"
+	"github.com/todoharness/todoharness/harness/llm/cassette/replay"
+	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
@@ -66,18 +70,18 @@ func fixtureShaped() *session.Loaded {
 
 var testTools = []llm.ToolSpec{{Name: "todo_write", Description: "d", Parameters: []byte(`{"type":"object"}`)}}
 
-// rebuildTwoSteps runs FromLog on a two-step log and reads the cassette back.
-func rebuildTwoSteps(t *testing.T, ld *session.Loaded, name string) (*FromLogResult, *file, string) {
+// rebuildTwoSteps runs Rebuild on a two-step log and reads the cassette back.
+func rebuildTwoSteps(t *testing.T, ld *session.Loaded, name string) (*Result, *cassette.File, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "c.yaml")
-	res, err := FromLog(context.Background(), FromLogOptions{Log: ld, LogName: name, Out: out, Tools: testTools})
+	res, err := Rebuild(context.Background(), Options{Log: ld, LogName: name, Out: out, Tools: testTools})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Steps != 2 {
 		t.Fatalf("%d steps, want 2", res.Steps)
 	}
-	f, err := loadFile(out)
+	f, err := cassette.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +169,7 @@ func TestFromLogOfTheInteropFixtures(t *testing.T) {
 			}
 			// Replay: the client gets the logged chunks back.
 			_, c := replayClient(t, out)
-			steps, _, err := LogSteps(ld.Events)
+			steps, _, err := Steps(ld.Events)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,4 +185,74 @@ func TestFromLogOfTheInteropFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFromLogRebuildsTheExchangesOfASessionLog(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "two-steps.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ld, err := session.Read(f, "two-steps.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []llm.ToolSpec{{Name: "todo_write", Description: "d", Parameters: []byte(`{"type":"object"}`)}}
+	out := filepath.Join(t.TempDir(), "c.yaml")
+	res, err := Rebuild(context.Background(), Options{
+		Log: ld, LogName: "x/two-steps.jsonl", Out: out, Tools: tools, RecordedBy: "a test", Scenario: "s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 2 || len(res.Warnings) != 0 {
+		t.Errorf("steps %d, warnings %v", res.Steps, res.Warnings)
+	}
+	p := res.Provenance
+	if p.Source != cassette.SourceSessionLog || p.RealModelOutput || p.Description != "rebuilt from session log x/two-steps.jsonl recorded by a test (not claimed as real-model output)" ||
+		p.RecordedAt != "2026-06-29T02:53:19Z" || p.APIHost != "api.deepseek.com" || p.Model != openaichat.DefaultModel {
+		t.Errorf("provenance %+v", p)
+	}
+
+	// Replaying the rebuilt cassette through the client gives back the
+	// logged chunks, step by step.
+	_, c := replayClient(t, out)
+	steps, _, _ := logSteps(ld.Events)
+	for _, s := range steps {
+		var got []llm.Chunk
+		req := llm.Request{Model: openaichat.DefaultModel, Messages: session.DeriveMessages(ld.Events[:s.index]), Tools: tools}
+		if _, err := c.Stream(context.Background(), req, func(ch llm.Chunk) error { got = append(got, ch); return nil }); err != nil {
+			t.Fatalf("turn %d step %d: %v", s.turn, s.step, err)
+		}
+		if g, w := strings.Join(normChunks(got), "\n"), strings.Join(normChunks(s.chunks), "\n"); g != w {
+			t.Errorf("turn %d step %d chunks:\n got %s\nwant %s", s.turn, s.step, g, w)
+		}
+	}
+}
+
+func TestFromLogRefusesALogWhoseChunksDisagreeWithItsMessage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "two-steps.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), `"content":[{"type":"text","text":"DONE"}]`, `"content":[{"type":"text","text":"NOPE"}]`, 1)
+	ld, err := session.Read(strings.NewReader(bad), "bad.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Rebuild(context.Background(), Options{Log: ld, LogName: "bad.jsonl", Out: filepath.Join(t.TempDir(), "c.yaml")})
+	if err == nil || !strings.Contains(err.Error(), "turn 1 step 2: the rebuilt answer assembles to") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// replayClient is an llm client answered by a replay of the cassette at path.
+func replayClient(t *testing.T, path string) (*replay.Player, *openaichat.Client) {
+	t.Helper()
+	p, err := replay.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return p, cassettetest.Client(t, p, p.Provenance())
 }

@@ -1,4 +1,4 @@
-package cassette
+package scrub
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Known secret values are found in every form a client, a server or a
@@ -309,7 +311,7 @@ func sseData(body string) (ranges []span, docs []any) {
 		}
 		lead := len(t) - len(strings.TrimLeft(rest, " "))
 		payload := t[lead:]
-		v, err := decodeJSON([]byte(payload))
+		v, err := jsonx.Decode([]byte(payload))
 		if err != nil {
 			continue
 		}
@@ -333,7 +335,7 @@ func redactSSE(body string, secrets []string) string {
 		if !changed[i] {
 			continue
 		}
-		enc, err := encodeJSON(docs[i], false)
+		enc, err := jsonx.Marshal(docs[i])
 		if err != nil {
 			continue
 		}
@@ -351,11 +353,11 @@ func redactSSE(body string, secrets []string) string {
 // every credential-shaped value line by line. Lines that are not JSON are
 // scrubbed as text.
 func RedactJSONLines(lines [][]byte, secrets []string) [][]byte {
-	s := newScrubber(secrets)
+	s := New(secrets)
 	idx := []int{}
 	var docs []any
 	for i, l := range lines {
-		if v, err := decodeJSON(l); err == nil {
+		if v, err := jsonx.Decode(l); err == nil {
 			idx = append(idx, i)
 			docs = append(docs, v)
 		}
@@ -365,7 +367,7 @@ func RedactJSONLines(lines [][]byte, secrets []string) [][]byte {
 	changed := redactStreams(docs, s.secrets)
 	for k, i := range idx {
 		if changed[k] {
-			if enc, err := encodeJSON(docs[k], false); err == nil {
+			if enc, err := jsonx.Marshal(docs[k]); err == nil {
 				out[i] = enc
 			}
 		}
@@ -386,5 +388,5 @@ func jsonString(s string) string {
 // KeyForms) and every credential-shaped value replaced by Redacted: for a
 // diff, an error or a log line that may quote a request or a response.
 func RedactText(text string, secrets []string) string {
-	return newScrubber(secrets).text(text)
+	return New(secrets).text(text)
 }

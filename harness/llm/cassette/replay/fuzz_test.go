@@ -1,8 +1,10 @@
-package cassette
+package replay
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette"
 )
 
 // fuzzCassette is a small valid cassette (two interactions) to start from.
@@ -44,9 +46,9 @@ func FuzzCassette(f *testing.F) {
 	f.Add([]byte("version: 2\ninteractions: []\n"), "GET", "/", "")
 	f.Add([]byte(""), "POST", "%zz", "{")
 	f.Fuzz(func(t *testing.T, data []byte, method, url, body string) {
-		file, err := parseFile(data, "fuzz.yaml")
+		file, err := cassette.Parse(data, "fuzz.yaml")
 		if err != nil {
-			var ce *CorruptError
+			var ce *cassette.CorruptError
 			if !errors.As(err, &ce) || ce.Path != "fuzz.yaml" {
 				t.Fatalf("not a *CorruptError naming the file: %v", err)
 			}

@@ -1,4 +1,4 @@
-package cassette
+package fromlog
 
 import (
 	"bytes"
@@ -12,16 +12,18 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
-	"gopkg.in/dnaeon/go-vcr.v3/recorder"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
-// FromLogOptions configures FromLog.
-type FromLogOptions struct {
+// Options configures Rebuild.
+type Options struct {
 	// Log is the session log to rebuild from (session.LoadFile).
 	Log *session.Loaded
 	// LogName names the log in the provenance ("todo-plan/session.jsonl").
@@ -49,9 +51,9 @@ type FromLogOptions struct {
 	Scenario string
 }
 
-// FromLogResult describes a rebuilt cassette.
-type FromLogResult struct {
-	Provenance Provenance
+// Result describes a rebuilt cassette.
+type Result struct {
+	Provenance cassette.Provenance
 	// Steps is the number of exchanges written (one per model step).
 	Steps int
 	// Warnings are differences worth a look that did not stop the rebuild
@@ -74,11 +76,11 @@ type logStep struct {
 	message        *session.AssistantMessage
 }
 
-// LogStep is one model step of a session log, for tools that replay a
+// Step is one model step of a session log, for tools that replay a
 // log's model answers another way (snapshot run serves them from the mock
 // model): its chunks (packed chunk rows arrive expanded by the session
 // reader) and its assistant/message.
-type LogStep struct {
+type Step struct {
 	Turn, Step int
 	// Index is the index in the log's events of the step/start event.
 	Index int
@@ -90,22 +92,22 @@ type LogStep struct {
 	Message *session.AssistantMessage
 }
 
-// LogSteps returns the model steps of a log that have assistant/chunk
+// Steps returns the model steps of a log that have assistant/chunk
 // events, in order, and a warning for each step left out (no chunks: a
 // failed model call).
-func LogSteps(events []session.Event) ([]LogStep, []string, error) {
+func Steps(events []session.Event) ([]Step, []string, error) {
 	steps, warnings, err := logSteps(events)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]LogStep, len(steps))
+	out := make([]Step, len(steps))
 	for i, s := range steps {
-		out[i] = LogStep{Turn: s.turn, Step: s.step, Index: s.index, Duration: s.duration(), Chunks: s.chunks, Message: s.message}
+		out[i] = Step{Turn: s.turn, Step: s.step, Index: s.index, Duration: s.duration(), Chunks: s.chunks, Message: s.message}
 	}
 	return out, warnings, nil
 }
 
-// FromLog rebuilds the model's HTTP exchanges from a session log and writes
+// Rebuild rebuilds the model's HTTP exchanges from a session log and writes
 // them as a cassette. For each step with assistant/chunk events, the request
 // is the model history derived from the surface events before the step
 // (session.DeriveMessages) plus opts.Tools, opts.Model and opts.System, and
@@ -119,7 +121,7 @@ func LogSteps(events []session.Event) ([]LogStep, []string, error) {
 // cassette holds exactly the bytes the client sends and replays through the
 // same matcher as a live recording. Each rebuilt answer is checked: what the
 // client assembles from it must equal the step's assistant/message content.
-func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
+func Rebuild(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Log == nil {
 		return nil, errors.New("cassette from-log: no session log")
 	}
@@ -136,6 +138,46 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("cassette from-log %s: no model step with assistant/chunk events", opts.LogName)
 	}
+	bodies := make([][]byte, len(steps))
+	for i, s := range steps {
+		if bodies[i], err = sseBody(s, opts.Model, opts.Log.Header.ID); err != nil {
+			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: %w", opts.LogName, s.turn, s.step, err)
+		}
+	}
+	serve := &scriptedTransport{bodies: bodies}
+	// The latency saved is the original's (step start to last chunk), not
+	// the rebuild's, so the cassette is the same on every rebuild.
+	latency := func(i *vcr.Interaction) error {
+		if i.ID >= 0 && i.ID < len(steps) {
+			i.Response.Duration = steps[i.ID].duration()
+		}
+		return nil
+	}
+	rec, err := record.Start(record.Options{Path: opts.Out, Provenance: provenanceOf(opts), RealTransport: serve, BeforeSave: latency})
+	if err != nil {
+		return nil, err
+	}
+	client, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range steps {
+		warning, err := askStep(ctx, client, opts, s)
+		if err != nil {
+			return nil, err
+		}
+		if warning != "" {
+			warnings = append(warnings, warning)
+		}
+	}
+	if err := rec.Stop(); err != nil {
+		return nil, err
+	}
+	return &Result{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
+}
+
+// provenanceOf is the provenance of a cassette rebuilt from opts.Log.
+func provenanceOf(opts Options) cassette.Provenance {
 	desc := "rebuilt from session log " + opts.LogName
 	if opts.RecordedBy != "" {
 		desc += " recorded by " + opts.RecordedBy
@@ -143,8 +185,8 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 	if !opts.RealModelOutput {
 		desc += " (not claimed as real-model output)"
 	}
-	prov := Provenance{
-		Source:          SourceSessionLog,
+	return cassette.Provenance{
+		Source:          cassette.SourceSessionLog,
 		RealModelOutput: opts.RealModelOutput,
 		Description:     desc,
 		BaseURL:         opts.BaseURL,
@@ -153,57 +195,36 @@ func FromLog(ctx context.Context, opts FromLogOptions) (*FromLogResult, error) {
 		Scenario:        opts.Scenario,
 		SessionLog:      opts.LogName,
 	}
-	bodies := make([][]byte, len(steps))
-	for i, s := range steps {
-		if bodies[i], err = sseBody(s, opts.Model, opts.Log.Header.ID); err != nil {
-			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: %w", opts.LogName, s.turn, s.step, err)
-		}
+}
+
+// askStep makes the request of step s through client (which records it) and
+// checks the rebuilt answer: what the client assembles must equal the
+// step's assistant/message content (an error otherwise); a different chunk
+// sequence is only a warning.
+func askStep(ctx context.Context, client *openaichat.Client, opts Options, s *logStep) (warning string, err error) {
+	req := llm.Request{
+		Model:    opts.Model,
+		System:   opts.System,
+		Messages: session.DeriveMessages(flatSurface(opts.Log.Events[:s.index])),
+		Tools:    opts.Tools,
 	}
-	serve := &scriptedTransport{bodies: bodies}
-	rec, err := Record(RecordOptions{Path: opts.Out, Provenance: prov, RealTransport: serve})
-	if err != nil {
-		return nil, err
-	}
-	// The latency saved is the original's (step start to last chunk), not
-	// the rebuild's, so the cassette is the same on every rebuild.
-	rec.vcr.AddHook(func(i *cassette.Interaction) error {
-		if i.ID >= 0 && i.ID < len(steps) {
-			i.Response.Duration = steps[i.ID].duration()
-		}
+	var got []llm.Chunk
+	resp, err := client.Stream(ctx, req, func(c llm.Chunk) error {
+		got = append(got, c)
 		return nil
-	}, recorder.BeforeSaveHook)
-	client, err := openaichat.NewClient(openaichat.ClientConfig{BaseURL: opts.BaseURL, Model: opts.Model, HTTPClient: rec.Client()})
+	})
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("cassette from-log %s: turn %d step %d: the client cannot read the rebuilt answer: %w", opts.LogName, s.turn, s.step, err)
 	}
-	for _, s := range steps {
-		req := llm.Request{
-			Model:    opts.Model,
-			System:   opts.System,
-			Messages: session.DeriveMessages(flatSurface(opts.Log.Events[:s.index])),
-			Tools:    opts.Tools,
-		}
-		var got []llm.Chunk
-		resp, err := client.Stream(ctx, req, func(c llm.Chunk) error {
-			got = append(got, c)
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the client cannot read the rebuilt answer: %w", opts.LogName, s.turn, s.step, err)
-		}
-		if s.message != nil && !sameContent(resp.Content, s.message.Content) {
-			a, _ := json.Marshal(resp.Content)
-			b, _ := json.Marshal(s.message.Content)
-			return nil, fmt.Errorf("cassette from-log %s: turn %d step %d: the rebuilt answer assembles to %s, the log's assistant/message is %s", opts.LogName, s.turn, s.step, a, b)
-		}
-		if !reflect.DeepEqual(normChunks(got), normChunks(s.chunks)) {
-			warnings = append(warnings, fmt.Sprintf("turn %d step %d: the client emits %d chunks for the rebuilt answer, the log has %d (same content)", s.turn, s.step, len(got), len(s.chunks)))
-		}
+	if s.message != nil && !sameContent(resp.Content, s.message.Content) {
+		a, _ := json.Marshal(resp.Content)
+		b, _ := json.Marshal(s.message.Content)
+		return "", fmt.Errorf("cassette from-log %s: turn %d step %d: the rebuilt answer assembles to %s, the log's assistant/message is %s", opts.LogName, s.turn, s.step, a, b)
 	}
-	if err := rec.Stop(); err != nil {
-		return nil, err
+	if !reflect.DeepEqual(normChunks(got), normChunks(s.chunks)) {
+		return fmt.Sprintf("turn %d step %d: the client emits %d chunks for the rebuilt answer, the log has %d (same content)", s.turn, s.step, len(got), len(s.chunks)), nil
 	}
-	return &FromLogResult{Provenance: rec.Provenance(), Steps: len(steps), Warnings: warnings}, nil
+	return "", nil
 }
 
 // duration is the time from the step's start to its last chunk; in logs
@@ -406,64 +427,14 @@ type sseChoice struct {
 
 // sseBody rebuilds the SSE answer of one step from its chunks.
 func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
-	var buf bytes.Buffer
-	id := fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step)
-	created := s.time / 1000
-	write := func(choices []sseChoice, usage any) error {
-		b, err := encodeJSON(sseChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage}, false)
-		if err != nil {
-			return err
-		}
-		buf.WriteString("data: ")
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		return nil
+	w := &sseWriter{
+		id:      fmt.Sprintf("rebuilt-%s-t%d-s%d", sessionID, s.turn, s.step),
+		created: s.time / 1000, model: model, first: true, wireIdx: map[int]int{},
 	}
-	first := true
-	delta := func(d map[string]any) error {
-		if first {
-			d["role"] = "assistant"
-			first = false
-		}
-		return write([]sseChoice{{Delta: d}}, nil)
-	}
-	wireIdx := map[int]int{} // block index -> tool_calls index
 	var usage *llm.Usage
 	finish := ""
 	for _, c := range s.chunks {
-		idx := 0
-		if c.Index != nil {
-			idx = *c.Index
-		}
 		switch c.Type {
-		case llm.ChunkReasoningDelta:
-			if err := delta(map[string]any{"reasoning_content": c.Text}); err != nil {
-				return nil, err
-			}
-		case llm.ChunkTextDelta:
-			if err := delta(map[string]any{"content": c.Text}); err != nil {
-				return nil, err
-			}
-		case llm.ChunkToolCallDelta:
-			args := ""
-			if c.ArgumentsDelta != nil {
-				args = *c.ArgumentsDelta
-			}
-			w, seen := wireIdx[idx]
-			tc := map[string]any{}
-			if !seen {
-				w = len(wireIdx)
-				wireIdx[idx] = w
-				tc["id"] = c.ID
-				tc["type"] = "function"
-				tc["function"] = map[string]any{"name": c.Name, "arguments": args}
-			} else {
-				tc["function"] = map[string]any{"arguments": args}
-			}
-			tc["index"] = w
-			if err := delta(map[string]any{"tool_calls": []any{tc}}); err != nil {
-				return nil, err
-			}
 		case llm.ChunkUsage:
 			if c.Usage != nil {
 				u := *c.Usage
@@ -473,36 +444,116 @@ func sseBody(s *logStep, model, sessionID string) ([]byte, error) {
 			if c.Reason != nil {
 				finish = c.Reason.Kind
 			}
-		case llm.ChunkBlockStart, llm.ChunkBlockEnd:
-			// Derived by the client from the deltas; nothing on the wire.
 		default:
-			return nil, fmt.Errorf("unknown chunk type %q", c.Type)
+			if err := w.chunk(c); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if finish == "" {
 		return nil, errors.New("no finish chunk: the step did not complete")
 	}
-	var u any
-	if usage != nil {
-		prompt := usage.InputTokens + usage.CacheReadTokens
-		u = map[string]any{
-			"prompt_tokens":            prompt,
-			"completion_tokens":        usage.OutputTokens,
-			"total_tokens":             prompt + usage.OutputTokens,
-			"prompt_cache_hit_tokens":  usage.CacheReadTokens,
-			"prompt_cache_miss_tokens": usage.InputTokens,
-			"prompt_tokens_details":    map[string]any{"cached_tokens": usage.CacheReadTokens},
-			"completion_tokens_details": map[string]any{
-				"reasoning_tokens": usage.ReasoningTokens,
-			},
-		}
-	}
 	reason := wireFinish(finish)
-	if err := write([]sseChoice{{Delta: map[string]any{}, FinishReason: &reason}}, u); err != nil {
+	if err := w.write([]sseChoice{{Delta: map[string]any{}, FinishReason: &reason}}, wireUsage(usage)); err != nil {
 		return nil, err
 	}
-	buf.WriteString("data: [DONE]\n\n")
-	return buf.Bytes(), nil
+	w.buf.WriteString("data: [DONE]\n\n")
+	return w.buf.Bytes(), nil
+}
+
+// sseWriter writes the chat.completion.chunk events of one rebuilt answer.
+type sseWriter struct {
+	buf     bytes.Buffer
+	id      string
+	created int64
+	model   string
+	first   bool        // no delta written yet: the next carries the role
+	wireIdx map[int]int // block index -> tool_calls index
+}
+
+// write writes one event.
+func (w *sseWriter) write(choices []sseChoice, usage any) error {
+	b, err := jsonx.Marshal(sseChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model, Choices: choices, Usage: usage})
+	if err != nil {
+		return err
+	}
+	w.buf.WriteString("data: ")
+	w.buf.Write(b)
+	w.buf.WriteString("\n\n")
+	return nil
+}
+
+// delta writes one delta event, the first with the assistant role.
+func (w *sseWriter) delta(d map[string]any) error {
+	if w.first {
+		d["role"] = "assistant"
+		w.first = false
+	}
+	return w.write([]sseChoice{{Delta: d}}, nil)
+}
+
+// chunk writes the delta of a reasoning, text or tool-call chunk (block
+// starts and ends are derived by the client from the deltas: nothing on
+// the wire).
+func (w *sseWriter) chunk(c llm.Chunk) error {
+	switch c.Type {
+	case llm.ChunkReasoningDelta:
+		return w.delta(map[string]any{"reasoning_content": c.Text})
+	case llm.ChunkTextDelta:
+		return w.delta(map[string]any{"content": c.Text})
+	case llm.ChunkToolCallDelta:
+		return w.delta(map[string]any{"tool_calls": []any{w.toolCall(c)}})
+	case llm.ChunkBlockStart, llm.ChunkBlockEnd:
+		return nil
+	default:
+		return fmt.Errorf("unknown chunk type %q", c.Type)
+	}
+}
+
+// toolCall is the tool_calls entry of a tool-call delta: id, type and name
+// on a call's first delta.
+func (w *sseWriter) toolCall(c llm.Chunk) map[string]any {
+	idx := 0
+	if c.Index != nil {
+		idx = *c.Index
+	}
+	args := ""
+	if c.ArgumentsDelta != nil {
+		args = *c.ArgumentsDelta
+	}
+	n, seen := w.wireIdx[idx]
+	tc := map[string]any{}
+	if !seen {
+		n = len(w.wireIdx)
+		w.wireIdx[idx] = n
+		tc["id"] = c.ID
+		tc["type"] = "function"
+		tc["function"] = map[string]any{"name": c.Name, "arguments": args}
+	} else {
+		tc["function"] = map[string]any{"arguments": args}
+	}
+	tc["index"] = n
+	return tc
+}
+
+// wireUsage is the usage of the last event in DeepSeek's shape (nil, left
+// out, when the step reported none).
+func wireUsage(usage *llm.Usage) any {
+	if usage == nil {
+		return nil
+	}
+	prompt := usage.InputTokens + usage.CacheReadTokens
+	return map[string]any{
+		"prompt_tokens":            prompt,
+		"completion_tokens":        usage.OutputTokens,
+		"total_tokens":             prompt + usage.OutputTokens,
+		"prompt_cache_hit_tokens":  usage.CacheReadTokens,
+		"prompt_cache_miss_tokens": usage.InputTokens,
+		"prompt_tokens_details":    map[string]any{"cached_tokens": usage.CacheReadTokens},
+		"completion_tokens_details": map[string]any{
+			"reasoning_tokens": usage.ReasoningTokens,
+		},
+	}
 }
 
 // scriptedTransport answers the n-th request with the n-th body, as a

@@ -1,4 +1,4 @@
-package cassette
+package scrub
 
 import (
 	"encoding/base32"

@@ -1,4 +1,4 @@
-package cassette
+package scrub
 
 import (
 	"bytes"
@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -119,7 +121,7 @@ func ScanCredentials(data []byte) []Finding {
 // ScanSecrets is ScanCredentials plus the known secret values, in every form
 // (plain, JSON-escaped, URL-encoded, base64, split across stream deltas).
 func ScanSecrets(data []byte, secrets []string) []Finding {
-	return scan(data, newScrubber(secrets).secrets)
+	return scan(data, New(secrets).Secrets())
 }
 
 func scan(data []byte, secrets []string) []Finding {
@@ -155,7 +157,7 @@ func scan(data []byte, secrets []string) []Finding {
 		}
 		check(string(line), n+1, "")
 	}
-	var f file
+	var f cassette.File
 	if yamlx.Unmarshal(data, &f, false) != nil || len(f.Interactions) == 0 {
 		return out
 	}
@@ -170,7 +172,7 @@ func scan(data []byte, secrets []string) []Finding {
 		}
 		for _, b := range []struct {
 			what string
-			r    *cassette.Interaction
+			r    *vcr.Interaction
 			body string
 		}{{"request", i, i.Request.Body}, {"response", i, i.Response.Body}} {
 			where := fmt.Sprintf("interaction %d %s body", i.ID, b.what)
@@ -186,14 +188,17 @@ func scan(data []byte, secrets []string) []Finding {
 	return out
 }
 
+// looksGzipped reports whether b starts like gzip.
+func looksGzipped(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b}) }
+
 // joinedStrings returns the string values of a JSON or SSE body, each
 // field's values joined across the stream's events (as a client assembles
 // them).
 func joinedStrings(body string) []string {
 	var docs []any
-	if v, err := decodeJSON([]byte(body)); err == nil {
+	if v, err := jsonx.Decode([]byte(body)); err == nil {
 		docs = []any{v}
-	} else if IsEventStream(nil, []byte(body)) {
+	} else if cassette.IsEventStream(nil, []byte(body)) {
 		_, docs = sseData(body)
 	}
 	byPath := map[string]*strings.Builder{}

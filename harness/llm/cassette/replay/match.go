@@ -1,9 +1,7 @@
-package cassette
+package replay
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // VolatileFields returns the top-level request body fields left out of
@@ -23,34 +24,6 @@ func VolatileFields() []string { return []string{"user", "metadata", "stream_opt
 // datePattern is a calendar date: an agent that writes today's date into
 // its prompt still matches its recording on another day.
 var datePattern = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
-
-func decodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after JSON value")
-	}
-	return v, nil
-}
-
-// encodeJSON writes v with sorted object keys (encoding/json sorts map keys)
-// and without HTML escaping; indented when pretty.
-func encodeJSON(v any, pretty bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if pretty {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
 
 // canonical is a request reduced to what matching looks at.
 type canonical struct {
@@ -81,8 +54,8 @@ func canonicalize(method, rawURL, body string, secrets ...string) canonical {
 	if u, err := url.Parse(rawURL); err == nil {
 		c.path = u.EscapedPath()
 	}
-	scrubbed := datePattern.ReplaceAllString(newScrubber(secrets).body(body), "{{date}}")
-	v, err := decodeJSON([]byte(scrubbed))
+	scrubbed := datePattern.ReplaceAllString(scrub.New(secrets).Body(body), "{{date}}")
+	v, err := jsonx.Decode([]byte(scrubbed))
 	if err != nil {
 		c.body, c.pretty = scrubbed, scrubbed
 		return c
@@ -92,8 +65,8 @@ func canonicalize(method, rawURL, body string, secrets ...string) canonical {
 			delete(m, f)
 		}
 	}
-	compact, err1 := encodeJSON(v, false)
-	pretty, err2 := encodeJSON(v, true)
+	compact, err1 := jsonx.Marshal(v)
+	pretty, err2 := jsonx.MarshalIndent(v)
 	if err1 != nil || err2 != nil {
 		c.body, c.pretty = scrubbed, scrubbed
 		return c
@@ -102,7 +75,7 @@ func canonicalize(method, rawURL, body string, secrets ...string) canonical {
 	return c
 }
 
-func canonicalizeRecorded(r cassette.Request) canonical {
+func canonicalizeRecorded(r vcr.Request) canonical {
 	return canonicalize(r.Method, r.URL, r.Body)
 }
 

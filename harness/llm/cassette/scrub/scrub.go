@@ -1,4 +1,4 @@
-package cassette
+package scrub
 
 import (
 	"net/http"
@@ -8,7 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+
+	"github.com/todoharness/todoharness/harness/llm/cassette"
+	"github.com/todoharness/todoharness/internal/jsonx"
 )
 
 // Redacted replaces every scrubbed credential value.
@@ -63,10 +66,10 @@ var credentialPatterns = []struct {
 	{"url credentials", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"]+@`)},
 }
 
-// patternRedact replaces credential-shaped values in v. An Azure-style hex
+// PatternRedact replaces credential-shaped values in v. An Azure-style hex
 // run only counts when it mixes letters and digits; URL credentials keep
 // their scheme.
-func patternRedact(v string) string {
+func PatternRedact(v string) string {
 	v = encodedCredentialRedact(v)
 	for _, p := range credentialPatterns {
 		v = p.re.ReplaceAllStringFunc(v, func(m string) string {
@@ -122,8 +125,10 @@ func hexKeyLike(m string) bool {
 	return strings.ContainsAny(m, "abcdef") && strings.ContainsAny(m, "0123456789")
 }
 
-// scrubber removes credentials from interactions before they are saved.
-type scrubber struct {
+// Scrubber removes credentials from interactions before they are saved,
+// and from what a replay matches and prints. It is not safe for concurrent
+// use: its owner guards Add.
+type Scrubber struct {
 	secrets []string
 }
 
@@ -132,15 +137,25 @@ type scrubber struct {
 // reaches the cassette through the headers, which are dropped).
 const minSecret = 8
 
-func newScrubber(secrets []string) *scrubber {
-	s := &scrubber{}
-	s.add(secrets)
+// New returns a scrubber that knows the literal secrets (see Add).
+func New(secrets []string) *Scrubber {
+	s := &Scrubber{}
+	s.Add(secrets)
 	return s
 }
 
-// add adds literal secrets (shorter than minSecret ones are left out),
+// Secrets returns the known secrets, longest first (nil for a nil
+// scrubber).
+func (s *Scrubber) Secrets() []string {
+	if s == nil {
+		return nil
+	}
+	return s.secrets
+}
+
+// Add adds literal secrets (shorter than minSecret ones are left out),
 // once each.
-func (s *scrubber) add(secrets []string) {
+func (s *Scrubber) Add(secrets []string) {
 	for _, v := range secrets {
 		if len(strings.TrimSpace(v)) < minSecret || slices.Contains(s.secrets, v) {
 			continue
@@ -153,16 +168,16 @@ func (s *scrubber) add(secrets []string) {
 
 // text redacts known secrets (in every form, see secretSpans) and
 // credential-shaped values in v.
-func (s *scrubber) text(v string) string {
+func (s *Scrubber) text(v string) string {
 	if out, ok := redactPieces([]string{v}, s.secrets); ok {
 		v = out[0]
 	}
-	return patternRedact(v)
+	return PatternRedact(v)
 }
 
 // headers returns a scrubbed copy of h (h itself is never modified: in record
 // mode it is the live request's header map).
-func (s *scrubber) headers(h http.Header) http.Header {
+func (s *Scrubber) headers(h http.Header) http.Header {
 	if h == nil {
 		return nil
 	}
@@ -181,7 +196,7 @@ func (s *scrubber) headers(h http.Header) http.Header {
 }
 
 // values returns a scrubbed copy of query or form values.
-func (s *scrubber) values(v url.Values) url.Values {
+func (s *Scrubber) values(v url.Values) url.Values {
 	if v == nil {
 		return nil
 	}
@@ -201,7 +216,7 @@ func (s *scrubber) values(v url.Values) url.Values {
 }
 
 // rawURL scrubs the query of a URL or request URI.
-func (s *scrubber) rawURL(raw string) string {
+func (s *Scrubber) rawURL(raw string) string {
 	if raw == "" {
 		return raw
 	}
@@ -218,27 +233,27 @@ func (s *scrubber) rawURL(raw string) string {
 	return s.text(u.String())
 }
 
-// body scrubs a request or response body: key-like JSON fields and known
+// Body scrubs a request or response body: key-like JSON fields and known
 // secrets inside JSON string values first (when the body is JSON; an SSE
 // body has each data line's JSON scrubbed, a field's text joined across
 // events), then credential-shaped text anywhere. A JSON body is re-encoded
 // only when something in it was redacted, so untouched bodies keep their
 // bytes.
-func (s *scrubber) body(b string) string {
+func (s *Scrubber) Body(b string) string {
 	if b == "" {
 		return b
 	}
-	if v, err := decodeJSON([]byte(b)); err == nil {
+	if v, err := jsonx.Decode([]byte(b)); err == nil {
 		changed := redactFields(v)
 		if redactStreams([]any{v}, s.secrets)[0] {
 			changed = true
 		}
 		if changed {
-			if enc, err := encodeJSON(v, false); err == nil {
+			if enc, err := jsonx.Marshal(v); err == nil {
 				b = string(enc)
 			}
 		}
-	} else if IsEventStream(nil, []byte(b)) {
+	} else if cassette.IsEventStream(nil, []byte(b)) {
 		b = redactSSE(b, s.secrets)
 	}
 	return s.text(b)
@@ -280,14 +295,11 @@ func redactFields(v any) bool {
 	return changed
 }
 
-// interaction scrubs one recorded interaction in place, replacing (never
-// mutating) its header and form maps, after normalising it (normalize).
-func (s *scrubber) interaction(i *cassette.Interaction) error {
+// Interaction scrubs one recorded interaction in place, replacing (never
+// mutating) its header and form maps.
+func (s *Scrubber) Interaction(i *vcr.Interaction) {
 	if i == nil {
-		return nil
-	}
-	if err := normalize(i); err != nil {
-		return err
+		return
 	}
 	i.Request.Headers = s.headers(i.Request.Headers)
 	i.Request.Trailer = s.headers(i.Request.Trailer)
@@ -295,10 +307,9 @@ func (s *scrubber) interaction(i *cassette.Interaction) error {
 	i.Request.URL = s.rawURL(i.Request.URL)
 	i.Request.RequestURI = s.rawURL(i.Request.RequestURI)
 	i.Request.Host = s.text(i.Request.Host)
-	i.Request.Body = s.body(i.Request.Body)
+	i.Request.Body = s.Body(i.Request.Body)
 	i.Response.Headers = s.headers(i.Response.Headers)
 	i.Response.Trailer = s.headers(i.Response.Trailer)
-	i.Response.Body = s.body(i.Response.Body)
+	i.Response.Body = s.Body(i.Response.Body)
 	i.Response.Status = s.text(i.Response.Status)
-	return nil
 }
