@@ -40,15 +40,12 @@ const (
 	DialectTodoWrite = driver.DialectTodoWrite
 	DialectOpencode  = driver.DialectOpencode
 	DialectCodex     = driver.DialectCodex
-	DialectGemini    = driver.DialectGemini
-	DialectClaude    = driver.DialectClaude
 )
 
 // Wire directions and message kinds.
 const (
 	Sent             = driver.Sent
 	Received         = driver.Received
-	KindRequest      = driver.KindRequest
 	KindResponse     = driver.KindResponse
 	KindNotification = driver.KindNotification
 	KindInvalid      = driver.KindInvalid
@@ -57,12 +54,15 @@ const (
 // ACPSchemaSource is where the ACP schema the validator uses comes from.
 const ACPSchemaSource = driver.ACPSchemaSource
 
-// Dialect and schema look-ups.
-var (
-	DialectByName      = driver.DialectByName
-	DetectDialect      = driver.DetectDialect
-	NewSchemaValidator = driver.NewSchemaValidator
-)
+// DialectByName returns a known dialect by name (driver.DialectByName).
+func DialectByName(name string) (Dialect, error) { return driver.DialectByName(name) }
+
+// DetectDialect picks the dialect whose tool the agent offers
+// (driver.DetectDialect).
+func DetectDialect(toolNames []string) (Dialect, bool) { return driver.DetectDialect(toolNames) }
+
+// NewSchemaValidator compiles the ACP schema (driver.NewSchemaValidator).
+func NewSchemaValidator() (*SchemaValidator, error) { return driver.NewSchemaValidator() }
 
 func truncate(s string, n int) string { return driver.Truncate(s, n) }
 
