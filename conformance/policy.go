@@ -2,9 +2,8 @@ package conformance
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/todoharness/todoharness/internal/todopolicy"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // Policies: how many tasks may be in_progress at once. The contract's rule
@@ -14,8 +13,8 @@ import (
 // parallel. Under PolicyParallel, TW-VALID-TWOACTIVE is judged the other
 // way: the two-active call must be accepted and shown in the plan.
 const (
-	PolicySingle   = todopolicy.Single
-	PolicyParallel = todopolicy.Parallel
+	PolicySingle   = string(todolist.Single)
+	PolicyParallel = string(todolist.Parallel)
 	// PolicyAuto reads the policy from the description of the todo tool
 	// the agent offers the model (see DetectPolicy).
 	PolicyAuto = "auto"
@@ -35,10 +34,11 @@ func ParsePolicy(s string) (string, error) {
 // DetectPolicy reads the in_progress policy from a todo tool's description:
 // parallel when it says several tasks may be in progress (in parallel, at
 // once) and nothing limits them to one, single otherwise. why quotes what
-// decided it. (The rules are todopolicy.Detect's, shared with `log check
-// --policy auto`.)
+// decided it. (The rules are todolist.DetectPolicy's, shared with `log
+// check --policy auto`.)
 func DetectPolicy(description string) (policy, why string) {
-	return todopolicy.Detect(description)
+	p, why := todolist.DetectPolicy(description)
+	return string(p), why
 }
 
 // policy is the policy the case is judged under, and where it comes from:
@@ -72,14 +72,13 @@ func twoActive(w Write) bool {
 	n := 0
 	seen := map[string]bool{}
 	for _, t := range w.Todos {
-		switch t.Status {
-		case "in_progress":
-			n++
-		case "pending", "completed":
-		default:
+		if !todolist.KnownStatus(t.Status) {
 			return false
 		}
-		if strings.TrimSpace(t.Content) == "" || seen[t.Content] {
+		if t.Status == todolist.StatusInProgress {
+			n++
+		}
+		if todolist.Blank(t.Content) || seen[t.Content] {
 			return false
 		}
 		seen[t.Content] = true

@@ -11,6 +11,7 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/harness/tools"
 )
 
@@ -51,8 +52,8 @@ type Decision struct {
 
 // Oracle decides every todo_write call with the reference harness's own
 // rules: the tool's JSON schema (todo.Schema, validated by the tool
-// registry exactly as the harness does) and then todo.Rules.Validate
-// under the policy. Calls are decided in canonical form; the runner
+// registry exactly as the harness does) and then todolist.Validate under
+// the policy. Calls are decided in canonical form; the runner
 // translates them into the agent's dialect, as it does for the built-in
 // cases.
 type Oracle struct {
@@ -70,7 +71,6 @@ func NewOracle(policy string) (*Oracle, error) {
 	default:
 		return nil, fmt.Errorf("explore: oracle: policy %q: want %s or %s (resolve auto first)", policy, conformance.PolicySingle, conformance.PolicyParallel)
 	}
-	rules := todo.Rules{Config: todo.Config{AllowParallelInProgress: policy == conformance.PolicyParallel}}
 	reg := tools.NewRegistry()
 	_, err := reg.Register(tools.Tool{
 		Name: todo.ToolName, Parameters: todo.Schema(),
@@ -81,7 +81,7 @@ func NewOracle(policy string) (*Oracle, error) {
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return tools.Result{}, err
 			}
-			if _, err := rules.Validate(a.Todos); err != nil {
+			if _, err := todolist.Validate(a.Todos, todolist.Policy(policy)); err != nil {
 				return tools.Result{}, err
 			}
 			return tools.TextResult("accepted"), nil
@@ -144,11 +144,7 @@ func classify(args any) string {
 		if !ok1 || !ok2 {
 			return RuleShape
 		}
-		switch s {
-		case "pending", "in_progress", "completed":
-		default:
-			status = true
-		}
+		status = status || !todolist.KnownStatus(s)
 	}
 	if status {
 		return RuleStatus
@@ -158,7 +154,7 @@ func classify(args any) string {
 	for _, it := range list {
 		im := it.(map[string]any)
 		c := im["content"].(string)
-		t := strings.TrimSpace(c)
+		t := todolist.Trim(c)
 		switch {
 		case c == "":
 			return RuleEmpty
@@ -168,7 +164,7 @@ func classify(args any) string {
 			return RuleDuplicate
 		}
 		seen[t] = true
-		if im["status"] == "in_progress" {
+		if im["status"] == todolist.StatusInProgress {
 			active++
 		}
 	}

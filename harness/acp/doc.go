@@ -67,9 +67,11 @@
 //
 // Config.Faults breaks one behaviour per fault so the conformance suite can
 // prove it notices; `todoharness agent` reads them from $TODOHARNESS_FAULT
-// (comma-separated). See faults.go: no-plan, null-entries, no-priority,
-// plan-on-reject, accept-duplicates, no-load-replay, replay-after-response,
-// wrong-counts, echo-list, hang-on-prompt, crash-on-prompt,
-// updates-after-response. An unknown name
-// is an error (ParseFaults). The empty set is the correct agent.
+// (comma-separated; KnownFaults, one per bridge row of internal/breakage).
+// An unknown name is an error (ParseFaults). The empty set is the correct
+// agent. The faults are a layer around the bridge, not branches inside it:
+// the request layer (faultyAgent serves the connection in the bridge's
+// place), the presentation layer (faultyPresenter wraps the mapping of
+// events and the sending of a turn's updates) and the tool layer
+// (faultyTools, with the rule relaxations of internal/breakage).
 package acp

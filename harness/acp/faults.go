@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
+	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Fault is a deliberately broken behaviour of the bridge, for testing that
@@ -130,6 +130,25 @@ func ParseFaults(s string) (Faults, error) {
 	return fs, nil
 }
 
+// injectFaults builds the fault layer around b for the faults fs (none:
+// b is left the correct agent): the tool layer (faultyTools), the
+// presentation layer (faultyPresenter: mapping and sending of updates) and
+// the request layer (faultyAgent: what serves the connection).
+func injectFaults(b *Bridge, fs Faults) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	reg, err := faultyTools(b.tools, fs)
+	if err != nil {
+		return err
+	}
+	b.log.Warn("faults injected: this agent is broken on purpose", "faults", fs.String())
+	b.tools = reg
+	b.present = faultyPresenter{plain: plainPresenter{reg}, faults: fs}
+	b.handler = &faultyAgent{Bridge: b, faults: fs}
+	return nil
+}
+
 // faultyTools returns reg itself when no tool-level fault is set, else a copy
 // of reg whose todo_write tool carries the tool-level faults
 // (accept-duplicates, wrong-counts, echo-list).
@@ -144,20 +163,18 @@ func faultyTools(reg *tools.Registry, fs Faults) (*tools.Registry, error) {
 	return out, nil
 }
 
-// faultyTodo relaxes the tool's own rules for accept-duplicates (the tool
-// exposes its todo.Rules; nothing here repeats them) and rewrites the
+// faultyTodo relaxes the tool's own rules for accept-duplicates (the rules
+// layer of internal/breakage; nothing here repeats them) and rewrites the
 // result text for wrong-counts and echo-list.
 func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
-	exec := t.Execute
 	if fs.Has(FaultAcceptDuplicates) {
-		rules, ok := t.Config.(todo.Rules)
-		if !ok {
-			return t, fmt.Errorf("%s: the tool does not expose its todo.Rules (Config is %T)", FaultAcceptDuplicates, t.Config)
+		relaxed, err := breakage.RelaxTodo(t, breakage.AcceptDuplicates)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", FaultAcceptDuplicates, err)
 		}
-		rules.AllowDuplicates = true
-		exec = rules.Tool().Execute
-		t.Config = rules
+		t = relaxed
 	}
+	exec := t.Execute
 	t.Execute = func(ctx context.Context, ex tools.Exec, raw json.RawMessage) (tools.Result, error) {
 		res, err := exec(ctx, ex, raw)
 		if err != nil || res.IsError {
@@ -187,101 +204,4 @@ func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
 func wrongSummary(todos []session.TodoItem) string {
 	p, i, c := todo.Counts(todos)
 	return todo.FormatSummary(p+1, i, c)
-}
-
-// replayTarget is the session id session/load's replay of id is sent to:
-// id itself, another one under FaultReplayOtherSession.
-func replayTarget(fs Faults, id string) string {
-	if fs.Has(FaultReplayOtherSession) {
-		return id + "-other"
-	}
-	return id
-}
-
-// stepSender sends the updates of one prompt turn, holding the plans of a
-// model step as the step faults (plans-reversed, coalesce-plans,
-// interleaved-plans) need; without them it sends each update at once. A
-// step's updates are those of its tool/call, todo/write and tool/result
-// events: any other event (the next step's text, the turn's end) ends it.
-// Not safe for concurrent use (the turn's subscriber holds its lock).
-type stepSender struct {
-	faults Faults
-	send   func(Update) error
-	held   []Update
-}
-
-// newStepSender returns a sender for one turn; send sends one update.
-func newStepSender(fs Faults, send func(Update) error) *stepSender {
-	return &stepSender{faults: fs, send: send}
-}
-
-// active reports whether a step fault is set.
-func (s *stepSender) active() bool {
-	return s.faults.Has(FaultPlansReversed) || s.faults.Has(FaultCoalescePlans) || s.faults.Has(FaultInterleavedPlans)
-}
-
-// event sends (or holds) the updates ups of one event of type typ.
-func (s *stepSender) event(typ string, ups []Update) error {
-	if !s.active() {
-		return s.sendAll(ups)
-	}
-	switch typ {
-	case session.TypeToolCall, session.TypeTodoWrite, session.TypeToolResult:
-	default:
-		if err := s.flush(); err != nil {
-			return err
-		}
-	}
-	for _, u := range ups {
-		switch {
-		case u.SDK.Plan != nil || (u.Raw != nil && isRawPlan(u.Raw)):
-			s.held = append(s.held, u)
-		case u.SDK.ToolCall != nil && s.faults.Has(FaultInterleavedPlans):
-			if err := s.send(u); err != nil {
-				return err
-			}
-			if err := s.flush(); err != nil {
-				return err
-			}
-		default:
-			if err := s.send(u); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// flush sends the held plans: reversed, the last alone, or in order.
-func (s *stepSender) flush() error {
-	held := s.held
-	s.held = nil
-	switch {
-	case len(held) == 0:
-		return nil
-	case s.faults.Has(FaultPlansReversed):
-		slices.Reverse(held)
-	case s.faults.Has(FaultCoalescePlans):
-		held = held[len(held)-1:]
-	}
-	return s.sendAll(held)
-}
-
-// sendAll sends every update, returning the first error.
-func (s *stepSender) sendAll(ups []Update) error {
-	var first error
-	for _, u := range ups {
-		if err := s.send(u); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// isRawPlan reports whether a raw update is a plan (FaultNoPriority's).
-func isRawPlan(raw json.RawMessage) bool {
-	var u struct {
-		Kind string `json:"sessionUpdate"`
-	}
-	return json.Unmarshal(raw, &u) == nil && u.Kind == "plan"
 }

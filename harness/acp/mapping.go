@@ -2,7 +2,6 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -10,14 +9,13 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
-	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
 )
 
 // Update is one session/update payload produced by the mapping: either an
 // SDK value or raw JSON sent verbatim as the "update" field (text chunks,
-// encoded directly for speed, and faults the SDK types cannot express, such
-// as a plan entry without priority).
+// encoded directly for speed, and what the SDK types cannot express, such
+// as the fault layer's plan entry without priority).
 type Update struct {
 	SDK sdk.SessionUpdate
 	Raw json.RawMessage
@@ -36,14 +34,11 @@ func (u Update) MarshalJSON() ([]byte, error) {
 // that a replay also shows the user's own messages (user_message_chunk),
 // which a live client sent itself.
 //
-// A Mapper keeps the state of one stream of events (tool calls waiting for
-// their result, whether a step streamed its text); it is not safe for
-// concurrent use.
+// A Mapper keeps the state of one stream of events (whether a step
+// streamed its text); it is not safe for concurrent use.
 type Mapper struct {
 	tools  *tools.Registry
-	faults Faults
 	replay bool
-	calls  map[string]session.ToolCall
 	// streamed records the (turn, step) pairs whose text or reasoning was
 	// streamed as deltas, so their assistant/message is not shown twice.
 	streamed map[[2]int]bool
@@ -51,11 +46,11 @@ type Mapper struct {
 
 // NewMapper returns a mapper that presents tool calls through reg (nil: a
 // registry with no tools). replay selects the session/load flavour.
-func NewMapper(reg *tools.Registry, faults Faults, replay bool) *Mapper {
+func NewMapper(reg *tools.Registry, replay bool) *Mapper {
 	if reg == nil {
 		reg = tools.NewRegistry()
 	}
-	return &Mapper{tools: reg, faults: faults, replay: replay, calls: map[string]session.ToolCall{}, streamed: map[[2]int]bool{}}
+	return &Mapper{tools: reg, replay: replay, streamed: map[[2]int]bool{}}
 }
 
 // Map returns the updates for one event, in order (often none). It fails
@@ -76,115 +71,120 @@ func NewMapper(reg *tools.Registry, faults Faults, replay bool) *Mapper {
 func (m *Mapper) Map(e session.Event) ([]Update, error) {
 	switch e.Type {
 	case session.TypeAssistantChunk:
-		var d session.AssistantChunk
-		if err := e.Decode(&d); err != nil {
-			return nil, err
-		}
-		switch d.Chunk.Type {
-		case llm.ChunkReasoningDelta:
-			m.streamed[[2]int{d.Turn, d.Step}] = true
-			return []Update{textChunk(kindThought, d.Chunk.Text)}, nil
-		case llm.ChunkTextDelta:
-			m.streamed[[2]int{d.Turn, d.Step}] = true
-			return []Update{textChunk(kindMessage, d.Chunk.Text)}, nil
-		}
-		return nil, nil
+		return m.chunk(e)
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessage
-		if err := e.Decode(&d); err != nil {
-			return nil, err
-		}
-		if m.streamed[[2]int{d.Turn, d.Step}] {
-			delete(m.streamed, [2]int{d.Turn, d.Step})
-			return nil, nil
-		}
-		var out []Update
-		for _, p := range d.Content {
-			switch p.Type {
-			case llm.PartReasoning:
-				out = append(out, textChunk(kindThought, p.Text))
-			case llm.PartText:
-				out = append(out, textChunk(kindMessage, p.Text))
-			}
-		}
-		return out, nil
+		return m.message(e)
 	case session.TypeUserMessage, session.TypeSteeringMessage:
 		if !m.replay {
 			return nil, nil
 		}
-		var d session.UserMessage
-		if err := e.Decode(&d); err != nil {
-			return nil, err
-		}
-		var out []Update
-		for _, p := range d.Content {
-			if p.Type == llm.PartText {
-				out = append(out, textChunk(kindUser, p.Text))
-			}
-		}
-		return out, nil
+		return userMessage(e)
 	case session.TypeToolCall:
-		var d session.ToolCall
-		if err := e.Decode(&d); err != nil {
-			return nil, err
-		}
-		m.calls[d.CallID] = d
-		p := m.tools.PresentCall(d.Name, d.Arguments)
-		kind := sdk.ToolKind(p.Kind)
-		if kind == "" {
-			kind = sdk.ToolKindOther
-		}
-		return one(sdk.StartToolCall(sdk.ToolCallId(d.CallID), p.Title,
-			sdk.WithStartKind(kind),
-			sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
-			sdk.WithStartRawInput(p.RawInput),
-		)), nil
+		return m.toolCall(e)
 	case session.TypeTodoWrite:
 		var d session.TodoWrite
 		if err := e.Decode(&d); err != nil {
 			return nil, err
 		}
-		if m.faults.Has(FaultNoPlan) {
-			return nil, nil
-		}
-		u, err := m.plan(d.Todos)
-		if err != nil {
-			return nil, fmt.Errorf("event seq %d (%s): %w", e.Seq, e.Type, err)
-		}
-		return []Update{u}, nil
+		return []Update{{SDK: PlanUpdate(d.Todos)}}, nil
 	case session.TypeToolResult:
-		var d session.ToolResult
-		if err := e.Decode(&d); err != nil {
-			return nil, err
-		}
-		var out []Update
-		call, known := m.calls[d.CallID]
-		delete(m.calls, d.CallID)
-		if d.IsError && known && call.Name == todo.ToolName && m.faults.Has(FaultPlanOnReject) && !m.faults.Has(FaultNoPlan) {
-			var a session.TodoWrite
-			if json.Unmarshal([]byte(call.Arguments), &a) == nil {
-				if u, err := m.plan(a.Todos); err == nil {
-					out = append(out, u)
-				}
-			}
-		}
-		status := sdk.ToolCallStatusCompleted
-		if d.IsError {
-			status = sdk.ToolCallStatusFailed
-		}
-		content := make([]sdk.ToolCallContent, 0, len(d.Content))
-		for _, p := range d.Content {
-			if p.Type == llm.PartText {
-				content = append(content, sdk.ToolContent(sdk.TextBlock(p.Text)))
-			}
-		}
-		out = append(out, Update{SDK: sdk.UpdateToolCall(sdk.ToolCallId(d.CallID),
-			sdk.WithUpdateStatus(status),
-			sdk.WithUpdateContent(content),
-		)})
-		return out, nil
+		return toolResult(e)
 	}
 	return nil, nil
+}
+
+// chunk maps an assistant/chunk: its reasoning or text delta.
+func (m *Mapper) chunk(e session.Event) ([]Update, error) {
+	var d session.AssistantChunk
+	if err := e.Decode(&d); err != nil {
+		return nil, err
+	}
+	switch d.Chunk.Type {
+	case llm.ChunkReasoningDelta:
+		m.streamed[[2]int{d.Turn, d.Step}] = true
+		return []Update{textChunk(kindThought, d.Chunk.Text)}, nil
+	case llm.ChunkTextDelta:
+		m.streamed[[2]int{d.Turn, d.Step}] = true
+		return []Update{textChunk(kindMessage, d.Chunk.Text)}, nil
+	}
+	return nil, nil
+}
+
+// message maps an assistant/message whose step streamed no deltas.
+func (m *Mapper) message(e session.Event) ([]Update, error) {
+	var d session.AssistantMessage
+	if err := e.Decode(&d); err != nil {
+		return nil, err
+	}
+	if m.streamed[[2]int{d.Turn, d.Step}] {
+		delete(m.streamed, [2]int{d.Turn, d.Step})
+		return nil, nil
+	}
+	var out []Update
+	for _, p := range d.Content {
+		switch p.Type {
+		case llm.PartReasoning:
+			out = append(out, textChunk(kindThought, p.Text))
+		case llm.PartText:
+			out = append(out, textChunk(kindMessage, p.Text))
+		}
+	}
+	return out, nil
+}
+
+// userMessage maps a user or steering message (replay only).
+func userMessage(e session.Event) ([]Update, error) {
+	var d session.UserMessage
+	if err := e.Decode(&d); err != nil {
+		return nil, err
+	}
+	var out []Update
+	for _, p := range d.Content {
+		if p.Type == llm.PartText {
+			out = append(out, textChunk(kindUser, p.Text))
+		}
+	}
+	return out, nil
+}
+
+// toolCall maps a tool/call as its tool presents it.
+func (m *Mapper) toolCall(e session.Event) ([]Update, error) {
+	var d session.ToolCall
+	if err := e.Decode(&d); err != nil {
+		return nil, err
+	}
+	p := m.tools.PresentCall(d.Name, d.Arguments)
+	kind := sdk.ToolKind(p.Kind)
+	if kind == "" {
+		kind = sdk.ToolKindOther
+	}
+	return one(sdk.StartToolCall(sdk.ToolCallId(d.CallID), p.Title,
+		sdk.WithStartKind(kind),
+		sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
+		sdk.WithStartRawInput(p.RawInput),
+	)), nil
+}
+
+// toolResult maps a tool/result: completed or failed, its text as content.
+func toolResult(e session.Event) ([]Update, error) {
+	var d session.ToolResult
+	if err := e.Decode(&d); err != nil {
+		return nil, err
+	}
+	status := sdk.ToolCallStatusCompleted
+	if d.IsError {
+		status = sdk.ToolCallStatusFailed
+	}
+	content := make([]sdk.ToolCallContent, 0, len(d.Content))
+	for _, p := range d.Content {
+		if p.Type == llm.PartText {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(p.Text)))
+		}
+	}
+	return []Update{{SDK: sdk.UpdateToolCall(sdk.ToolCallId(d.CallID),
+		sdk.WithUpdateStatus(status),
+		sdk.WithUpdateContent(content),
+	)}}, nil
 }
 
 func one(u sdk.SessionUpdate) []Update { return []Update{{SDK: u}} }
@@ -227,34 +227,6 @@ func textChunk(kind, text string) Update {
 	b = append(b, kind...)
 	b = append(b, `"}`...)
 	return Update{Raw: b}
-}
-
-// plan builds the plan update for a whole list. Priority is synthesised
-// here, at the ACP boundary: the todo items have none. The entries are never
-// null (an empty list is []), except under FaultNullEntries.
-func (m *Mapper) plan(todos []session.TodoItem) (Update, error) {
-	if m.faults.Has(FaultNullEntries) {
-		return Update{SDK: sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: nil}}}, nil
-	}
-	if m.faults.Has(FaultNoPriority) {
-		type entry struct {
-			Content string `json:"content"`
-			Status  string `json:"status"`
-		}
-		entries := make([]entry, 0, len(todos))
-		for _, t := range todos {
-			entries = append(entries, entry{Content: t.Content, Status: t.Status})
-		}
-		raw, err := json.Marshal(struct {
-			SessionUpdate string  `json:"sessionUpdate"`
-			Entries       []entry `json:"entries"`
-		}{"plan", entries})
-		if err != nil {
-			return Update{}, fmt.Errorf("plan: %w", err)
-		}
-		return Update{Raw: raw}, nil
-	}
-	return Update{SDK: PlanUpdate(todos)}, nil
 }
 
 // PlanUpdate is the plan session update for a todo list: one entry per item,

@@ -44,15 +44,15 @@ func mapAll(t *testing.T, m *acp.Mapper, events ...session.Event) []map[string]a
 
 func TestMapperUserMessageOnlyOnReplay(t *testing.T) {
 	msg := ev(t, session.TypeUserMessage, session.UserMessage{Content: []llm.Part{{Type: llm.PartText, Text: "hello"}}})
-	if got := mapAll(t, acp.NewMapper(nil, nil, false), msg); len(got) != 0 {
+	if got := mapAll(t, acp.NewMapper(nil, false), msg); len(got) != 0 {
 		t.Errorf("live mapping echoed the user message: %v", got)
 	}
-	got := mapAll(t, acp.NewMapper(nil, nil, true), msg)
+	got := mapAll(t, acp.NewMapper(nil, true), msg)
 	jsonEq(t, "replayed user message", got, `[{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hello"}}]`)
 }
 
 func TestMapperAssistantMessageShownOnlyWithoutDeltas(t *testing.T) {
-	m := acp.NewMapper(nil, nil, true)
+	m := acp.NewMapper(nil, true)
 	msg := session.AssistantMessage{Turn: 1, Step: 1, Content: []llm.Part{
 		{Type: llm.PartReasoning, Text: "hmm"}, {Type: llm.PartText, Text: "hi"}, {Type: llm.PartToolCall, ID: "x", Name: "y"},
 	}}
@@ -66,7 +66,7 @@ func TestMapperAssistantMessageShownOnlyWithoutDeltas(t *testing.T) {
 }
 
 func TestMapperIgnoresOtherChunksAndUnknownEvents(t *testing.T) {
-	m := acp.NewMapper(nil, nil, true)
+	m := acp.NewMapper(nil, true)
 	got := mapAll(t, m,
 		ev(t, session.TypeAssistantChunk, session.AssistantChunk{Turn: 1, Step: 1, Chunk: llm.Chunk{Type: llm.ChunkBlockStart, Index: llm.IntPtr(0), BlockType: "text"}}),
 		ev(t, session.TypeAssistantChunk, session.AssistantChunk{Turn: 1, Step: 1, Chunk: llm.Chunk{Type: llm.ChunkToolCallDelta, Index: llm.IntPtr(0), ArgumentsDelta: llm.StrPtr("{")}}),
@@ -85,7 +85,7 @@ func TestMapperToolCallPresentedByRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := acp.NewMapper(reg, nil, false)
+	m := acp.NewMapper(reg, false)
 	got := mapAll(t, m,
 		ev(t, session.TypeToolCall, session.ToolCall{CallID: "c", Name: "todo_write", Arguments: `{"todos":[{"content":"x","status":"pending"}]}`}),
 		ev(t, session.TypeToolCall, session.ToolCall{CallID: "d", Name: "bash", Arguments: `{"cmd":"ls"}`}),

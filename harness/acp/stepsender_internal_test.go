@@ -56,7 +56,7 @@ func TestStepSender(t *testing.T) {
 	} {
 		t.Run(string(tc.fault), func(t *testing.T) {
 			var got []string
-			s := newStepSender(Faults{tc.fault: tc.fault != ""}, func(u Update) error {
+			s := newTurnSender(Faults{tc.fault: tc.fault != ""}, func(u Update) error {
 				got = append(got, name(u))
 				return nil
 			})

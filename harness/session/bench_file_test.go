@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // Benchmarks of reading persisted logs of 10k, 100k and 1M events (the 1M
@@ -168,7 +169,7 @@ func BenchmarkCheck(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sum, err := session.Check(context.Background(), f.Reader(session.ReadOptions{}), session.PolicySingle, session.CheckHooks{})
+				sum, err := session.Check(context.Background(), f.Reader(session.ReadOptions{}), todolist.Single, session.CheckHooks{})
 				f.Close()
 				if err != nil || sum.Events != n || sum.Findings != 0 {
 					b.Fatalf("%+v %v", sum, err)

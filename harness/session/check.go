@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // CheckHooks receive what Check finds as it finds it; nil hooks are skipped.
@@ -12,7 +14,7 @@ type CheckHooks struct {
 	// not model (such events are kept and only their seq is checked).
 	Unknown func(typ string, line int)
 	// Finding is called for each way a todo/write breaks the contract.
-	Finding func(e Event, line int, f Finding)
+	Finding func(e Event, line int, f todolist.Finding)
 }
 
 // CheckSummary is what Check read.
@@ -32,7 +34,7 @@ type CheckSummary struct {
 // against the todo_write contract under p (findings are counted and
 // reported through hooks, and do not stop it). It holds one event at a
 // time, and stops when ctx is done.
-func Check(ctx context.Context, rd *Reader, p Policy, hooks CheckHooks) (CheckSummary, error) {
+func Check(ctx context.Context, rd *Reader, p todolist.Policy, hooks CheckHooks) (CheckSummary, error) {
 	var sum CheckSummary
 	h, err := rd.Header(ctx)
 	if err != nil {
@@ -67,7 +69,7 @@ func Check(ctx context.Context, rd *Reader, p Policy, hooks CheckHooks) (CheckSu
 			return sum, err
 		}
 		if e.Type == TypeTodoWrite {
-			for _, f := range CheckTodoWrite(e.Data, p) {
+			for _, f := range todolist.CheckWrite(e.Data, p) {
 				sum.Findings++
 				if hooks.Finding != nil {
 					hooks.Finding(e, rd.Line(), f)

@@ -4,8 +4,8 @@
 // ({type, seq, time, data}) in the on-disk JSONL format of the original
 // TypeScript harness, so logs written by either implementation load in the
 // other. The package holds the typed event payloads, the invariants every log
-// must satisfy (Checker, Invariants), the todo_write contract check
-// (CheckTodoWrite, under PolicySingle or PolicyParallel), the surface
+// must satisfy (Checker, Invariants; Check also judges each todo/write by
+// the todo_write contract, whose rules harness/todolist owns), the surface
 // projection that DeriveMessages turns into model history, the current todo
 // list (last todo/write wins), a streaming reader and an append-only JSONL
 // store.

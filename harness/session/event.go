@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // Event types written by the harness.
@@ -102,18 +103,15 @@ func (e Event) Decode(v any) error {
 	return nil
 }
 
-// Todo statuses: exactly ACP's PlanEntryStatus triple.
+// Todo statuses: exactly ACP's PlanEntryStatus triple (todolist's).
 const (
-	StatusPending    = "pending"
-	StatusInProgress = "in_progress"
-	StatusCompleted  = "completed"
+	StatusPending    = todolist.StatusPending
+	StatusInProgress = todolist.StatusInProgress
+	StatusCompleted  = todolist.StatusCompleted
 )
 
-// TodoItem is one entry of the model's task list.
-type TodoItem struct {
-	Content string `json:"content"`
-	Status  string `json:"status"`
-}
+// TodoItem is one entry of the model's task list (todolist.Item).
+type TodoItem = todolist.Item
 
 // TodoWrite is the data of a todo/write event: the whole list.
 type TodoWrite struct {

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // FuzzReadAndCheck drives the session log reader, the invariants, the
@@ -49,8 +51,8 @@ func FuzzReadAndCheck(f *testing.F) {
 				t.Fatalf("event %d on line %d", i, ld.Lines[i])
 			}
 			if e.Type == TypeTodoWrite {
-				for _, p := range []Policy{PolicySingle, PolicyParallel} {
-					for _, fd := range CheckTodoWrite(e.Data, p) {
+				for _, p := range []todolist.Policy{todolist.Single, todolist.Parallel} {
+					for _, fd := range todolist.CheckWrite(e.Data, p) {
 						if fd.ID == "" || fd.Msg == "" {
 							t.Fatalf("finding without ID or message: %+v", fd)
 						}

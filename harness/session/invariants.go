@@ -105,7 +105,11 @@ func (c *Checker) Check(e Event) error {
 	return nil
 }
 
-func (c *Checker) checkStructure(e Event, fail func(string, string, ...any) error) error {
+// failFunc makes the *InvariantError of the event being checked.
+type failFunc func(id, format string, args ...any) error
+
+// checkStructure checks e's place in the turns, steps and tool calls.
+func (c *Checker) checkStructure(e Event, fail failFunc) error {
 	sc := scope{Turn: noNum, Step: noNum}
 	if len(e.Data) > 0 {
 		if err := decodeScope(e.Data, &sc); err != nil {
@@ -114,57 +118,18 @@ func (c *Checker) checkStructure(e Event, fail func(string, string, ...any) erro
 	}
 	switch e.Type {
 	case TypeTurnStart:
-		if c.turnOpen {
-			return fail("LOG-TURN", "turn/start while turn %d is still open", c.turn)
-		}
-		if sc.Turn == noNum {
-			return fail("LOG-TURN", "turn/start without data.turn")
-		}
-		if sc.Turn <= c.turn {
-			return fail("LOG-TURN", "turn %d does not follow turn %d", sc.Turn, c.turn)
-		}
-		c.turn, c.turnOpen, c.stepOpen = sc.Turn, true, false
-		c.calls = map[string]bool{}
-		c.pending = c.pending[:0]
-		return nil
+		return c.turnStart(sc, fail)
 	case TypeTurnEnd:
-		if !c.turnOpen {
-			return fail("LOG-TURN", "turn/end with no open turn")
-		}
-		if sc.Turn != c.turn {
-			return fail("LOG-TURN", "turn/end names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
-		}
-		if c.stepOpen {
-			return fail("LOG-STEP", "turn/end while step %d is still open", c.step)
-		}
-		c.turnOpen = false
-		return nil
+		return c.turnEnd(sc, fail)
 	}
 	if !c.turnOpen {
 		return fail("LOG-TURN", "event outside an open turn")
 	}
 	switch e.Type {
 	case TypeStepStart:
-		if c.stepOpen {
-			return fail("LOG-STEP", "step/start while step %d is still open", c.step)
-		}
-		if sc.Turn != c.turn {
-			return fail("LOG-STEP", "step/start names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
-		}
-		if sc.Step == noNum {
-			return fail("LOG-STEP", "step/start without data.step")
-		}
-		c.step, c.stepOpen = sc.Step, true
-		return nil
+		return c.stepStart(sc, fail)
 	case TypeStepEnd:
-		if !c.stepOpen {
-			return fail("LOG-STEP", "step/end with no open step")
-		}
-		if sc.Turn != c.turn || sc.Step != c.step {
-			return fail("LOG-STEP", "step/end names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
-		}
-		c.stepOpen = false
-		return nil
+		return c.stepEnd(sc, fail)
 	}
 	if stepScoped[e.Type] {
 		if !c.stepOpen {
@@ -176,26 +141,91 @@ func (c *Checker) checkStructure(e Event, fail func(string, string, ...any) erro
 	}
 	switch e.Type {
 	case TypeToolCall:
-		if sc.CallID == "" {
-			return fail("LOG-TOOL", "tool/call without callId")
-		}
-		if !c.calls[sc.CallID] {
-			c.pending = append(c.pending, sc.CallID)
-		}
-		c.calls[sc.CallID] = true
+		return c.toolCall(sc, fail)
 	case TypeToolResult:
-		if sc.CallID == "" {
-			sc.CallID = toolResultCallID(e.Data)
-		}
-		if !c.calls[sc.CallID] {
-			return fail("LOG-TOOL", "tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
-		}
-		delete(c.calls, sc.CallID)
-		for i, id := range c.pending {
-			if id == sc.CallID {
-				c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
-				break
-			}
+		return c.toolResult(e, sc, fail)
+	}
+	return nil
+}
+
+func (c *Checker) turnStart(sc scope, fail failFunc) error {
+	if c.turnOpen {
+		return fail("LOG-TURN", "turn/start while turn %d is still open", c.turn)
+	}
+	if sc.Turn == noNum {
+		return fail("LOG-TURN", "turn/start without data.turn")
+	}
+	if sc.Turn <= c.turn {
+		return fail("LOG-TURN", "turn %d does not follow turn %d", sc.Turn, c.turn)
+	}
+	c.turn, c.turnOpen, c.stepOpen = sc.Turn, true, false
+	c.calls = map[string]bool{}
+	c.pending = c.pending[:0]
+	return nil
+}
+
+func (c *Checker) turnEnd(sc scope, fail failFunc) error {
+	if !c.turnOpen {
+		return fail("LOG-TURN", "turn/end with no open turn")
+	}
+	if sc.Turn != c.turn {
+		return fail("LOG-TURN", "turn/end names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
+	}
+	if c.stepOpen {
+		return fail("LOG-STEP", "turn/end while step %d is still open", c.step)
+	}
+	c.turnOpen = false
+	return nil
+}
+
+func (c *Checker) stepStart(sc scope, fail failFunc) error {
+	if c.stepOpen {
+		return fail("LOG-STEP", "step/start while step %d is still open", c.step)
+	}
+	if sc.Turn != c.turn {
+		return fail("LOG-STEP", "step/start names turn %s but turn %d is open", fmtNum(sc.Turn), c.turn)
+	}
+	if sc.Step == noNum {
+		return fail("LOG-STEP", "step/start without data.step")
+	}
+	c.step, c.stepOpen = sc.Step, true
+	return nil
+}
+
+func (c *Checker) stepEnd(sc scope, fail failFunc) error {
+	if !c.stepOpen {
+		return fail("LOG-STEP", "step/end with no open step")
+	}
+	if sc.Turn != c.turn || sc.Step != c.step {
+		return fail("LOG-STEP", "step/end names turn %s step %s but turn %d step %d is open", fmtNum(sc.Turn), fmtNum(sc.Step), c.turn, c.step)
+	}
+	c.stepOpen = false
+	return nil
+}
+
+func (c *Checker) toolCall(sc scope, fail failFunc) error {
+	if sc.CallID == "" {
+		return fail("LOG-TOOL", "tool/call without callId")
+	}
+	if !c.calls[sc.CallID] {
+		c.pending = append(c.pending, sc.CallID)
+	}
+	c.calls[sc.CallID] = true
+	return nil
+}
+
+func (c *Checker) toolResult(e Event, sc scope, fail failFunc) error {
+	if sc.CallID == "" {
+		sc.CallID = toolResultCallID(e.Data)
+	}
+	if !c.calls[sc.CallID] {
+		return fail("LOG-TOOL", "tool/result for callId %q does not follow a tool/call with that id", sc.CallID)
+	}
+	delete(c.calls, sc.CallID)
+	for i, id := range c.pending {
+		if id == sc.CallID {
+			c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
+			break
 		}
 	}
 	return nil

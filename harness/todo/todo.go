@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/harness/tools"
 )
 
@@ -61,7 +61,7 @@ func Schema() json.RawMessage {
 func Description(cfg Config) string {
 	active := "Keep exactly one task in_progress while work remains: at most one task may be in_progress at a time. " +
 		"Mark a task completed as soon as it is done, then set the next one in_progress in the same call."
-	if cfg.AllowParallelInProgress {
+	if cfg.Policy() == todolist.Parallel {
 		active = "Mark every task you are actively working on as in_progress; several tasks may be in_progress at once when they truly run in parallel. " +
 			"Mark a task completed as soon as it is done."
 	}
@@ -77,39 +77,42 @@ type args struct {
 	Todos []session.TodoItem `json:"todos"`
 }
 
-// Rules are the value rules todo_write applies after its schema. The zero
-// value is the contract: trimmed content non-empty and unique, at most one
-// task in_progress. Config is the policy a composition may choose; every
-// other field relaxes one rule of the contract and exists only to build the
-// broken agents the conformance suite must catch (the bridge's
-// accept-duplicates fault, the mutant test agent), so that no broken agent
-// carries a copy of the rules.
+// Policy is the in_progress policy the configuration chooses.
+func (c Config) Policy() todolist.Policy {
+	if c.AllowParallelInProgress {
+		return todolist.Parallel
+	}
+	return todolist.Single
+}
+
+// Rules are the value rules todo_write applies after its schema: the
+// contract's (todolist.Validate) under the policy a composition chose.
+// A deliberately broken tool (internal/breakage) keeps them and decides
+// its calls with another Validator.
 type Rules struct {
 	Config
-	// AllowDuplicates accepts a list with duplicate (trimmed) content and
-	// writes all of it; the other rules judge the first occurrences.
-	AllowDuplicates bool
-	// AllowEmptyContent accepts empty and whitespace-only content.
-	AllowEmptyContent bool
-	// AllowBlankContent accepts whitespace-only content (still not "").
-	AllowBlankContent bool
-	// AllowStringList accepts a string for todos, written as one pending
-	// task (the schema must allow it too).
-	AllowStringList bool
 }
+
+// Validator decides a todo_write call from its arguments (after the
+// schema): the list the call writes, or why it is refused.
+type Validator func(raw json.RawMessage) ([]session.TodoItem, error)
 
 // NewTool returns the todo_write tool for the given policy.
 func NewTool(cfg Config) tools.Tool { return Rules{Config: cfg}.Tool() }
 
 // Tool returns the todo_write tool applying r. The tool's Config field is r,
-// so a wrapper can rebuild it with one rule changed.
-func (r Rules) Tool() tools.Tool {
+// so a wrapper can rebuild it with another Validator.
+func (r Rules) Tool() tools.Tool { return r.ToolWith(r.Accept) }
+
+// ToolWith returns the todo_write tool of r's policy, its calls decided
+// by decide.
+func (r Rules) ToolWith(decide Validator) tools.Tool {
 	return tools.Tool{
 		Name:        ToolName,
 		Description: Description(r.Config),
 		Parameters:  Schema(),
 		Execute: func(ctx context.Context, exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
-			return r.execute(exec, raw)
+			return execute(exec, raw, decide)
 		},
 		PresentCall: PresentCall,
 		Config:      r,
@@ -120,59 +123,21 @@ func (r Rules) Tool() tools.Tool {
 // be non-empty and unique, and at most one task may be in_progress unless the
 // policy allows parallel work. It returns the trimmed list.
 func (r Rules) Validate(todos []session.TodoItem) ([]session.TodoItem, error) {
-	out := make([]session.TodoItem, 0, len(todos))
-	seen := make(map[string]bool, len(todos))
-	inProgress := 0
-	for _, t := range todos {
-		c := strings.TrimSpace(t.Content)
-		if c == "" && !r.AllowEmptyContent && (t.Content == "" || !r.AllowBlankContent) {
-			return nil, errors.New("invalid todo: `content` must be a non-empty string")
-		}
-		item := session.TodoItem{Content: c, Status: t.Status}
-		if seen[c] {
-			if !r.AllowDuplicates {
-				q, _ := json.Marshal(c)
-				return nil, fmt.Errorf("invalid todos: duplicate content %s", q)
-			}
-			out = append(out, item)
-			continue
-		}
-		seen[c] = true
-		if t.Status == session.StatusInProgress {
-			inProgress++
-		}
-		out = append(out, item)
-	}
-	if inProgress > 1 && !r.AllowParallelInProgress {
-		return nil, fmt.Errorf("invalid todos: at most one task may be in_progress, got %d", inProgress)
-	}
-	return out, nil
+	return todolist.Validate(todos, r.Policy())
 }
 
-// parse reads the todos of the arguments.
-func (r Rules) parse(raw json.RawMessage) ([]session.TodoItem, error) {
-	if r.AllowStringList {
-		var a struct {
-			Todos json.RawMessage `json:"todos"`
-		}
-		var one string
-		if json.Unmarshal(raw, &a) == nil && json.Unmarshal(a.Todos, &one) == nil {
-			return []session.TodoItem{{Content: one, Status: session.StatusPending}}, nil
-		}
-	}
+// Accept is r's Validator: the todos of the arguments, validated.
+func (r Rules) Accept(raw json.RawMessage) ([]session.TodoItem, error) {
 	var a args
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, fmt.Errorf("invalid arguments: %w", err)
 	}
-	return a.Todos, nil
+	return r.Validate(a.Todos)
 }
 
-func (r Rules) execute(exec tools.Exec, raw json.RawMessage) (tools.Result, error) {
-	items, err := r.parse(raw)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	todos, err := r.Validate(items)
+// execute writes the list decide accepts as a todo/write event.
+func execute(exec tools.Exec, raw json.RawMessage, decide Validator) (tools.Result, error) {
+	todos, err := decide(raw)
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/stdio"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 func newLogCmd() *cobra.Command {
@@ -55,7 +56,7 @@ invariant, a todo_write contract finding, a log that cannot be read; with
 		},
 	}
 	check.Flags().BoolVar(&strict, "strict", false, "a warning (an unknown event type, a log that ends inside a turn, a line read leniently) fails the log too")
-	check.Flags().StringVar(&policy, "policy", string(session.PolicySingle), "todo_write policy: single (at most one in_progress), parallel (any number), or auto (read from the todo_write description the log's request headers recorded; single when there is none)")
+	check.Flags().StringVar(&policy, "policy", string(todolist.Single), "todo_write policy: single (at most one in_progress), parallel (any number), or auto (read from the todo_write description the log's request headers recorded; single when there is none)")
 	check.Flags().BoolVar(&list, "list", false, "print every invariant log check judges, with its ID, and exit")
 	cmd.AddCommand(check)
 
@@ -71,7 +72,7 @@ invariant, a todo_write contract finding, a log that cannot be read; with
 			return runLogShow(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, showPolicy)
 		},
 	}
-	show.Flags().StringVar(&showPolicy, "policy", string(session.PolicySingle), "todo_write policy the plan is judged under: single, parallel or auto (as for log check)")
+	show.Flags().StringVar(&showPolicy, "policy", string(todolist.Single), "todo_write policy the plan is judged under: single, parallel or auto (as for log check)")
 	cmd.AddCommand(show)
 	return cmd
 }
@@ -181,7 +182,7 @@ func runLogCheck(ctx context.Context, out, errw io.Writer, args []string, policy
 // bounded by the longest line), and every todo/write against the contract.
 // Unknown event types are warnings (once per type), never failures unless
 // strict is set: then the warnings it counted fail the log.
-func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy, strict *warningCounter) bool {
+func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p todolist.Policy, strict *warningCounter) bool {
 	path := lf.path
 	f, err := session.OpenForRead(ctx, path)
 	if err != nil {
@@ -211,7 +212,7 @@ func checkLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Po
 		Unknown: func(typ string, line int) {
 			fmt.Fprintf(errw, "warning: %s:%d: unknown event type %q (kept, not checked; reported once per type)\n", path, line, typ)
 		},
-		Finding: func(e session.Event, line int, fd session.Finding) {
+		Finding: func(e session.Event, line int, fd todolist.Finding) {
 			fmt.Fprintf(errw, "FAIL %s:%d: todo/write seq %d: %s\n", path, line, e.Seq, fd)
 		},
 	})
@@ -267,7 +268,7 @@ func runLogShow(ctx context.Context, out, errw io.Writer, args []string, policy 
 
 // showLog streams one log: the last todo/write is the plan; each event type
 // is counted (unknown ones too, marked as such).
-func showLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Policy) error {
+func showLog(ctx context.Context, out, errw io.Writer, lf logFile, p todolist.Policy) error {
 	f, err := session.OpenForRead(ctx, lf.path)
 	if err != nil {
 		return err
@@ -305,7 +306,7 @@ func showLog(ctx context.Context, out, errw io.Writer, lf logFile, p session.Pol
 		fmt.Fprintln(out, "\n  [todos]\n    (no todo_write in this session)")
 	default:
 		var d session.TodoWrite
-		findings := session.CheckTodoWrite(last, p)
+		findings := todolist.CheckWrite(last, p)
 		if json.Unmarshal(last, &d) == nil && d.Todos != nil {
 			fmt.Fprint(out, stdio.RenderTodos(d.Todos))
 		} else {

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/todoharness/todoharness/harness/session"
-	"github.com/todoharness/todoharness/internal/todopolicy"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // policyAuto is the --policy of log check and log show that reads the
@@ -19,7 +19,7 @@ func checkLogPolicy(s string) error {
 	if s == policyAuto {
 		return nil
 	}
-	if _, err := session.ParsePolicy(s); err != nil {
+	if _, err := todolist.ParsePolicy(s); err != nil {
 		return fmt.Errorf("%w (or auto)", err)
 	}
 	return nil
@@ -30,20 +30,20 @@ func checkLogPolicy(s string) error {
 // header that lists the tools says; single when the log recorded none
 // (the original's committed fixtures template them as "{{tools}}"). Under
 // auto the decision is written to errw with its reason.
-func logPolicy(ctx context.Context, errw io.Writer, path, policy string) (session.Policy, error) {
+func logPolicy(ctx context.Context, errw io.Writer, path, policy string) (todolist.Policy, error) {
 	if policy != policyAuto {
-		return session.ParsePolicy(policy)
+		return todolist.ParsePolicy(policy)
 	}
 	desc, found, err := recordedTodoDescription(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	p, why := todopolicy.Single, "no request header in the log lists a todo_write tool, so no description to read: the contract's rule (single) applies; pass --policy parallel for a log written under allowParallelInProgress"
+	p, why := todolist.Single, "no request header in the log lists a todo_write tool, so no description to read: the contract's rule (single) applies; pass --policy parallel for a log written under allowParallelInProgress"
 	if found {
-		p, why = todopolicy.Detect(desc)
+		p, why = todolist.DetectPolicy(desc)
 	}
 	fmt.Fprintf(errw, "policy: %s: %s (--policy auto: %s)\n", path, p, why)
-	return session.Policy(p), nil
+	return p, nil
 }
 
 // recordedTodoDescription streams the log to the first request/header

@@ -202,25 +202,15 @@ func mutateTodo(t tools.Tool, mut string) (tools.Tool, error) {
 		delete(list, "type")
 	}
 	t.Parameters, _ = json.Marshal(schema)
-	// The relaxed rules are the tool's own (todo.Rules), one flag changed.
-	rules, ok := t.Config.(todo.Rules)
-	if !ok {
-		return t, fmt.Errorf("the todo tool does not expose its todo.Rules (Config is %T)", t.Config)
-	}
 	switch mut {
-	case "accept-empty":
-		rules.AllowEmptyContent = true
-	case "accept-blank":
-		rules.AllowBlankContent = true
-	case "string-list":
-		rules.AllowStringList = true
 	case "rename-tool", "loose-schema", "extra-status", "any-status":
 		return t, nil
+	case breakage.AcceptEmpty, breakage.AcceptBlank, breakage.StringList:
+		// The relaxed rules are the tool's own (todo.Rules), one lifted.
+		return breakage.RelaxTodo(t, mut)
 	default:
 		return t, fmt.Errorf("mutation %q is in the registry but not implemented here", mut)
 	}
-	t.Execute, t.Config = rules.Tool().Execute, rules
-	return t, nil
 }
 
 // asDialect offers the reference todo tool under another agent's name and

@@ -1,15 +1,34 @@
-package todopolicy
+package todolist
 
 import (
 	"fmt"
 	"regexp"
 )
 
-// The policies, as their --policy names.
+// Policy is how many tasks may be in_progress at once.
+type Policy string
+
+// The policies, as their --policy names: the contract's rule allows one
+// task in_progress; the original implementation's current default
+// composition allows several when work runs in parallel
+// (allowParallelInProgress).
 const (
-	Single   = "single"
-	Parallel = "parallel"
+	Single   Policy = "single"
+	Parallel Policy = "parallel"
 )
+
+// ParsePolicy accepts "single" or "parallel".
+func ParsePolicy(s string) (Policy, error) {
+	switch Policy(s) {
+	case Single, Parallel:
+		return Policy(s), nil
+	}
+	return "", fmt.Errorf("unknown policy %q: want single or parallel", s)
+}
+
+// Allows reports whether the policy accepts a list with active tasks
+// in_progress.
+func (p Policy) Allows(active int) bool { return active <= 1 || p == Parallel }
 
 var (
 	// parallelPatterns: the description allows several tasks in progress
@@ -35,11 +54,14 @@ func firstMatch(res []*regexp.Regexp, s string) string {
 	return ""
 }
 
-// Detect reads the in_progress policy from a todo tool's description:
-// Parallel when it says several tasks may be in progress (in parallel, at
-// once) and nothing limits them to one, Single otherwise. why quotes what
-// decided it.
-func Detect(description string) (policy, why string) {
+// DetectPolicy reads the in_progress policy from a todo tool's
+// description: Parallel when it says several tasks may be in progress (in
+// parallel, at once) and nothing limits them to one, Single otherwise. why
+// quotes what decided it. The conformance runner (`conform --policy auto`,
+// from the tools an agent offers the model) and `log check --policy auto`
+// (from the tools a session log recorded in its request headers) both use
+// it.
+func DetectPolicy(description string) (policy Policy, why string) {
 	par := firstMatch(parallelPatterns, description)
 	one := firstMatch(singlePatterns, description)
 	switch {
