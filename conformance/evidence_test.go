@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/breakage"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -265,7 +266,7 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 
 // received is a message from the agent at wire position seq.
 func received(seq int, line string) WireMsg {
-	_, m := classify([]byte(line))
+	_, m := driver.Classify([]byte(line))
 	m.Seq, m.Dir = seq, Received
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
 	"github.com/todoharness/todoharness/harness/builtin"
@@ -25,18 +26,16 @@ const (
 	MockScriptFile = "mock-script.yaml"
 )
 
-// Step ops.
+// Step ops: those of driver.Step a scenario takes.
 const (
-	OpInitialize = "initialize"
-	OpNewSession = "newSession"
-	OpPrompt     = "prompt"
+	OpInitialize = driver.OpInitialize
+	OpNewSession = driver.OpNewSession
+	OpPrompt     = driver.OpPrompt
 )
 
-// Step is one ACP step of a scenario.
-type Step struct {
-	Op   string `json:"op"`
-	Text string `json:"text,omitempty"`
-}
+// Step is one ACP step of a scenario (driver's: a scenario's step never
+// sets Cancel).
+type Step = driver.Step
 
 // Scenario is a loaded scenario folder.
 type Scenario struct {
@@ -143,16 +142,14 @@ type Result struct {
 // with the bridge's error, after the bridge was shut down; the partial
 // Result is returned alongside.
 func Run(ctx context.Context, sc *Scenario, opts RunOptions) (*Result, error) {
-	work, err := os.MkdirTemp("", "todoharness-e2e-"+sc.Name+"-")
+	// The driver's environment: the session's cwd, and beside it the
+	// bridge's home, where it keeps its sessions.
+	env, err := driver.NewEnv(driver.EnvConfig{Name: sc.Name, DirPrefix: "todoharness-e2e-" + sc.Name})
+	defer env.Close()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
-	defer os.RemoveAll(work)
-	sessions := filepath.Join(work, "sessions")
-	cwd := filepath.Join(work, "cwd")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
+	sessions, cwd := env.Home, env.Cwd
 	model, err := openaichat.NewClient(opts.Client)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -15,14 +16,14 @@ import (
 // prints the script).
 func flagValues() map[string]func() []string {
 	return map[string]func() []string{
-		"preset": conformance.PresetNames,
+		"preset": driver.PresetNames,
 		"format": report.Formats,
 		"policy": func() []string {
 			return []string{conformance.PolicySingle, conformance.PolicyParallel, conformance.PolicyAuto}
 		},
 		"dialect": func() []string {
 			var out []string
-			for _, d := range conformance.Dialects() {
+			for _, d := range driver.Dialects() {
 				out = append(out, d.Name)
 			}
 			return out

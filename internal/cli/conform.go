@@ -15,6 +15,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -114,7 +115,7 @@ func (o *conformOptions) registerAgentRun(f *pflag.FlagSet) {
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
 	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
-	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (see --list-presets)")
+	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
 	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
@@ -187,7 +188,7 @@ const conformExample = `  todoharness conform
 // schema for their run, as a process of its own does. It is for a program
 // that runs many conform command lines in its own process, as the
 // conformance tier does; v is safe for concurrent use.
-func WithSchemaValidator(ctx context.Context, v *conformance.SchemaValidator) context.Context {
+func WithSchemaValidator(ctx context.Context, v *driver.SchemaValidator) context.Context {
 	return context.WithValue(ctx, validatorKey{}, v)
 }
 
@@ -195,8 +196,8 @@ type validatorKey struct{}
 
 // schemaValidatorOf is the validator ctx carries (nil: the run compiles
 // its own).
-func schemaValidatorOf(ctx context.Context) *conformance.SchemaValidator {
-	v, _ := ctx.Value(validatorKey{}).(*conformance.SchemaValidator)
+func schemaValidatorOf(ctx context.Context) *driver.SchemaValidator {
+	v, _ := ctx.Value(validatorKey{}).(*driver.SchemaValidator)
 	return v
 }
 
@@ -204,11 +205,11 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	o.color = useColor(out, environOf(cmd.Context()).getenv)
 	if o.presets {
-		return conformance.WritePresetTable(out)
+		return driver.WritePresetTable(out)
 	}
-	var preset *conformance.Preset
+	var preset *driver.Preset
 	if o.preset != "" {
-		p, err := conformance.PresetByName(o.preset)
+		p, err := driver.PresetByName(o.preset)
 		if err != nil {
 			return err
 		}
@@ -308,7 +309,7 @@ func selectConformCases(o *conformOptions) (all, cases []*conformance.Case, only
 // preflightConform finds what else can be wrong with the command line
 // before any agent starts: the templates, the baseline, the outputs; it
 // reads the baseline into cfg and warns of relative paths.
-func preflightConform(errw io.Writer, o *conformOptions, target conformance.Target, cfg *conformance.Config, all []*conformance.Case) error {
+func preflightConform(errw io.Writer, o *conformOptions, target driver.Target, cfg *conformance.Config, all []*conformance.Case) error {
 	var err error
 	if err := target.CheckTemplates(); err != nil {
 		return err
@@ -562,10 +563,10 @@ func writeReportFile(path string, write func(io.Writer) error) error {
 
 // conformTarget builds the agent under test from the flags and the preset
 // (nil: none).
-func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.Target, error) {
+func conformTarget(o *conformOptions, preset *driver.Preset) (driver.Target, error) {
 	if preset != nil {
 		if o.inProcess {
-			return conformance.Target{}, errors.New("conform: --in-process runs the built-in reference agent: not with --preset")
+			return driver.Target{}, errors.New("conform: --in-process runs the built-in reference agent: not with --preset")
 		}
 		t := preset.Target()
 		if preset.Self {
@@ -576,7 +577,7 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 			t.Command[0] = exe
 		}
 		if o.agent != "" {
-			argv, err := conformance.SplitCommand(o.agent)
+			argv, err := driver.SplitCommand(o.agent)
 			if err != nil {
 				return t, err
 			}
@@ -589,7 +590,7 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 		t.Env = append(t.Env, o.env...)
 		t.CleanEnv = o.cleanEnv
 		for _, spec := range o.files {
-			f, err := conformance.ParseFileFlag(spec)
+			f, err := driver.ParseFileFlag(spec)
 			if err != nil {
 				return t, err
 			}
@@ -597,7 +598,7 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 		}
 		return t, nil
 	}
-	t := conformance.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
+	t := driver.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
 	if o.inProcess {
 		if o.agent != "" {
 			return t, errors.New("conform: --in-process runs the built-in reference agent: not with --agent")
@@ -616,14 +617,14 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 			t.Name = "reference agent (" + filepath.Base(exe) + " agent)"
 		}
 	} else {
-		argv, err := conformance.SplitCommand(o.agent)
+		argv, err := driver.SplitCommand(o.agent)
 		if err != nil {
 			return t, err
 		}
 		t.Command = argv
 	}
 	for _, spec := range o.files {
-		f, err := conformance.ParseFileFlag(spec)
+		f, err := driver.ParseFileFlag(spec)
 		if err != nil {
 			return t, err
 		}
@@ -634,17 +635,17 @@ func conformTarget(o *conformOptions, preset *conformance.Preset) (conformance.T
 
 // explainTarget prints what the agent under test gets: the preset's
 // rendering (with --agent, --env and --file applied), or the plain target.
-func explainTarget(w io.Writer, o *conformOptions, preset *conformance.Preset) error {
-	p := conformance.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks"}
+func explainTarget(w io.Writer, o *conformOptions, preset *driver.Preset) error {
+	p := driver.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks"}
 	switch {
 	case preset != nil:
 		p = *preset
 	case o.agent == "":
-		ref, _ := conformance.PresetByName("reference")
+		ref, _ := driver.PresetByName("reference")
 		p = ref
 	}
 	if o.agent != "" {
-		argv, err := conformance.SplitCommand(o.agent)
+		argv, err := driver.SplitCommand(o.agent)
 		if err != nil {
 			return err
 		}
@@ -652,13 +653,13 @@ func explainTarget(w io.Writer, o *conformOptions, preset *conformance.Preset) e
 	}
 	p.Env = append(append([]string(nil), p.Env...), o.env...)
 	for _, spec := range o.files {
-		f, err := conformance.ParseFileFlag(spec)
+		f, err := driver.ParseFileFlag(spec)
 		if err != nil {
 			return err
 		}
-		p.Files = append(append([]conformance.File(nil), p.Files...), f)
+		p.Files = append(append([]driver.File(nil), p.Files...), f)
 	}
-	if err := p.WriteExplain(w, conformance.ExplainVars(o.modelName)); err != nil {
+	if err := p.WriteExplain(w, driver.ExplainVars(o.modelName)); err != nil {
 		return fmt.Errorf("conform: %w", err)
 	}
 	fmt.Fprintf(w, "  per-case timeout: %s\n", o.run.caseTimeout(preset))

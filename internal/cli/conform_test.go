@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // An agent command naming a file relative to the runner's directory is
@@ -67,10 +67,10 @@ func TestConformUsesTheGivenValidator(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return after.Mallocs - before.Mallocs
 	}
-	var v *conformance.SchemaValidator
+	var v *driver.SchemaValidator
 	compile := allocs(func() {
 		var err error
-		if v, err = conformance.NewSchemaValidator(); err != nil {
+		if v, err = driver.NewSchemaValidator(); err != nil {
 			t.Fatal(err)
 		}
 	})

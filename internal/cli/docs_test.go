@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -57,7 +57,7 @@ func TestCIDocJobUsesRealFlags(t *testing.T) {
 		}
 		words = append(words, line)
 	}
-	args, err := conformance.SplitCommand(strings.Join(words, " "))
+	args, err := driver.SplitCommand(strings.Join(words, " "))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // environ is what a command sees of the process it runs in: its variables
@@ -88,13 +88,13 @@ func (e environ) userHome() (string, error) {
 }
 
 // InProcessAgent runs the todoharness command line of p.Args (p.Args[0] is
-// the program) as conformance's in-process agent (conformance.Target's
+// the program) as conformance's in-process agent (driver.Target's
 // InProcess): in this process, on p's stdio, with p's environment and
 // working directory in place of the process's. It is meant for `agent`:
 // the conformance suites run the reference agent this way, many at once;
 // a command that reads the process's state elsewhere (chat's terminal, a
 // signal) still reads the real one.
-func InProcessAgent(ctx context.Context, p conformance.ProcIO) int {
+func InProcessAgent(ctx context.Context, p driver.ProcIO) int {
 	args := []string{}
 	if len(p.Args) > 1 {
 		args = p.Args[1:]

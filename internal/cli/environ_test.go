@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/internal/breakage"
@@ -25,8 +26,8 @@ import (
 
 // inProcessReference is the reference agent as the conformance suite runs
 // it, in process; env is added to its environment.
-func inProcessReference(env ...string) conformance.Target {
-	return conformance.Target{Name: "reference (in process)", InProcess: InProcessAgent, Env: env,
+func inProcessReference(env ...string) driver.Target {
+	return driver.Target{Name: "reference (in process)", InProcess: InProcessAgent, Env: env,
 		Command: []string{"todoharness-not-started", "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}}
 }
 
@@ -39,11 +40,11 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	validator, err := conformance.NewSchemaValidator()
+	validator, err := driver.NewSchemaValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(t *testing.T, tg conformance.Target) *conformance.Report {
+	run := func(t *testing.T, tg driver.Target) *conformance.Report {
 		t.Helper()
 		start := time.Now()
 		rep, err := conformance.Run(context.Background(), conformance.Config{Agent: tg, Cases: cases, Timeout: 60 * time.Second,
@@ -74,8 +75,8 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 	t.Run("reference", func(t *testing.T) {
 		t.Parallel()
 		rep := run(t, inProcessReference())
-		if rep.Dialect != conformance.DialectTodoWrite || rep.DialectSource != "detected" {
-			t.Errorf("dialect %s (%s), want %s detected", rep.Dialect, rep.DialectSource, conformance.DialectTodoWrite)
+		if rep.Dialect != driver.DialectTodoWrite || rep.DialectSource != "detected" {
+			t.Errorf("dialect %s (%s), want %s detected", rep.Dialect, rep.DialectSource, driver.DialectTodoWrite)
 		}
 		for _, c := range rep.Checks {
 			if c.Outcome != conformance.Pass {
@@ -120,7 +121,7 @@ func withoutProcessEnv(t *testing.T, k string) {
 // launched is the reference agent started in process in dir by Launch,
 // initialized, with a session.
 type launched struct {
-	a       *conformance.Agent
+	a       *driver.Agent
 	session string
 }
 
@@ -129,19 +130,19 @@ type launched struct {
 // a session.
 func launchReference(t *testing.T, dir string, env []string, args ...string) launched {
 	t.Helper()
-	tg := conformance.Target{Name: "reference", InProcess: InProcessAgent, CleanEnv: true, Env: env,
+	tg := driver.Target{Name: "reference", InProcess: InProcessAgent, CleanEnv: true, Env: env,
 		Command: append([]string{"todoharness-not-started", "agent"}, args...)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	a, err := tg.Launch(ctx, conformance.Vars{BaseURL: "http://127.0.0.1:1/v1", Cwd: dir})
+	a, err := tg.Launch(ctx, driver.Vars{BaseURL: "http://127.0.0.1:1/v1", Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Step(ctx, conformance.OpInitialize, "", ""); err != nil {
+	if _, err := a.Step(ctx, driver.OpInitialize, "", ""); err != nil {
 		how, stderr := a.Stop(time.Second)
 		t.Fatalf("initialize: %v (%s); stderr:\n%s", err, how, stderr)
 	}
-	res, err := a.Step(ctx, conformance.OpNewSession, "", "")
+	res, err := a.Step(ctx, driver.OpNewSession, "", "")
 	var ns struct {
 		SessionID string `json:"sessionId"`
 	}
@@ -204,7 +205,7 @@ func TestInProcessAgentPaths(t *testing.T) {
 			}
 		}
 		l := launchReference(t, dir, nil, "--script", "script.yaml", "--composition", "composition.yaml", "--sessions", "s")
-		res, err := l.a.Step(context.Background(), conformance.OpPrompt, "hello", l.session)
+		res, err := l.a.Step(context.Background(), driver.OpPrompt, "hello", l.session)
 		how, stderr := l.a.Stop(time.Second)
 		if err != nil || !strings.Contains(string(res), `"stopReason":"end_turn"`) {
 			t.Errorf("prompt: %s %v (%s); stderr:\n%s", res, err, how, stderr)
@@ -235,7 +236,7 @@ func TestSessionsDirFromEnviron(t *testing.T) {
 		{"no HOME", "", []string{"PATH=/bin"}, "", "$HOME is not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := environ{lookup: conformance.ProcIO{Env: tc.env}.LookupEnv, dir: dir}
+			env := environ{lookup: driver.ProcIO{Env: tc.env}.LookupEnv, dir: dir}
 			got, err := sessionsDir(env, tc.flag)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -256,12 +257,12 @@ func TestAgentModelFromEnviron(t *testing.T) {
 	for _, k := range []string{"DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "DEEPSEEK_MODEL"} {
 		t.Setenv(k, "process-"+k)
 	}
-	env := environ{lookup: conformance.ProcIO{Env: []string{"DEEPSEEK_API_KEY=k", "DEEPSEEK_BASE_URL=http://127.0.0.1:1/v1", "DEEPSEEK_MODEL=m"}}.LookupEnv}
+	env := environ{lookup: driver.ProcIO{Env: []string{"DEEPSEEK_API_KEY=k", "DEEPSEEK_BASE_URL=http://127.0.0.1:1/v1", "DEEPSEEK_MODEL=m"}}.LookupEnv}
 	_, name, desc, err := agentModel(env, agentFlags{})
 	if err != nil || name != "m" || desc != "m at http://127.0.0.1:1/v1" {
 		t.Errorf("got %q %q %v, want m at http://127.0.0.1:1/v1", name, desc, err)
 	}
-	env = environ{lookup: conformance.ProcIO{Env: []string{"PATH=/bin"}}.LookupEnv}
+	env = environ{lookup: driver.ProcIO{Env: []string{"PATH=/bin"}}.LookupEnv}
 	if _, name, desc, err := agentModel(env, agentFlags{}); err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Errorf("got %q %q %v, want no model (the process's DEEPSEEK_API_KEY is not the agent's)", name, desc, err)
 	}
@@ -279,8 +280,8 @@ func TestInProcessAgentFault(t *testing.T) {
 	t.Run("in the ProcIO", func(t *testing.T) {
 		withoutProcessEnv(t, acp.FaultEnv)
 		l := launchReference(t, dir, []string{acp.FaultEnv + "=crash-on-prompt"}, args...)
-		res, err := l.a.Step(context.Background(), conformance.OpPrompt, "hello", l.session)
-		if !errors.Is(err, conformance.ErrAgentExited) || !strings.Contains(err.Error(), "exit status 3") {
+		res, err := l.a.Step(context.Background(), driver.OpPrompt, "hello", l.session)
+		if !errors.Is(err, driver.ErrAgentExited) || !strings.Contains(err.Error(), "exit status 3") {
 			t.Errorf("prompt: %s %v, want no answer: the agent exited with status 3", res, err)
 		}
 		how, stderr := l.a.Stop(time.Second)
@@ -291,7 +292,7 @@ func TestInProcessAgentFault(t *testing.T) {
 	t.Run("in the process only", func(t *testing.T) {
 		t.Setenv(acp.FaultEnv, "crash-on-prompt")
 		l := launchReference(t, dir, nil, args...)
-		res, err := l.a.Step(context.Background(), conformance.OpPrompt, "hello", l.session)
+		res, err := l.a.Step(context.Background(), driver.OpPrompt, "hello", l.session)
 		how, stderr := l.a.Stop(time.Second)
 		if err != nil || !strings.Contains(string(res), `"stopReason":"end_turn"`) || how != "exited after stdin closed, exit status 0" {
 			t.Errorf("prompt: %s %v, stop: %s; want an answer and exit status 0; stderr:\n%s", res, err, how, stderr)

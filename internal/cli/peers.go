@@ -16,6 +16,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -86,8 +87,8 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var presets []conformance.Preset
-	for _, p := range conformance.Presets() {
+	var presets []driver.Preset
+	for _, p := range driver.Presets() {
 		if len(p.Install) == 0 {
 			continue
 		}
@@ -97,7 +98,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 		presets = append(presets, p)
 	}
 	for _, n := range o.only {
-		if _, err := conformance.PresetByName(n); err != nil {
+		if _, err := driver.PresetByName(n); err != nil {
 			return err
 		}
 	}
@@ -112,7 +113,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	if err != nil {
 		return err
 	}
-	validator, err := conformance.NewSchemaValidator()
+	validator, err := driver.NewSchemaValidator()
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 }
 
 // runPeer installs one agent and runs the catalogue against it.
-func runPeer(ctx context.Context, p conformance.Preset, dir string, cases []*conformance.Case, v *conformance.SchemaValidator,
+func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conformance.Case, v *driver.SchemaValidator,
 	o *peersOptions, logf func(string, ...any), errw io.Writer) peerRow {
 	row := peerRow{Preset: p.Name, Agent: p.Agent, Version: "-", Dialect: "-", Wires: "-"}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
@@ -118,7 +118,7 @@ func (f *recordFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.model, "model", "", "model name, offered to templates as {{.Model}} (default: the provider's; on replay the cassette's)")
 	fl.BoolVar(&f.all, "all", false, "every scenario in --dir")
 	fl.StringVar(&f.target.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	fl.StringVar(&f.target.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", "))
+	fl.StringVar(&f.target.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", "))
 	fl.StringArrayVar(&f.target.env, "env", nil, "K=V added to the agent's environment (templated; repeatable); a bare NAME passes this process's $NAME through, over a preset's dummy key")
 	fl.StringArrayVar(&f.target.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
 	fl.BoolVar(&f.target.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
@@ -157,13 +157,13 @@ func (f *recordFlags) scenarioDirs(args []string, verb string) ([]string, error)
 
 // agentTarget is the --agent / --preset target, or nil for the reference
 // agent run in-process.
-func (f *recordFlags) agentTarget() (*conformance.Target, *conformance.Preset, error) {
+func (f *recordFlags) agentTarget() (*driver.Target, *driver.Preset, error) {
 	if f.target.agent == "" && f.target.preset == "" {
 		return nil, nil, nil
 	}
-	var preset *conformance.Preset
+	var preset *driver.Preset
 	if f.target.preset != "" {
-		p, err := conformance.PresetByName(f.target.preset)
+		p, err := driver.PresetByName(f.target.preset)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -400,7 +400,7 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 		if err != nil {
 			return fmt.Errorf("replay: find the reference agent: %w", err)
 		}
-		target = &conformance.Target{Name: "reference agent", Command: append(ReferenceAgentArgs(exe), "--model", "{{.Model}}"), Env: f.target.env}
+		target = &driver.Target{Name: "reference agent", Command: append(ReferenceAgentArgs(exe), "--model", "{{.Model}}"), Env: f.target.env}
 	}
 	failed := 0
 	for _, dir := range dirs {

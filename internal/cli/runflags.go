@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // runFlags are the options of a run that conform, peers and snapshot share:
@@ -15,7 +16,7 @@ import (
 // to build the run's Config.
 type runFlags struct {
 	// timeout is the per-case timeout; 0 means the preset's, else
-	// conformance.DefaultTimeout.
+	// driver.DefaultTimeout.
 	timeout  time.Duration
 	grace    time.Duration
 	parallel int
@@ -31,7 +32,7 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	r.registerTimeouts(f, "case")
 	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+" (default: number of CPUs)")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
-	f.DurationVar(&r.settle, "settle", conformance.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
+	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
 }
 
@@ -49,25 +50,25 @@ func (r runFlags) check() error {
 // registerTimeouts defines --timeout and --grace only (snapshot runs one
 // scenario at a time); unit names what the timeout bounds.
 func (r *runFlags) registerTimeouts(f *pflag.FlagSet, unit string) {
-	f.DurationVar(&r.timeout, "timeout", 0, "per-"+unit+" timeout, agent start-up included (default: the preset's, else "+conformance.DefaultTimeout.String()+")")
-	f.DurationVar(&r.grace, "grace", conformance.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
+	f.DurationVar(&r.timeout, "timeout", 0, "per-"+unit+" timeout, agent start-up included (default: the preset's, else "+driver.DefaultTimeout.String()+")")
+	f.DurationVar(&r.grace, "grace", driver.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
 }
 
 // caseTimeout is --timeout when given, else the preset's (p may be nil),
-// else conformance.DefaultTimeout.
-func (r runFlags) caseTimeout(p *conformance.Preset) time.Duration {
+// else driver.DefaultTimeout.
+func (r runFlags) caseTimeout(p *driver.Preset) time.Duration {
 	switch {
 	case r.timeout > 0:
 		return r.timeout
 	case p != nil && p.Timeout > 0:
 		return p.Timeout
 	}
-	return conformance.DefaultTimeout
+	return driver.DefaultTimeout
 }
 
 // config is the run of cases against target with these options; progress
 // lines go to progress unless -q.
-func (r runFlags) config(target conformance.Target, cases []*conformance.Case, p *conformance.Preset, progress io.Writer) conformance.Config {
+func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *driver.Preset, progress io.Writer) conformance.Config {
 	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
 		Settle: r.settle, Repeat: r.repeat}
 	if !r.quiet {

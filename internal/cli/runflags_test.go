@@ -7,18 +7,18 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // conform and peers read --timeout, --grace, --parallel and -q the same way.
 func TestRunFlagsShared(t *testing.T) {
-	preset := &conformance.Preset{Name: "p", Timeout: 2 * time.Minute}
+	preset := &driver.Preset{Name: "p", Timeout: 2 * time.Minute}
 	for _, tc := range []struct {
 		args   []string
-		preset *conformance.Preset
+		preset *driver.Preset
 		want   time.Duration
 	}{
-		{nil, nil, conformance.DefaultTimeout},
+		{nil, nil, driver.DefaultTimeout},
 		{nil, preset, 2 * time.Minute},
 		{[]string{"--timeout", "5s"}, preset, 5 * time.Second},
 		{[]string{"--timeout", "5s"}, nil, 5 * time.Second},
@@ -40,8 +40,8 @@ func TestRunFlagsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress bytes.Buffer
-	cfg := r.config(conformance.Target{Name: "x"}, nil, nil, &progress)
-	if cfg.Progress != nil || cfg.Parallel != 3 || cfg.Grace != time.Second || cfg.Timeout != conformance.DefaultTimeout {
+	cfg := r.config(driver.Target{Name: "x"}, nil, nil, &progress)
+	if cfg.Progress != nil || cfg.Parallel != 3 || cfg.Grace != time.Second || cfg.Timeout != driver.DefaultTimeout {
 		t.Errorf("config %+v", cfg)
 	}
 }
@@ -55,13 +55,13 @@ func TestRunFlagsSettleRepeat(t *testing.T) {
 	if err := f.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := r.config(conformance.Target{Name: "x"}, nil, nil, nil); cfg.Settle != conformance.DefaultSettle || cfg.Repeat != 1 || r.check() != nil {
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || r.check() != nil {
 		t.Errorf("defaults: settle %s, repeat %d, check %v", cfg.Settle, cfg.Repeat, r.check())
 	}
 	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := r.config(conformance.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 {
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 {
 		t.Errorf("settle %s, repeat %d; want 40ms, 4", cfg.Settle, cfg.Repeat)
 	}
 	for _, tc := range []struct{ args, want string }{

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/snapshot"
 )
 
@@ -55,7 +55,7 @@ Exit status: 0 when every scenario passes (or was updated), 1 otherwise.`,
 	}
 	f := run.Flags()
 	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(conformance.PresetNames(), ", ")+" (as in conform)")
+	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", ")+" (as in conform)")
 	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
 	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
 	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
@@ -70,9 +70,9 @@ Exit status: 0 when every scenario passes (or was updated), 1 otherwise.`,
 }
 
 func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit string, dirs []string) error {
-	var preset *conformance.Preset
+	var preset *driver.Preset
 	if o.preset != "" {
-		p, err := conformance.PresetByName(o.preset)
+		p, err := driver.PresetByName(o.preset)
 		if err != nil {
 			return err
 		}

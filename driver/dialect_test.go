@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"encoding/json"
@@ -77,11 +77,11 @@ func TestTranslateArgs(t *testing.T) {
 
 func TestItemProperties(t *testing.T) {
 	d, _ := DialectByName(DialectOpencode)
-	got := d.itemProperties(json.RawMessage(`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{},"status":{},"priority":{}}}}}}`))
+	got := d.ItemProperties(json.RawMessage(`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{},"status":{},"priority":{}}}}}}`))
 	if !reflect.DeepEqual(got, map[string]bool{"content": true, "status": true, "priority": true}) {
 		t.Errorf("%v", got)
 	}
-	if d.itemProperties(json.RawMessage(`{}`)) != nil {
+	if d.ItemProperties(json.RawMessage(`{}`)) != nil {
 		t.Error("no schema should mean unknown (nil)")
 	}
 }

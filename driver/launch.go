@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"context"
@@ -18,6 +18,8 @@ type Agent struct {
 	wire *wireLog
 	cwd  string
 	argv []string
+	// inProcess: a Target.InProcess function, not a process.
+	inProcess bool
 }
 
 // Launch expands the target's templates with v, writes its files, and
@@ -33,7 +35,7 @@ func (t Target) Launch(ctx context.Context, v Vars) (*Agent, error) {
 		return nil, err
 	}
 	w := newWireLog(time.Now())
-	return &Agent{p: p, c: newConn(p, w, 0, v.Cwd), wire: w, cwd: v.Cwd, argv: r.argv}, nil
+	return &Agent{p: p, c: newConn(p, w, 0, v.Cwd), wire: w, cwd: v.Cwd, argv: r.argv, inProcess: r.inproc != nil}, nil
 }
 
 // Argv is the command line as started.

@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type proc struct {
 	waitErr error         // set before exited is closed
 	errDone chan struct{} // closed when stderr reached EOF
 
-	// marker is procMarkerEnv=token, in the agent's environment: it finds
+	// marker is ProcMarkerEnv=token, in the agent's environment: it finds
 	// the processes of this agent that left its tree and its group.
 	marker string
 
@@ -69,16 +69,16 @@ type inProc struct {
 	abandoned bool
 }
 
-// abandonAfter is how long a killed in-process agent has to return
+// AbandonAfter is how long a killed in-process agent has to return
 // before the runner abandons it.
-const abandonAfter = time.Second
+const AbandonAfter = time.Second
 
-// errTerminated is the cause of an in-process agent's cancelled context.
-var errTerminated = errors.New("conformance: the runner ended the agent (its SIGTERM)")
+// ErrTerminated is the cause of an in-process agent's cancelled context.
+var ErrTerminated = errors.New("conformance: the runner ended the agent (its SIGTERM)")
 
-// procMarkerEnv is set in every agent's environment to a token of its
+// ProcMarkerEnv is set in every agent's environment to a token of its
 // own (see findDescendants).
-const procMarkerEnv = "TODOHARNESS_CONFORM_PROC"
+const ProcMarkerEnv = "TODOHARNESS_CONFORM_PROC"
 
 // stderrKeep bounds the stderr kept per process (the tail is kept).
 const stderrKeep = 256 << 10
@@ -160,7 +160,7 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	})
 	go func() {
 		code, panicked := runInProc(actx, r.inproc, pio)
-		cancel(errTerminated)
+		cancel(ErrTerminated)
 		stopWatch()
 		ip.exitOnce.Do(func() {
 			ip.code, ip.panicked = code, panicked
@@ -202,11 +202,11 @@ func openPipes(names ...string) ([][2]*os.File, error) {
 	return ps, nil
 }
 
-// newMarker is procMarkerEnv=token with a token of the agent's own.
+// newMarker is ProcMarkerEnv=token with a token of the agent's own.
 func newMarker() string {
 	var tok [8]byte
 	_, _ = rand.Read(tok[:])
-	return fmt.Sprintf("%s=%d-%x", procMarkerEnv, os.Getpid(), tok)
+	return fmt.Sprintf("%s=%d-%x", ProcMarkerEnv, os.Getpid(), tok)
 }
 
 func closeAll(fs ...*os.File) {
@@ -284,7 +284,7 @@ func (p *proc) kill(why string) {
 // in-process agent's context cancelled.
 func (p *proc) terminate() {
 	if p.inproc != nil {
-		p.inproc.cancel(errTerminated)
+		p.inproc.cancel(ErrTerminated)
 		return
 	}
 	signalGroup(p.cmd.Process.Pid, sigTerm)
@@ -292,7 +292,7 @@ func (p *proc) terminate() {
 
 // forceEnd ends the agent and waits until it has: SIGKILL to its process
 // group; for an in-process agent its context cancelled and its pipes
-// closed, and if the function still has not returned after abandonAfter,
+// closed, and if the function still has not returned after AbandonAfter,
 // it is abandoned (its goroutine is left running, and the exit says so).
 func (p *proc) forceEnd() {
 	ip := p.inproc
@@ -301,9 +301,9 @@ func (p *proc) forceEnd() {
 		<-p.exited
 		return
 	}
-	ip.cancel(errTerminated)
+	ip.cancel(ErrTerminated)
 	closeAll(ip.in, ip.out)
-	if !waitFor(p.exited, abandonAfter) {
+	if !waitFor(p.exited, AbandonAfter) {
 		ip.exitOnce.Do(func() {
 			ip.abandoned = true
 			close(p.exited)
@@ -353,7 +353,7 @@ func (p *proc) exitDescription() string {
 	if ip := p.inproc; ip != nil {
 		switch {
 		case ip.abandoned:
-			return fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", abandonAfter)
+			return fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", AbandonAfter)
 		case ip.panicked != "":
 			return "panic: " + ip.panicked + " (exit status 2)"
 		}
@@ -419,8 +419,8 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
-// lastLines returns up to n last non-empty lines.
-func lastLines(s string, n int) []string {
+// LastLines returns up to n last non-empty lines.
+func LastLines(s string, n int) []string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	var out []string
 	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {

@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func DialectByName(name string) (Dialect, error) {
 			return d, nil
 		}
 	}
-	return Dialect{}, fmt.Errorf("conformance: unknown dialect %q (known: %s)", name, strings.Join(dialectNames(), ", "))
+	return Dialect{}, fmt.Errorf("conformance: unknown dialect %q (known: %s)", name, strings.Join(DialectNames(), ", "))
 }
 
 // DetectDialect picks the dialect whose tool the agent offers; ok is false
@@ -135,17 +135,18 @@ func (d Dialect) TranslateArgs(args any, itemProps map[string]bool) any {
 	return out
 }
 
-// toolSchema is the part of a tool's JSON Schema the checks read.
-type toolSchema struct {
+// ToolSchema is the part of a tool's JSON Schema the checks read.
+type ToolSchema struct {
 	Type       any                   `json:"type"`
 	Required   []string              `json:"required"`
-	Properties map[string]toolSchema `json:"properties"`
-	Items      *toolSchema           `json:"items"`
+	Properties map[string]ToolSchema `json:"properties"`
+	Items      *ToolSchema           `json:"items"`
 	Enum       []any                 `json:"enum"`
 }
 
-func parseToolSchema(raw json.RawMessage) (toolSchema, error) {
-	var s toolSchema
+// ParseToolSchema reads a tool's parameters schema.
+func ParseToolSchema(raw json.RawMessage) (ToolSchema, error) {
+	var s ToolSchema
 	if len(raw) == 0 {
 		return s, fmt.Errorf("no parameters schema")
 	}
@@ -155,7 +156,8 @@ func parseToolSchema(raw json.RawMessage) (toolSchema, error) {
 	return s, nil
 }
 
-func (s toolSchema) hasType(t string) bool {
+// HasType reports whether the schema allows the JSON type t.
+func (s ToolSchema) HasType(t string) bool {
 	switch x := s.Type.(type) {
 	case string:
 		return x == t
@@ -169,7 +171,8 @@ func (s toolSchema) hasType(t string) bool {
 	return false
 }
 
-func (s toolSchema) requires(f string) bool {
+// Requires reports whether the schema lists f in required.
+func (s ToolSchema) Requires(f string) bool {
 	for _, r := range s.Required {
 		if r == f {
 			return true
@@ -178,10 +181,10 @@ func (s toolSchema) requires(f string) bool {
 	return false
 }
 
-// itemProperties returns the properties the dialect's list items declare
+// ItemProperties returns the properties the dialect's list items declare
 // in an offered schema, or nil when the schema does not say.
-func (d Dialect) itemProperties(raw json.RawMessage) map[string]bool {
-	s, err := parseToolSchema(raw)
+func (d Dialect) ItemProperties(raw json.RawMessage) map[string]bool {
+	s, err := ParseToolSchema(raw)
 	if err != nil {
 		return nil
 	}
@@ -192,6 +195,15 @@ func (d Dialect) itemProperties(raw json.RawMessage) map[string]bool {
 	out := map[string]bool{}
 	for k := range list.Items.Properties {
 		out[k] = true
+	}
+	return out
+}
+
+// DialectNames lists the known dialects by name.
+func DialectNames() []string {
+	var out []string
+	for _, d := range Dialects() {
+		out = append(out, d.Name)
 	}
 	return out
 }

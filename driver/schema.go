@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"bytes"
@@ -191,7 +191,7 @@ func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
 		defs = v.agentDefs
 	}
 	obj, _ := inst.(map[string]any)
-	// The envelope: classify checked jsonrpc and the shape; the id must be
+	// The Envelope: classify checked jsonrpc and the shape; the id must be
 	// a RequestId. Validating against the schema's whole message union
 	// would try every method's definition: by method is exact and cheaper.
 	if id, ok := obj["id"]; ok {
@@ -228,7 +228,7 @@ func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
 	def, ok := defs[m.Kind+" "+method]
 	if !ok {
 		if strings.HasPrefix(method, "_") {
-			return nil // extension method: only the envelope applies
+			return nil // extension method: only the Envelope applies
 		}
 		return fmt.Errorf("%s %q is not an ACP method a%s sends", m.Kind, method, map[bool]string{true: "n agent", false: " client"}[fromAgent])
 	}

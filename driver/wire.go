@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"bufio"
@@ -49,7 +49,7 @@ type WireMsg struct {
 	ReplyTo string `json:"replyTo,omitempty"`
 	// Problem says why an invalid line is not a JSON-RPC 2.0 message.
 	Problem string `json:"problem,omitempty"`
-	// Capped: the line was longer than maxWireLine and was not parsed;
+	// Capped: the line was longer than MaxWireLine and was not parsed;
 	// Line holds its first wireLinePrefix bytes, Size its length.
 	Capped bool `json:"capped,omitempty"`
 	Size   int  `json:"size,omitempty"`
@@ -57,19 +57,19 @@ type WireMsg struct {
 
 // Memory bounds of a case's wire.
 const (
-	// maxWireLine is the longest line parsed; a longer one is kept as its
+	// MaxWireLine is the longest line parsed; a longer one is kept as its
 	// first wireLinePrefix bytes, marked Capped (an invalid message).
-	maxWireLine    = 16 << 20
+	MaxWireLine    = 16 << 20
 	wireLinePrefix = 4 << 10
-	// maxWireMsgs and maxWireBytes bound a case's wire log (both
+	// MaxWireMsgs and MaxWireBytes bound a case's wire log (both
 	// directions); an agent that sends past either is killed and the case
 	// does not complete.
-	maxWireMsgs  = 20_000
-	maxWireBytes = 64 << 20
+	MaxWireMsgs  = 20_000
+	MaxWireBytes = 64 << 20
 )
 
 // wireLog is a case's ACP wire, shared by its processes, bounded by
-// maxWireMsgs and maxWireBytes.
+// MaxWireMsgs and MaxWireBytes.
 type wireLog struct {
 	mu      sync.Mutex
 	start   time.Time
@@ -87,7 +87,7 @@ func (w *wireLog) add(m WireMsg) (_ WireMsg, full bool) {
 	defer w.mu.Unlock()
 	m.Time = time.Now()
 	m.At = m.Time.Sub(w.start)
-	if w.dropped > 0 || len(w.msgs) >= maxWireMsgs || w.bytes+len(m.Line) > maxWireBytes {
+	if w.dropped > 0 || len(w.msgs) >= MaxWireMsgs || w.bytes+len(m.Line) > MaxWireBytes {
 		w.dropped++
 		m.Seq = -1
 		return m, true
@@ -105,7 +105,7 @@ func (w *wireLog) capNote() string {
 	if w.dropped == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the wire log reached the runner's cap of %d messages or %d bytes per case after %d messages (%d bytes)", maxWireMsgs, maxWireBytes, len(w.msgs), w.bytes)
+	return fmt.Sprintf("the wire log reached the runner's cap of %d messages or %d bytes per case after %d messages (%d bytes)", MaxWireMsgs, MaxWireBytes, len(w.msgs), w.bytes)
 }
 
 func (w *wireLog) snapshot() []WireMsg {
@@ -141,8 +141,8 @@ func (w *wireLog) len() int {
 	return len(w.msgs)
 }
 
-// envelope is a JSON-RPC message, loosely.
-type envelope struct {
+// Envelope is a JSON-RPC message, loosely.
+type Envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method,omitempty"`
@@ -161,23 +161,23 @@ type RPCError struct {
 func (e *RPCError) Error() string {
 	s := fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
 	if len(e.Data) > 0 && string(e.Data) != "null" {
-		s += " (" + truncate(string(e.Data), 200) + ")"
+		s += " (" + Truncate(string(e.Data), 200) + ")"
 	}
 	return s
 }
 
-// classify parses one line into its kind, id and method.
-func classify(line []byte) (envelope, WireMsg) {
+// Classify parses one line into its kind, id and method.
+func Classify(line []byte) (Envelope, WireMsg) {
 	m := WireMsg{Line: string(line)}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		m.Kind, m.Problem = KindInvalid, "not a JSON object: "+err.Error()
-		return envelope{}, m
+		return Envelope{}, m
 	}
-	var env envelope
+	var env Envelope
 	if err := json.Unmarshal(line, &env); err != nil {
 		m.Kind, m.Problem = KindInvalid, "not a JSON-RPC message: "+err.Error()
-		return envelope{}, m
+		return Envelope{}, m
 	}
 	_, hasID := raw["id"]
 	_, hasResult := raw["result"]
@@ -253,11 +253,11 @@ func (c *conn) read() {
 	defer close(c.done)
 	r := bufio.NewReaderSize(c.p.stdout, 64<<10)
 	for {
-		line, size, err := readLine(r, maxWireLine)
+		line, size, err := readLine(r, MaxWireLine)
 		switch {
-		case size > maxWireLine:
+		case size > MaxWireLine:
 			c.record(WireMsg{Line: string(line[:wireLinePrefix]), Kind: KindInvalid, Capped: true, Size: size,
-				Problem: fmt.Sprintf("a line of %d bytes, over the runner's cap of %d bytes: not parsed (its first %d bytes kept)", size, maxWireLine, wireLinePrefix)})
+				Problem: fmt.Sprintf("a line of %d bytes, over the runner's cap of %d bytes: not parsed (its first %d bytes kept)", size, MaxWireLine, wireLinePrefix)})
 		case len(bytes.TrimSpace(line)) > 0:
 			c.dispatch(line)
 		}
@@ -312,7 +312,7 @@ func (c *conn) overflow() {
 }
 
 func (c *conn) dispatch(line []byte) {
-	env, m := classify(line)
+	env, m := Classify(line)
 	m.Proc, m.Dir = c.idx, Received
 	if m.Kind == KindResponse {
 		c.mu.Lock()
@@ -323,7 +323,7 @@ func (c *conn) dispatch(line []byte) {
 	switch m.Kind {
 	case KindResponse:
 		if m.ReplyTo == "" {
-			m.Problem = fmt.Sprintf("a response to id %s, which the runner never issued", truncate(string(env.ID), 40))
+			m.Problem = fmt.Sprintf("a response to id %s, which the runner never issued", Truncate(string(env.ID), 40))
 		}
 	case KindRequest:
 		// The runner's own request coming back (an agent that echoes its
@@ -339,7 +339,7 @@ func (c *conn) dispatch(line []byte) {
 	m = c.record(m)
 	switch {
 	case echoOf != nil:
-		echoOf <- reply{seq: m.Seq, err: fmt.Errorf("the agent sent the runner's own %s request (id %s) back instead of answering it: it echoes its input, it does not speak ACP", env.Method, truncate(string(env.ID), 40))}
+		echoOf <- reply{seq: m.Seq, err: fmt.Errorf("the agent sent the runner's own %s request (id %s) back instead of answering it: it echoes its input, it does not speak ACP", env.Method, Truncate(string(env.ID), 40))}
 	case m.Problem != "":
 		// An echo of an already answered request, or a response to nothing.
 	case m.Kind == KindResponse:
@@ -356,7 +356,7 @@ func (c *conn) dispatch(line []byte) {
 }
 
 // answer serves a request the agent made to the client.
-func (c *conn) answer(env envelope) {
+func (c *conn) answer(env Envelope) {
 	result, detail, rerr := c.serve(env.Method, env.Params)
 	resp := map[string]any{"jsonrpc": "2.0", "id": env.ID}
 	ans := "ok"
@@ -452,7 +452,7 @@ func (c *conn) serve(method string, params json.RawMessage) (any, string, *RPCEr
 
 // reply is a response and its wire position, or why there is none (err).
 type reply struct {
-	env envelope
+	env Envelope
 	seq int
 	err error
 }
@@ -475,7 +475,7 @@ func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int
 	if c.writeErr != nil {
 		return -1, c.writeErr
 	}
-	_, m := classify(b)
+	_, m := Classify(b)
 	m.Proc, m.Dir, m.ReplyTo = c.idx, Sent, replyTo
 	if method != "" {
 		m.Method = method
@@ -573,9 +573,29 @@ func (c *conn) requests() []ClientRequest {
 	return append([]ClientRequest(nil), c.clientReqs...)
 }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to n bytes, marking the cut with "…".
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// UpdateKind returns the sessionUpdate kind of a session/update message
+// ("" for any other message).
+func (m WireMsg) UpdateKind() string {
+	if m.Method != "session/update" {
+		return ""
+	}
+	var p struct {
+		Params struct {
+			Update struct {
+				Kind string `json:"sessionUpdate"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(m.Line), &p) != nil {
+		return ""
+	}
+	return p.Params.Update.Kind
 }

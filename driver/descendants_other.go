@@ -1,6 +1,6 @@
 //go:build !linux
 
-package conformance
+package driver
 
 import "time"
 

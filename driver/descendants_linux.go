@@ -1,4 +1,4 @@
-package conformance
+package driver
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // that the runner can find it, kill it and reap it. A case's descendants
 // are found by walking /proc: the process tree below the agent (parent
 // links, while the agent lives), its process group, and every process
-// carrying the case's marker in its environment (procMarkerEnv, set in
+// carrying the case's marker in its environment (ProcMarkerEnv, set in
 // the agent's environment and inherited unless a child clears it: an
 // orphan whose parent exited has lost its parent link). Only processes
 // found this way are reaped (wait4 on their pid, after checking that the
