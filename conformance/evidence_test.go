@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -54,7 +54,7 @@ func savedCase(t *testing.T, run, id string) *Evidence {
 }
 
 // savedRunWants is what each captured run must fail: the registry's rows
-// (internal/breakage: fake-, bridge-, tool-, composition-NAME) and these.
+// (harness/breakage: fake-, bridge-, tool-, composition-NAME) and these.
 var savedRunWants = map[string][]string{
 	"fake-ok":          nil,
 	"reference":        nil,

@@ -24,8 +24,8 @@ import (
 // pipes instead of starting Command. These tests drive small in-process
 // agents (stubServe) through Run and Launch, and check what the function
 // gets and how each way of ending is recorded. The reference agent run in
-// process over the whole catalogue is in internal/cli (environ_test.go):
-// internal/cli imports this package.
+// process over the whole catalogue is in cmd/todoharness/cli (environ_test.go):
+// cmd/todoharness/cli imports this package.
 
 func TestProcIOLookupEnv(t *testing.T) {
 	p := driver.ProcIO{Env: []string{"A=1", "B=two", "A=3", "EMPTY=", "NOEQUALS", "EQ=x=y", "LATE=1", "LATE="}}

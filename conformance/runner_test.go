@@ -17,7 +17,7 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -108,7 +108,7 @@ func TestRunFakeAgentPasses(t *testing.T) {
 }
 
 // Each breakage of the fake agent must fail exactly the checks the registry
-// (internal/breakage) lists; the ones that fail RUN-1 are run by
+// (harness/breakage) lists; the ones that fail RUN-1 are run by
 // TestRunBrokenAgents, with a short timeout.
 func TestRunFakeAgentFaults(t *testing.T) {
 	t.Parallel()

@@ -22,8 +22,8 @@ import (
 	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/cassette/replay"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // Files a recording writes into the scenario folder (beside

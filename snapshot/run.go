@@ -16,10 +16,10 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/driver/acpnorm"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // Files of a scenario folder, in the original's layout.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/driver/acpnorm"
-	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	. "github.com/todoharness/todoharness/snapshot"

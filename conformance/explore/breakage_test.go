@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/internal/breakage"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )

@@ -20,11 +20,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
@@ -315,7 +315,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				never = append(never, c.ID)
 			}
 		}
-		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (internal/breakage) fails")
+		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (harness/breakage) fails")
 	})
 })
 

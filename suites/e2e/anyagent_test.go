@@ -22,10 +22,10 @@ import (
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/mockmodel"
 	"github.com/todoharness/todoharness/recording"
+	"github.com/todoharness/todoharness/scenario"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
 

@@ -52,13 +52,13 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
-	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Env names the mutation.
@@ -72,7 +72,7 @@ const Env = "TODOHARNESS_MUTANT"
 const KeyEnv = "TODOHARNESS_MUTANT_KEY"
 
 // mutations lists the known mutations: none, the tool-layer breakages of
-// the registry (internal/breakage), and the dialects.
+// the registry (harness/breakage), and the dialects.
 func mutations() []string {
 	out := append([]string{"none"}, breakage.Names(breakage.Tool)...)
 	return append(out, "as-opencode", "as-codex", "as-gemini", "as-claude")

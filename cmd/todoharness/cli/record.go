@@ -20,10 +20,10 @@ import (
 	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
 	"github.com/todoharness/todoharness/recording"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // defaultScenarios is where `record` finds the e2e scenarios.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/harness/acp"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 // The registry is well formed: one row per name and layer, sorted known

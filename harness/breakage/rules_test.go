@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/todolist"
-	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 func items(pairs ...string) []session.TodoItem {
