@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"strconv"
 	"strings"
 	"sync"
@@ -587,15 +588,6 @@ func (m WireMsg) UpdateKind() string {
 	if m.Method != "session/update" {
 		return ""
 	}
-	var p struct {
-		Params struct {
-			Update struct {
-				Kind string `json:"sessionUpdate"`
-			} `json:"update"`
-		} `json:"params"`
-	}
-	if json.Unmarshal([]byte(m.Line), &p) != nil {
-		return ""
-	}
-	return p.Params.Update.Kind
+	kind, _, _ := transcript.UpdateKind([]byte(m.Line))
+	return kind
 }
