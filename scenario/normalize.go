@@ -42,23 +42,18 @@ func ACPGolden(wire [][]byte, cwd string) ([]byte, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Update struct {
-					Kind string `json:"sessionUpdate"`
-				} `json:"update"`
-			} `json:"params"`
+		kind, isUpdate, err := transcript.UpdateKind(line)
+		if err != nil {
+			return nil, fmt.Errorf("normalise ACP transcript: %w", err)
+		}
+		var answer struct {
 			Result struct {
 				StopReason string `json:"stopReason"`
 			} `json:"result"`
 			Error json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, fmt.Errorf("normalise ACP transcript: %w", err)
-		}
-		keep := (m.Method == "session/update" && keptKind(m.Params.Update.Kind)) ||
-			m.Result.StopReason != "" || len(m.Error) > 0
+		_ = json.Unmarshal(line, &answer) // the same line: it is JSON
+		keep := (isUpdate && keptKind(kind)) || answer.Result.StopReason != "" || len(answer.Error) > 0
 		if !keep {
 			continue
 		}

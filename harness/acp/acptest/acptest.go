@@ -5,7 +5,6 @@ import (
 	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"io"
 
-
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
 )
