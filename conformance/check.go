@@ -17,6 +17,20 @@ import (
 // bump by hand). See docs/conformance.md, "Catalogue version".
 const CatalogueVersion = 2
 
+// catalogueFingerprint pins CatalogueVersion to what it versions: the
+// checks (ID, level, dialects, every case or not, title, quote) and the
+// built-in cases (ID, steps, script, the checks fed), hashed by
+// TestCatalogueVersion. The versions:
+//   - 1: the first released catalogue (with ACP-TURN-1, MUST);
+//     67a23473206892b745f6b3c5e4d51ebbec25efa2e88e53792f62155a7c1ee12f.
+//   - 2: ACP-SESSION-1 and TW-FINAL-1 (MUST, every case); plans tied to
+//     writes by what they show; every failure of a check kept; the cases
+//     several-writes-one-turn, valid-invalid-valid, write-beside-other-tool,
+//     large-list, unicode-content, reject-status-casing,
+//     load-between-prompts, cancel-after-write (Step.Cancel);
+//     6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5.
+const catalogueFingerprint = "6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5"
+
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
 type Level string
