@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // What a passing check saw: the REASON of a passing row in the summary
@@ -229,7 +231,7 @@ func sayTwoActive(t tally) string {
 // statusEnumOf is the status enum of the offered tool's schema.
 func statusEnumOf(ev *Evidence) string {
 	spec, _, _ := ev.offeredTool()
-	s, err := parseToolSchema(spec.Parameters)
+	s, err := driver.ParseToolSchema(spec.Parameters)
 	if err != nil {
 		return "unreadable"
 	}
