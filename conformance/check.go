@@ -486,3 +486,16 @@ func CheckIDs(cat []Check) []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// FedChecks returns the checks of cat that one of cases feeds (a check of
+// every case is fed by any): the catalogue a set of cases can judge, as a
+// run saved before checks were added was captured for.
+func FedChecks(cat []Check, cases []*Case) []Check {
+	var out []Check
+	for _, c := range cat {
+		if slices.ContainsFunc(cases, func(k *Case) bool { return c.Always || k.Feeds(c.ID) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

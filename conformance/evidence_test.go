@@ -417,14 +417,9 @@ func TestPlanAttributionOnSavedEvidence(t *testing.T) {
 // that fails it (TestEvalsOnSavedEvidence holds every eval to that).
 func capturedChecks(t *testing.T) []Check {
 	t.Helper()
-	var out []Check
-	for _, c := range Catalogue() {
-		for _, ev := range savedRun(t, "reference") {
-			if c.Always || ev.Case.Feeds(c.ID) {
-				out = append(out, c)
-				break
-			}
-		}
+	var cases []*Case
+	for _, ev := range savedRun(t, "reference") {
+		cases = append(cases, ev.Case)
 	}
-	return out
+	return FedChecks(Catalogue(), cases)
 }

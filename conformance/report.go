@@ -270,7 +270,7 @@ func (r *Report) WriteSummaryColor(w io.Writer, color bool) error {
 		case c.Outcome == XFail:
 			reason = "expected: " + c.Expected + " — " + reason
 		case c.Outcome == Pass:
-			reason = PassSeen(c)
+			reason = r.PassSeen(c)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(OutcomeClass(c), outcome), CutReason(reason, 140))
 	}

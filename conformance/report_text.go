@@ -60,11 +60,15 @@ func splitHint(s string) (head, hint string, ok bool) {
 	return s[:at], s[at:], true
 }
 
-// PassSeen is the REASON of a passing check: a case's own note when its
-// eval gave one (what was seen), else where the check held ("12 cases: "
-// or the one case) before the rule that held.
-func PassSeen(c CheckResult) string {
+// PassSeen is the REASON of a passing check: where the check held ("12
+// cases: " or the one case) and what the run saw there ("3 plans, each the
+// list of the accepted write before it"), added up over the cases. When
+// the evidence is not at hand: the cases' own notes, else the check's
+// title.
+func (r *Report) PassSeen(c CheckResult) string {
 	var names, notes []string
+	rule, ok := seenRuleOf(c.ID)
+	var seen tally
 	for _, cv := range c.Cases {
 		if cv.Outcome != Pass {
 			continue
@@ -73,17 +77,37 @@ func PassSeen(c CheckResult) string {
 		if cv.Reason != "" {
 			notes = append(notes, cv.Case+": "+cv.Reason)
 		}
+		if ev := r.evidenceOf(cv.Case); ev == nil {
+			ok = false
+		} else if ok {
+			seen = seen.add(rule.count(ev))
+		}
 	}
-	if len(notes) > 0 {
+	switch {
+	case len(names) == 0:
+		return c.Title
+	case !ok && len(notes) > 0:
 		return strings.Join(notes, "; ")
 	}
-	if len(names) == 0 {
-		return c.Title
+	what := c.Title
+	if ok {
+		what = rule.say(seen)
 	}
 	if len(names) == 1 {
-		return names[0] + ": " + c.Title
+		return names[0] + ": " + what
 	}
-	return fmt.Sprintf("%d cases: %s", len(names), c.Title)
+	return fmt.Sprintf("%d cases: %s", len(names), what)
+}
+
+// evidenceOf is the evidence of case id (its first run), nil when the
+// report has none.
+func (r *Report) evidenceOf(id string) *Evidence {
+	for _, cr := range r.Cases {
+		if cr.ID == id {
+			return cr.ev
+		}
+	}
+	return nil
 }
 
 // RequestMarks are the transcript's marks in the model journal of case

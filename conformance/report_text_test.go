@@ -130,9 +130,16 @@ func TestLoadFailuresMarkTheReplayedPlan(t *testing.T) {
 	}
 }
 
-// A passing row says where the check held, not only its title.
-func TestPassingRowSaysWhereItHeld(t *testing.T) {
+// A passing row says where the check held and what the run saw there,
+// never only the check's title: every check of the catalogue has words
+// for what it saw, and they are added up over the cases.
+func TestPassingRowSaysWhatWasSeen(t *testing.T) {
 	t.Parallel()
+	for _, c := range Catalogue() {
+		if _, ok := seenRuleOf(c.ID); !ok {
+			t.Errorf("%s: no words for what a pass saw (report_seen.go)", c.ID)
+		}
+	}
 	rep, err := Judge(savedRun(t, "reference"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -142,13 +149,32 @@ func TestPassingRowSaysWhereItHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(b.String(), "\n") {
-		if f := strings.Fields(line); len(f) > 3 && f[2] == "PASS" && !regexp.MustCompile(`PASS +(\d+ cases|[a-z0-9-]+):`).MatchString(line) {
-			t.Errorf("a passing row does not say where it held: %s", line)
+		f := strings.Fields(line)
+		if len(f) < 4 || f[2] != "PASS" {
+			continue
+		}
+		c, _ := rep.Check(f[0])
+		if !regexp.MustCompile(`PASS +(\d+ cases|[a-z0-9-]+): `).MatchString(line) || strings.Contains(line, c.Title) {
+			t.Errorf("a passing row does not say where it held and what was seen: %s", line)
 		}
 	}
-	c, _ := rep.Check("TW-VALID-EMPTY")
-	if got := PassSeen(c); !strings.HasPrefix(got, "reject-empty: ") {
-		t.Errorf("TW-VALID-EMPTY: %s", got)
+	for id, want := range map[string]string{
+		"TW-VALID-EMPTY":     `reject-empty: 1 call refused, no plan after: "Error: `,
+		"TW-VALID-TWOACTIVE": `reject-two-active: 1 call refused, no plan after: "Error: `,
+		"TW-PLAN-1":          `11 cases: 16 plans, each the list of the accepted write before it, and none for 7 refused calls`,
+		"TW-EMPTY-1":         `empty-list: 1 empty list accepted, followed by a plan with no entries`,
+		"TW-FINAL-1":         `11 cases: 13 prompt turns and 2 session/loads, each ending on the last accepted list`,
+		"ACP-INIT-1":         `12 cases: 14 initialize answers, each protocolVersion 1`,
+	} {
+		c, _ := rep.Check(id)
+		if got := rep.PassSeen(c); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %s, want it to start %s", id, got, want)
+		}
+	}
+	// Without the evidence (a report read back), the title stands.
+	c, _ := rep.Check("TW-PLAN-1")
+	if got := (&Report{}).PassSeen(c); got != "11 cases: "+c.Title {
+		t.Errorf("TW-PLAN-1 without evidence: %s", got)
 	}
 }
 

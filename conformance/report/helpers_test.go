@@ -43,6 +43,17 @@ func sharedValidator(t *testing.T) *conformance.SchemaValidator {
 	return validatorVal
 }
 
+// capturedChecks is the catalogue the saved runs were captured with (see
+// the conformance package's own capturedChecks).
+func capturedChecks(t *testing.T) []conformance.Check {
+	t.Helper()
+	var cases []*conformance.Case
+	for _, ev := range savedRun(t, "reference") {
+		cases = append(cases, ev.Case)
+	}
+	return conformance.FedChecks(conformance.Catalogue(), cases)
+}
+
 // judgeSaved judges a captured run (only the cases named, when any).
 func judgeSaved(t *testing.T, run string, strict bool, es []conformance.ExpectedFailure, only ...string) *conformance.Report {
 	t.Helper()
@@ -52,7 +63,7 @@ func judgeSaved(t *testing.T, run string, strict bool, es []conformance.Expected
 			evs = append(evs, ev)
 		}
 	}
-	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Validator: sharedValidator(t), Strict: strict, Expected: es})
+	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t), Strict: strict, Expected: es})
 	if err != nil {
 		t.Fatal(err)
 	}

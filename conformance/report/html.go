@@ -279,7 +279,7 @@ func (a *htmlAgent) addChecks(r *conformance.Report) {
 		case c.Outcome == conformance.XFail:
 			hc.Reason = "expected: " + c.Expected + " — " + c.Reason
 		case c.Outcome == conformance.Pass:
-			hc.Reason = conformance.PassSeen(c)
+			hc.Reason = r.PassSeen(c)
 		}
 		if failureShown(c) {
 			hc.Href = "#" + a.Key + "check-" + c.ID

@@ -52,7 +52,7 @@ func hostileRun(t *testing.T, name string) []*conformance.Evidence {
 
 func htmlOf(t *testing.T, evs []*conformance.Evidence) (*conformance.Report, string) {
 	t.Helper()
-	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := conformance.Judge(evs, conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +155,11 @@ func TestHTMLReportDrawsPlansBesideTheExpected(t *testing.T) {
 // agent that did not run is a row saying so.
 func TestPeersHTMLMatrix(t *testing.T) {
 	t.Parallel()
-	ok, err := conformance.Judge(savedRun(t, "reference"), conformance.JudgeConfig{Validator: sharedValidator(t)})
+	ok, err := conformance.Judge(savedRun(t, "reference"), conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := conformance.Judge(savedRun(t, "fake-no-error-prefix"), conformance.JudgeConfig{Validator: sharedValidator(t)})
+	bad, err := conformance.Judge(savedRun(t, "fake-no-error-prefix"), conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

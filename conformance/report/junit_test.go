@@ -74,7 +74,7 @@ func TestJUnitFlaky(t *testing.T) {
 		}
 		runs = append(runs, &e)
 	}
-	rep, err := conformance.Judge(runs, conformance.JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := conformance.Judge(runs, conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

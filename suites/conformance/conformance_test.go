@@ -730,7 +730,6 @@ script:
 		Entry("an unwritable --json", "--json /dev/null/r.json: cannot write there", "--json", "/dev/null/r.json"),
 		Entry("an unknown --format", `unknown format "yaml" (formats: text, github)`, "--format", "yaml"),
 		Entry("a mistyped --format", `unknown format "githb": did you mean github?`, "--format", "githb"),
-		Entry("--json - outside --list", "--json -: stdout is the summary's; give a FILE", "--json", "-"),
 		Entry("an unwritable --out", "--out /dev/null/t", "--out", "/dev/null/t"),
 		Entry("a baseline naming an unknown check", `unknown check "TW-PLAN-9": did you mean TW-PLAN-1?`, "--expected-failures", "BASELINE:- id: TW-PLAN-9\n  reason: x\n"),
 		Entry("a --repeat under 1", "--repeat 0: want at least 1", "--repeat", "0"),
@@ -859,6 +858,39 @@ script:
 		Expect(g.junit[1]).To(ContainSubstring(`failures="2"`))
 		out = g.runs[2].out
 		Expect(out).NotTo(ContainSubstring("::error"))
+	})
+
+	// --json - gives stdout to the JSON report alone, for a pipe (jq): the
+	// summary goes to stderr; conform merge does the same.
+	It("writes exactly one JSON report on stdout with --json -, the summary on stderr; conform merge too", func() {
+		run := func(args ...string) (int, string, string) {
+			var stdout, stderr strings.Builder
+			ctx := cli.WithSchemaValidator(context.Background(), validator)
+			code := cli.Run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+			return code, stdout.String(), stderr.String()
+		}
+		oneReport := func(stdout string) map[string]any {
+			dec := json.NewDecoder(strings.NewReader(stdout))
+			var rep map[string]any
+			Expect(dec.Decode(&rep)).To(Succeed(), stdout)
+			var more any
+			Expect(dec.Decode(&more)).To(MatchError(io.EOF), "more than one JSON value on stdout:\n"+stdout)
+			return rep
+		}
+		dir := GinkgoT().TempDir()
+		code, stdout, stderr := run(conformArgs([]string{"--in-process", "--json", "-", "--out", dir})...)
+		Expect(code).To(Equal(0), stderr)
+		rep := oneReport(stdout)
+		Expect(rep).To(HaveKeyWithValue("verdict", "PASS"))
+		Expect(rep).To(HaveKey("checks"))
+		Expect(stderr).To(MatchRegexp(`(?m)^ID +LEVEL +OUTCOME +REASON$`))
+		Expect(stderr).To(ContainSubstring("PASS: every MUST check passes\n"))
+		Expect(filepath.Join(dir, "-")).NotTo(BeAnExistingFile())
+
+		code, stdout, stderr = run("conform", "merge", dir, "--json", "-")
+		Expect(code).To(Equal(0), stderr)
+		Expect(oneReport(stdout)).To(HaveKeyWithValue("verdict", "PASS"))
+		Expect(stderr).To(ContainSubstring("PASS: every MUST check passes\n"))
 	})
 
 	It("lists the catalogue and the cases, narrowed by --case and --check, as JSON with --json", func() {

@@ -96,7 +96,7 @@ func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
 // and how: --json, --format, --strict, --junit, --html, --out,
 // --expected-failures, --list.
 func (o *conformOptions) registerReports(f *pflag.FlagSet) {
-	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (- for stdout: the JSON report alone, the summary then goes to stderr; with --list: the catalogue and the cases)")
 	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
@@ -180,6 +180,7 @@ const conformExample = `  todoharness conform
   todoharness conform --agent 'my-agent' --html report.html
   todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
   todoharness conform --list --check 'TW-LOAD-*' --json -
+  todoharness conform --agent 'my-agent' --json - -q | jq .verdict
   todoharness conform --in-process --settle 50ms --explore 1000 --seed 42 --out explored/
   todoharness conform --preset opencode --explore-for 10m --seed 42 --shard 2/4 --out shard-2/`
 
@@ -203,7 +204,7 @@ func schemaValidatorOf(ctx context.Context) *driver.SchemaValidator {
 
 func runConform(cmd *cobra.Command, o *conformOptions) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	o.color = useColor(out, environOf(cmd.Context()).getenv)
+	o.color = useColor(o.summaryOut(cmd), environOf(cmd.Context()).getenv)
 	if o.presets {
 		return driver.WritePresetTable(out)
 	}
@@ -277,10 +278,16 @@ func checkConformFlags(o *conformOptions) error {
 	if _, err := report.ParseFormat(o.format); err != nil {
 		return err
 	}
-	if o.jsonOut == "-" && !o.list {
-		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
-	}
 	return nil
+}
+
+// summaryOut is where the summary goes: stdout, or stderr when --json -
+// takes stdout for the JSON report (stdout then holds it alone).
+func (o *conformOptions) summaryOut(cmd *cobra.Command) io.Writer {
+	if o.jsonOut == "-" {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
 }
 
 // selectConformCases loads the cases (all: every case, for the baseline;
@@ -332,9 +339,9 @@ func preflightConform(errw io.Writer, o *conformOptions, target driver.Target, c
 
 // finishConform reports the run, then runs the exploration when asked.
 func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, rep *conformance.Report) error {
-	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	stdout, out, errw := cmd.OutOrStdout(), o.summaryOut(cmd), cmd.ErrOrStderr()
 	if o.explore.on() {
-		status := reportConform(out, o, rep)
+		status := reportConform(stdout, out, o, rep)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status
@@ -352,7 +359,7 @@ func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config
 			}
 		}
 	}
-	return reportConform(out, o, rep)
+	return reportConform(stdout, out, o, rep)
 }
 
 // caseCount says how many cases will run: the selected ones, the probe
@@ -421,7 +428,7 @@ func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedF
 // written, before the run: --json, --junit, --write-baseline, --out.
 func checkOutputs(o *conformOptions) error {
 	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
-		if f.path == "" {
+		if f.path == "" || (f.flag == "--json" && f.path == "-") {
 			continue
 		}
 		if err := writable(f.path); err != nil {
@@ -492,13 +499,17 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if !o.run.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "conform: judged the evidence of %d cases under %s again (no agent started)\n", len(evs), o.judge)
 	}
-	return reportConform(cmd.OutOrStdout(), o, rep)
+	return reportConform(cmd.OutOrStdout(), o.summaryOut(cmd), o, rep)
 }
 
-// reportConform writes the report files and the summary, and returns the
-// exit status.
-func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) error {
-	if err := writeReportFile(o.jsonOut, rep.WriteJSON); err != nil {
+// reportConform writes the report files (--json - to stdout) and the
+// summary to out, and returns the exit status.
+func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Report) error {
+	writeJSON := writeReportFile
+	if o.jsonOut == "-" {
+		writeJSON = func(_ string, write func(io.Writer) error) error { return write(stdout) }
+	}
+	if err := writeJSON(o.jsonOut, rep.WriteJSON); err != nil {
 		return err
 	}
 	if err := writeReportFile(o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {

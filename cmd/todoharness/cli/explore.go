@@ -108,7 +108,7 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 	if err != nil {
 		return nil, err
 	}
-	if err := res.WriteSummary(cmd.OutOrStdout()); err != nil {
+	if err := res.WriteSummary(o.summaryOut(cmd)); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -143,14 +143,15 @@ Exit status as conform's.`,
 			return mergeShards(cmd, dirs, jsonOut, exploreOut, strict)
 		},
 	}
-	cmd.Flags().StringVar(&jsonOut, "json", "", "write the merged catalogue report as JSON to FILE")
+	cmd.Flags().StringVar(&jsonOut, "json", "", "write the merged catalogue report as JSON to FILE (- for stdout: the summaries then go to stderr)")
 	cmd.Flags().StringVar(&exploreOut, "explore-json", "", "write the merged exploration report as JSON to FILE")
 	cmd.Flags().BoolVar(&strict, "strict", false, "a failed SHOULD check fails the run too")
 	return cmd
 }
 
 func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, strict bool) error {
-	out := cmd.OutOrStdout()
+	o := &conformOptions{jsonOut: jsonOut, format: report.FormatText}
+	out := o.summaryOut(cmd)
 	evs, results, err := readShards(dirs)
 	if err != nil {
 		return err
@@ -161,7 +162,7 @@ func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, 
 		if err != nil {
 			return err
 		}
-		status = reportConform(out, &conformOptions{jsonOut: jsonOut, format: report.FormatText}, rep)
+		status = reportConform(cmd.OutOrStdout(), out, o, rep)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status

@@ -1,0 +1,426 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/todoharness/todoharness/driver"
+)
+
+// What a passing check saw: the REASON of a passing row in the summary
+// and the HTML report says what the run showed (counts added up over the
+// cases the check passed on), not the check's title.
+
+// tally is what a passing check saw on one case: numbers, added up over
+// the cases; words, kept when every case says the same (else joined); an
+// example, the first case's.
+type tally struct {
+	n       []int
+	words   []string
+	example string
+}
+
+// seenRule counts what check's evidence shows on a case (count) and says
+// the sum over the cases (say).
+type seenRule struct {
+	count func(ev *Evidence) tally
+	say   func(t tally) string
+}
+
+// nOf is "k word", the word in its plural when k is not 1.
+func nOf(k int, one, many string) string {
+	if k == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", k, many)
+}
+
+// each is "each " for k other than 1.
+func each(k int) string {
+	if k == 1 {
+		return ""
+	}
+	return "each "
+}
+
+// ints is a tally of numbers alone.
+func ints(n ...int) tally { return tally{n: n} }
+
+// add adds u to t: numbers summed, words joined when they differ.
+func (t tally) add(u tally) tally {
+	if t.n == nil && t.words == nil && t.example == "" {
+		return u
+	}
+	for i := range t.n {
+		if i < len(u.n) {
+			t.n[i] += u.n[i]
+		}
+	}
+	for i := range t.words {
+		if i < len(u.words) && !strings.Contains(" / "+t.words[i]+" / ", " / "+u.words[i]+" / ") {
+			t.words[i] += " / " + u.words[i]
+		}
+	}
+	return t
+}
+
+// seenRuleOf is the rule of check id (false: the check has none).
+func seenRuleOf(id string) (seenRule, bool) {
+	if r, ok := seenACP(id); ok {
+		return r, true
+	}
+	if r, ok := seenTool(id); ok {
+		return r, true
+	}
+	switch {
+	case id == "TW-VALID-TWOACTIVE":
+		return seenRule{seenTwoActive, sayTwoActive}, true
+	case strings.HasPrefix(id, "TW-VALID-"):
+		return seenRule{seenRefused, sayRefused}, true
+	}
+	return seenPlan(id)
+}
+
+// seenACP: the protocol checks.
+func seenACP(id string) (seenRule, bool) {
+	switch id {
+	case "RUN-1":
+		return seenRule{func(ev *Evidence) tally {
+			answered := 0
+			for _, s := range ev.Steps {
+				if s.ReqSeq >= 0 && s.Error == "" && s.Skipped == "" {
+					answered++
+				}
+			}
+			return ints(answered, len(ev.Procs))
+		}, func(t tally) string {
+			return nOf(t.n[0], "request", "requests") + " answered, " + nOf(t.n[1], "agent process", "agent processes") + " up until the client closed its stdin"
+		}}, true
+	case "ACP-INIT-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpInitialize)) },
+			func(t tally) string {
+				return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion 1"
+			}}, true
+	case "ACP-JSONRPC-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.received(false)) },
+			func(t tally) string {
+				return nOf(t.n[0], "line", "lines") + " on stdout, " + each(t.n[0]) + "a JSON-RPC 2.0 message"
+			}}, true
+	case "ACP-SCHEMA-1", "ACP-SCHEMA-2":
+		schema := "the ACP schema"
+		if id == "ACP-SCHEMA-2" {
+			schema = "the stable ACP schema"
+		}
+		return seenRule{func(ev *Evidence) tally { return ints(ev.received(true)) },
+			func(t tally) string {
+				return nOf(t.n[0], "message", "messages") + " from the agent, " + each(t.n[0]) + "valid against " + schema
+			}}, true
+	case "ACP-EXIT-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.exitedOnClose()) },
+			func(t tally) string {
+				return nOf(t.n[0], "agent process", "agent processes") + " exited on their own once their stdin closed"
+			}}, true
+	case "ACP-TURN-1":
+		return seenRule{func(ev *Evidence) tally { answered, _ := ev.lateUpdates(); return ints(answered) },
+			func(t tally) string {
+				return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
+			}}, true
+	case "ACP-SESSION-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.updateSessions().updates) },
+			func(t tally) string {
+				return nOf(t.n[0], "session/update", "session/updates") + ", " + each(t.n[0]) + "naming a session the client created or loaded on its process"
+			}}, true
+	}
+	return seenRule{}, false
+}
+
+// seenTool: the checks of the tool the model is offered and of its results.
+func seenTool(id string) (seenRule, bool) {
+	switch id {
+	case "TW-TOOL-1":
+		return seenRule{func(ev *Evidence) tally {
+			_, names, _ := ev.offeredTool()
+			return tally{n: []int{len(names)}, words: []string{ev.Dialect.Tool}}
+		}, func(t tally) string {
+			return fmt.Sprintf("the first model request offers %q (%s offered)", t.words[0], nOf(t.n[0], "tool", "tools"))
+		}}, true
+	case "TW-SCHEMA-1":
+		return seenRule{func(ev *Evidence) tally {
+			d := ev.Dialect
+			return tally{words: []string{fmt.Sprintf("an object requiring %q: an array of objects requiring %q (a string) and %q", d.ListField, d.ContentField, d.StatusField)}}
+		}, func(t tally) string { return "the parameters schema is " + t.words[0] }}, true
+	case "TW-SCHEMA-2":
+		return seenRule{func(ev *Evidence) tally { return tally{words: []string{statusEnumOf(ev)}} },
+			func(t tally) string { return "the status enum is " + t.words[0] }}, true
+	case "TW-COUNTS-1", "TW-COUNTS-2":
+		how := "the counts of its list"
+		if id == "TW-COUNTS-2" {
+			how = "worded as the original"
+		}
+		return seenRule{func(ev *Evidence) tally {
+			t := ints(0)
+			for _, w := range ev.writes() {
+				if acceptedWithResult(w) {
+					if t.n[0]++; t.n[0] == 1 {
+						t.example = fmt.Sprintf("%q", truncate(w.Result.Text, 80))
+					}
+				}
+			}
+			return t
+		}, func(t tally) string {
+			return nOf(t.n[0], "result", "results") + ", " + each(t.n[0]) + how + ": " + t.example
+		}}, true
+	case "TW-HISTORY-1":
+		return seenRule{func(ev *Evidence) tally { return ints(len(ev.Journal)) },
+			func(t tally) string {
+				return nOf(t.n[0], "model request", "model requests") + ", none carrying the list outside the tool calls (refusals aside)"
+			}}, true
+	case "TW-HISTORY-2":
+		return seenRule{func(ev *Evidence) tally {
+			n := 0
+			for _, w := range ev.writes() {
+				if _, ok := ev.translatedArgs(w.CallID); ok && w.Result.Found {
+					n++
+				}
+			}
+			return ints(n)
+		}, func(t tally) string {
+			return nOf(t.n[0], "call", "calls") + " kept with the whole list in the request carrying its result"
+		}}, true
+	}
+	return seenRule{}, false
+}
+
+// seenRefused: a TW-VALID check (a call the agent must refuse).
+func seenRefused(ev *Evidence) tally {
+	t := ints(0)
+	for _, w := range ev.writes() {
+		if w.Reject && w.Result.Found && w.Result.IsError {
+			if t.n[0]++; t.n[0] == 1 {
+				t.example = fmt.Sprintf("%q", truncate(w.Result.Text, 70))
+			}
+		}
+	}
+	return t
+}
+
+func sayRefused(t tally) string {
+	return nOf(t.n[0], "call", "calls") + " refused, no plan after: " + t.example
+}
+
+// seenTwoActive is seenRefused under the policy single; under parallel
+// the calls were accepted and shown (words[1] says which policy).
+func seenTwoActive(ev *Evidence) tally {
+	pol, src := ev.policy()
+	if pol == PolicyParallel {
+		return tally{n: []int{0}, words: []string{"policy " + pol + " (" + src + "): judged the other way: two tasks in_progress were accepted and shown in the plan"}}
+	}
+	t := seenRefused(ev)
+	t.words = []string{"policy " + pol}
+	return t
+}
+
+func sayTwoActive(t tally) string {
+	if t.n[0] == 0 {
+		return t.words[0]
+	}
+	return sayRefused(t) + "; " + t.words[0]
+}
+
+// statusEnumOf is the status enum of the offered tool's schema.
+func statusEnumOf(ev *Evidence) string {
+	spec, _, _ := ev.offeredTool()
+	s, err := driver.ParseToolSchema(spec.Parameters)
+	if err != nil {
+		return "unreadable"
+	}
+	var got []string
+	if list, ok := s.Properties[ev.Dialect.ListField]; ok && list.Items != nil {
+		for _, e := range list.Items.Properties[ev.Dialect.StatusField].Enum {
+			got = append(got, fmt.Sprint(e))
+		}
+	}
+	sort.Strings(got)
+	return strings.Join(got, ", ")
+}
+
+// stepsDone counts the steps of op answered without an error.
+func (ev *Evidence) stepsDone(op string) int {
+	n := 0
+	for _, s := range ev.Steps {
+		if s.Op == op && s.RespSeq >= 0 && s.Error == "" && s.Skipped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// received counts the lines the agent wrote (valid: the JSON-RPC
+// messages alone).
+func (ev *Evidence) received(valid bool) int {
+	n := 0
+	for _, m := range ev.Wire {
+		if m.Dir == Received && !(valid && m.Kind == KindInvalid) {
+			n++
+		}
+	}
+	return n
+}
+
+// seenPlan: the checks of the plans the client is shown.
+func seenPlan(id string) (seenRule, bool) {
+	switch id {
+	case "TW-REPLACE-1":
+		return seenRule{func(ev *Evidence) tally { return ints(max(ev.acceptedLists()-1, 0)) },
+			func(t tally) string {
+				return nOf(t.n[0], "write", "writes") + " after the first, " + each(t.n[0]) + "followed by a plan of exactly its new list"
+			}}, true
+	case "TW-EMPTY-1":
+		return seenRule{func(ev *Evidence) tally {
+			n := 0
+			for _, w := range ev.writes() {
+				if w.Shaped && len(w.Todos) == 0 && w.Accepted {
+					n++
+				}
+			}
+			return ints(n)
+		}, func(t tally) string {
+			return nOf(t.n[0], "empty list", "empty lists") + " accepted, " + each(t.n[0]) + "followed by a plan with no entries"
+		}}, true
+	case "TW-REJECT-KEEP-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.refusedCalls()) },
+			func(t tally) string {
+				if t.n[0] == 1 {
+					return "1 refused call, the plan before it stood"
+				}
+				return nOf(t.n[0], "refused call", "refused calls") + ", the plan before each stood"
+			}}, true
+	case "TW-PLAN-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.acceptedLists(), ev.refusedCalls()) },
+			func(t tally) string {
+				s := nOf(t.n[0], "plan", "plans") + ", " + each(t.n[0]) + "the list of the accepted write before it"
+				if t.n[1] > 0 {
+					s += ", and none for " + nOf(t.n[1], "refused call", "refused calls")
+				}
+				return s
+			}}, true
+	case "TW-FINAL-1":
+		return seenRule{seenFinal, func(t tally) string {
+			s := nOf(t.n[0], "prompt turn", "prompt turns")
+			if t.n[1] > 0 {
+				s += " and " + nOf(t.n[1], "session/load", "session/loads")
+			}
+			return s + ", " + each(t.n[0]+t.n[1]) + "ending on the last accepted list"
+		}}, true
+	case "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2":
+		what := "with a priority"
+		if id == "TW-PLAN-PRIORITY-2" {
+			what = "\"medium\""
+		}
+		return seenRule{func(ev *Evidence) tally { return ints(len(planEntries(ev))) },
+			func(t tally) string { return nOf(t.n[0], "plan entry", "plan entries") + ", " + each(t.n[0]) + what }}, true
+	case "TW-PLAN-NONNULL-1":
+		return seenRule{func(ev *Evidence) tally {
+			empty := 0
+			for _, p := range allPlans(ev) {
+				if len(p.Entries) == 0 {
+					empty++
+				}
+			}
+			return ints(len(allPlans(ev)), empty)
+		}, func(t tally) string {
+			s := nOf(t.n[0], "plan", "plans")
+			if t.n[1] > 0 {
+				s += fmt.Sprintf(" (%d empty)", t.n[1])
+			}
+			return s + ", entries always an array"
+		}}, true
+	}
+	return seenLoad(id)
+}
+
+// seenLoad: the checks of session/load.
+func seenLoad(id string) (seenRule, bool) {
+	switch id {
+	case "TW-LOAD-CAP-1":
+		return seenRule{func(*Evidence) tally { return ints(1) },
+			func(t tally) string {
+				return nOf(t.n[0], "initialize answer", "initialize answers") + " with agentCapabilities.loadSession: true"
+			}}, true
+	case "TW-LOAD-1":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpLoadSession), ev.loadPlans(true)) },
+			func(t tally) string {
+				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
+			}}, true
+	case "TW-LOAD-2":
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpLoadSession), ev.loadPlans(false)) },
+			func(t tally) string {
+				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
+			}}, true
+	}
+	return seenRule{}, false
+}
+
+// seenFinal counts the prompt ends and the loads where the client must
+// hold a list.
+func seenFinal(ev *Evidence) tally {
+	ws := ev.writes()
+	var prompts, loads int
+	for _, pt := range finalStates(ev) {
+		switch {
+		case lastAcceptedBy(ws, pt) == nil:
+		case pt.what == "session/load":
+			loads++
+		default:
+			prompts++
+		}
+	}
+	return ints(prompts, loads)
+}
+
+// acceptedLists counts the writes of a list the agent accepted.
+func (ev *Evidence) acceptedLists() int {
+	n := 0
+	for _, w := range ev.writes() {
+		if w.Accepted && w.Shaped {
+			n++
+		}
+	}
+	return n
+}
+
+// refusedCalls counts the scripted calls the agent refused.
+func (ev *Evidence) refusedCalls() int {
+	n := 0
+	for _, w := range ev.writes() {
+		if !w.Accepted {
+			n++
+		}
+	}
+	return n
+}
+
+// loadPlans counts the plans a load replayed (before: only those before
+// its answer).
+func (ev *Evidence) loadPlans(before bool) int {
+	n := 0
+	for _, p := range ev.plans() {
+		if p.Segment == "load" && !(before && p.AfterResponse) {
+			n++
+		}
+	}
+	return n
+}
+
+// exitedOnClose counts the agent processes that exited once their stdin
+// closed.
+func (ev *Evidence) exitedOnClose() int {
+	n := 0
+	for _, p := range ev.Procs {
+		if strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
+			n++
+		}
+	}
+	return n
+}
