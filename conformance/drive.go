@@ -544,6 +544,10 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 	cr := &caseRun{r: r, c: c, start: time.Now(), parent: ctx, gate: gate, release: release}
 	cr.ev = &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: cr.start,
 		memo: &judgeMemo{}}
+	// After the teardown (deferred below, so run first): the judge's
+	// heavy part, done here in the case's goroutine while other cases
+	// run, not in the judge's single pass after the last case.
+	defer cr.ev.warmJudgeMemo(r.validator)
 	cr.ctx, cr.cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cr.teardown()
 	if err := cr.setup(d, itemProps); err != nil {
