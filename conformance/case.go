@@ -19,15 +19,6 @@ import (
 // CaseFile is the file name of a case inside its folder.
 const CaseFile = "case.yaml"
 
-// Step operations, as in the interop input.json files.
-const (
-	OpInitialize  = "initialize"
-	OpNewSession  = "newSession"
-	OpPrompt      = "prompt"
-	OpRestart     = "restart"
-	OpLoadSession = "loadSession"
-)
-
 // Case is one scripted conversation: ACP steps the runner drives, the mock
 // model's answers, and the checks the case provides evidence for. Cases are
 // data (fixtures/conformance/<case>/case.yaml); see the package doc for the
@@ -53,16 +44,6 @@ type Case struct {
 
 	// Source is where the case was loaded from.
 	Source string `yaml:"-" json:"source,omitempty"`
-}
-
-// Step is one ACP action of a case.
-type Step struct {
-	Op   string `yaml:"op" json:"op"`
-	Text string `yaml:"text,omitempty" json:"text,omitempty"`
-	// Cancel (prompt steps): once the agent has shown a plan in the turn,
-	// the runner sends session/cancel, then waits for the prompt's answer
-	// (the turn's later script turns may never be asked for).
-	Cancel bool `yaml:"cancel,omitempty" json:"cancel,omitempty"`
 }
 
 // Todo is one canonical list item.

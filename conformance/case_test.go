@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/yamlx"
 	"github.com/todoharness/todoharness/mockmodel"
@@ -31,7 +32,7 @@ func TestBuiltinCasesLoad(t *testing.T) {
 		if c.Probe {
 			probes++
 		}
-		if _, err := c.script(Dialects()[0], nil); err != nil {
+		if _, err := c.script(driver.Dialects()[0], nil); err != nil {
 			t.Errorf("%s: %v", c.ID, err)
 		}
 	}
@@ -111,7 +112,7 @@ func TestCatalogueQuotesTheDocs(t *testing.T) {
 	head, _, tail := splitDoc(t)
 	doc := head + tail
 	// JSON escapes: compare against the decoded strings loosely.
-	schema := strings.NewReplacer(`\n`, " ", `\"`, `"`).Replace(string(ACPSchema()))
+	schema := strings.NewReplacer(`\n`, " ", `\"`, `"`).Replace(string(driver.ACPSchema()))
 	n := 0
 	for _, c := range Catalogue() {
 		switch src := primarySource(c); {
@@ -208,7 +209,7 @@ func TestCaseScriptIsTheMockFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.script(Dialects()[0], nil)
+	s, err := c.script(driver.Dialects()[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // The agent author's checklist (docs/validating-other-agents.md) shows
@@ -26,7 +28,7 @@ func TestChecklistUpdatesAreValidACP(t *testing.T) {
 	v := sharedValidator(t)
 	var kinds []string
 	for i, line := range strings.Split(strings.TrimSpace(block), "\n") {
-		_, m := classify([]byte(line))
+		_, m := driver.Classify([]byte(line))
 		if err := v.Validate(m, true); err != nil {
 			t.Errorf("docs/validating-other-agents.md: checklist-updates line %d: %v", i+1, err)
 		}

@@ -6,7 +6,7 @@
 // are thin shells over it.
 //
 //	rep, err := conformance.Run(ctx, conformance.Config{
-//		Agent: conformance.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
+//		Agent: driver.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
 //		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
 //	})
 //	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteTranscripts
@@ -78,56 +78,26 @@
 //
 // # Running a case
 //
-// Each case gets a fresh temporary working directory, a throw-away home
-// folder beside it (Target.Home makes it the agent's HOME and XDG_*
-// folders; files with a "~/" destination go there), its own mock model
-// server on 127.0.0.1 and a fresh agent process in its own process group.
-// The agent's argv, env values and --file templates see Vars: {{.BaseURL}}
-// (http://127.0.0.1:PORT/v1), {{.URL}} (without /v1: Anthropic and Gemini
-// clients), {{.Host}}, {{.Port}}, {{.Cwd}}, {{.Home}}, {{.Case}},
-// {{.Model}}; TODOHARNESS_MODEL_URL is always set. The mock serves the
-// script over OpenAI chat, OpenAI Responses, Anthropic Messages and Gemini;
-// a request offering no tools (a real agent's title or topic request) is a
-// side request answered with SideText outside the script and kept out of
-// the checks (Evidence.SideRequests). After every prompt answer, every
-// session/load answer and the last step the runner settles: it waits until
-// the mock has no request in flight (mockmodel.Server.Activity) and both
-// wires were quiet for Config.Settle, and, when the agent answered before
-// the model was asked for the prompt's scripted turns (and no model request
-// failed), for those turns too; updates that come after an answer are kept
-// and judged with their turn, and ACP-TURN-1 lists them (StepResult.Settle
-// and Settled say how long and why). Config.Repeat runs every case that
-// many times and judges each run apart: a check whose outcome differs
-// between runs is Flaky (never a pass; a flaky required check fails the
-// run). A restart step
-// shuts the process down as an editor does (close stdin, wait Grace, SIGTERM
-// the group, wait Grace, SIGKILL the group) and starts a new one in the same
-// directory. A case that exceeds Timeout is killed with its whole process
-// group and fails with the last lines of the agent's stderr; a crash, a line
-// of stdout that is not JSON-RPC or an unanswered initialize fail the case,
+// Package driver runs each case (driver.RunCase): a fresh temporary working
+// directory and throw-away home, its own mock model server, a fresh agent
+// process in its own process group, the steps, the settle after every
+// prompt answer, the editor-style shutdown; the driver is the ACP client
+// and keeps the raw wire, bounded. Its package doc says how. A request
+// offering no tools (a real agent's title or topic request) is a side
+// request answered with SideText outside the script and kept out of the
+// checks (Evidence.SideRequests). Checks read the raw JSON of the wire,
+// because SDK decoders misfile update kinds they do not know, and
+// ACP-SCHEMA-1 validates every message the agent sends against the ACP
+// JSON schema (driver.SchemaValidator; see ACPSchemaSource). The second
+// wire is the mock model's journal: the requests the agent sent the model,
+// in canonical form (messages, tool results with their error flag, tools
+// offered with their schemas). Config.Repeat runs every case that many
+// times and judges each run apart: a check whose outcome differs between
+// runs is Flaky (never a pass; a flaky required check fails the run). A
+// case that exceeds Timeout is killed with its whole process group and
+// fails with the last lines of the agent's stderr; a crash, a line of
+// stdout that is not JSON-RPC or an unanswered initialize fail the case,
 // never the runner.
-//
-// The runner is the ACP client: it answers session/request_permission with
-// an allow option (allow_once, else allow_always, exactly; cancelled when
-// there is none, never a reject option), fs/read_text_file and
-// fs/write_text_file for absolute paths inside the case's directory only,
-// opened beneath it with os.Root (no symlink out, no check-then-use window)
-// and only for regular files with one link (else -32602), and anything
-// else with method-not-found (-32601), and records each request with what
-// was asked (ProcResult.ClientRequests, the transcript). Its own requests
-// echoed back are never answered: the call fails saying so. Every write to
-// the agent gives up when the case's context ends, and the case's end kills
-// the process group whatever the runner is doing; on Linux the runner is a
-// child subreaper and kills every descendant of a case when it ends
-// (ProcResult.Killed). The wire is bounded (maxWireLine, maxWireMsgs,
-// maxWireBytes: a capped line is marked, a flood stops the case). It keeps the raw wire (both directions, both
-// processes of a load case): checks read raw JSON, because SDK decoders
-// misfile update kinds they do not know, and ACP-SCHEMA-1 validates every
-// message the agent sends against the ACP JSON schema, by method (an
-// embedded copy of the schema shipped in github.com/coder/acp-go-sdk; see
-// ACPSchemaSource). The second wire is the mock model's journal: the
-// requests the agent sent the model, in canonical form (messages, tool
-// results with their error flag, tools offered with their schemas).
 //
 // # Reports
 //
@@ -143,28 +113,14 @@
 // does: Report.Required says which checks must pass, Report.FailsRun which
 // results fail the run, and every writer asks them.
 //
-// # Presets
+// # Presets and dialects
 //
-// Presets is the wiring that points a known agent at the mock: reference
-// (the built-in agent), opencode (opencode acp, OpenAI chat), codex
-// (codex-acp, OpenAI Responses), gemini (gemini --acp, Gemini), claude
-// (claude-code-acp, Anthropic Messages). Each is a Target (command, env,
-// files in the cwd or the throw-away home) plus what it is sure and unsure
-// of; Preset.Render shows what it writes for given Vars, and `todoharness
-// conform --preset NAME --explain` prints it. `todoharness peers` installs
-// the agents from npm and runs the catalogue against each.
-//
-// # Dialects
-//
-// The cases' scripts are written for todo_write. Other agents have their own
-// todo tool: opencode todowrite, codex update_plan ({plan: [{step,
-// status}]}), gemini write_todos ({todos: [{description, status}]}), claude
-// TodoWrite ({todos: [{content, status, activeForm}]}). The runner runs the
-// probe case first, detects the dialect from the tools the agent offers the
-// model, and translates every scripted todo call (name and argument shape;
-// extra item fields only when the agent's schema declares them). The ACP
-// side is the same for all: plan entries are compared with the canonical
-// list. Checks tied to this spec's own tool (its schema, its validation
-// rules, its result text) are n/a for other dialects. Config.Dialect forces
-// a dialect.
+// The presets that point known agents at the mock (driver.Presets) and
+// the todo tools of other agents (driver.Dialects) are the driver's. The
+// cases' scripts are written for todo_write: the runner runs the probe
+// case first, detects the dialect from the tools the agent offers the
+// model, and translates every scripted todo call. The ACP side is the same
+// for all: plan entries are compared with the canonical list. Checks tied
+// to this spec's own tool (its schema, its validation rules, its result
+// text) are n/a for other dialects. Config.Dialect forces a dialect.
 package conformance

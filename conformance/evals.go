@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -192,22 +193,7 @@ func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schema
 func UpdateKind(m WireMsg) string { return updateKind(m) }
 
 // updateKind returns the sessionUpdate kind of a session/update message.
-func updateKind(m WireMsg) string {
-	if m.Method != "session/update" {
-		return ""
-	}
-	var p struct {
-		Params struct {
-			Update struct {
-				Kind string `json:"sessionUpdate"`
-			} `json:"update"`
-		} `json:"params"`
-	}
-	if json.Unmarshal([]byte(m.Line), &p) != nil {
-		return ""
-	}
-	return p.Params.Update.Kind
-}
+func updateKind(m WireMsg) string { return m.UpdateKind() }
 
 // turnUpdates are the session/update kinds that report a prompt turn's
 // progress (the others, such as available_commands_update, are about the
@@ -313,35 +299,35 @@ func evalSchemaShape(ev *Evidence) verdict {
 	if !ok {
 		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
 	}
-	s, err := parseToolSchema(spec.Parameters)
+	s, err := driver.ParseToolSchema(spec.Parameters)
 	if err != nil {
 		return failf("%v", err)
 	}
 	d := ev.Dialect
 	switch {
-	case !s.hasType("object"):
+	case !s.HasType("object"):
 		return failf("parameters type is %v, want object", s.Type)
-	case !s.requires(d.ListField):
+	case !s.Requires(d.ListField):
 		return failf("parameters.required is %v, want it to include %q", s.Required, d.ListField)
 	}
 	list, ok := s.Properties[d.ListField]
 	switch {
 	case !ok:
 		return failf("no %q property", d.ListField)
-	case !list.hasType("array"):
+	case !list.HasType("array"):
 		return failf("%s type is %v, want array", d.ListField, list.Type)
 	case list.Items == nil:
 		return failf("%s has no items schema", d.ListField)
-	case !list.Items.hasType("object"):
+	case !list.Items.HasType("object"):
 		return failf("%s items type is %v, want object", d.ListField, list.Items.Type)
 	}
 	item := *list.Items
 	for _, f := range []string{d.ContentField, d.StatusField} {
-		if !item.requires(f) {
+		if !item.Requires(f) {
 			return failf("%s items required is %v, want it to include %q", d.ListField, item.Required, f)
 		}
 	}
-	if c, ok := item.Properties[d.ContentField]; !ok || !c.hasType("string") {
+	if c, ok := item.Properties[d.ContentField]; !ok || !c.HasType("string") {
 		return failf("%s items: %q must be a string property", d.ListField, d.ContentField)
 	}
 	return pass()
@@ -355,7 +341,7 @@ func evalStatusEnum(ev *Evidence) verdict {
 	if !ok {
 		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
 	}
-	s, err := parseToolSchema(spec.Parameters)
+	s, err := driver.ParseToolSchema(spec.Parameters)
 	if err != nil {
 		return failf("%v", err)
 	}

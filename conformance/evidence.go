@@ -145,55 +145,6 @@ type RunInfo struct {
 	Timeout  time.Duration `json:"timeout"`
 }
 
-// StepResult is one step as run.
-type StepResult struct {
-	Index int    `json:"index"`
-	Op    string `json:"op"`
-	Proc  int    `json:"proc"`
-	// Prompt is the 0-based prompt number (prompt steps only).
-	Prompt int `json:"prompt"`
-	// ReqSeq and RespSeq are the wire positions of the request and of the
-	// last message seen when its answer arrived (-1 when not sent).
-	ReqSeq   int             `json:"reqSeq"`
-	RespSeq  int             `json:"respSeq"`
-	Duration time.Duration   `json:"duration"`
-	Result   json.RawMessage `json:"result,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Skipped  string          `json:"skipped,omitempty"`
-	// Settle is how long the runner waited after the answer for both
-	// wires to go quiet (prompt steps, and the last step); Settled says
-	// why the wait ended.
-	Settle  time.Duration `json:"settle,omitempty"`
-	Settled string        `json:"settled,omitempty"`
-	// CancelSeq is the wire position of the session/cancel the runner
-	// sent during a prompt step with Cancel (0 or -1: none sent).
-	CancelSeq int `json:"cancelSeq,omitempty"`
-}
-
-// ProcResult is one agent process of a case.
-type ProcResult struct {
-	Index int      `json:"index"`
-	Argv  []string `json:"argv"`
-	// InProcess: the agent ran as a function in the runner's process
-	// (Target.InProcess), not as a process.
-	InProcess bool `json:"inProcess,omitempty"`
-	// StartedAt is the offset from the case start; Startup the time from
-	// process start to the initialize answer (process start + handshake).
-	StartedAt time.Duration   `json:"startedAt"`
-	Startup   time.Duration   `json:"startup"`
-	Init      json.RawMessage `json:"init,omitempty"`
-	// Shutdown says how the process ended; Exit its exit status.
-	Shutdown string `json:"shutdown"`
-	Exit     string `json:"exit"`
-	// ExitedEarly: the process was gone before the runner closed its stdin.
-	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
-	Stderr         string          `json:"stderr,omitempty"`
-	ClientRequests []ClientRequest `json:"clientRequests,omitempty"`
-	// Killed lists the descendants of the agent still running when it
-	// ended (in its process group or out of it), which the runner killed.
-	Killed []string `json:"killed,omitempty"`
-}
-
 // PlanEntry is one entry of an observed plan update.
 type PlanEntry struct {
 	Content     string `json:"content"`

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 // updateEvidence reruns the agents whose evidence is kept in

@@ -8,7 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -53,7 +54,7 @@ func savedCase(t *testing.T, run, id string) *Evidence {
 }
 
 // savedRunWants is what each captured run must fail: the registry's rows
-// (internal/breakage: fake-, bridge-, tool-, composition-NAME) and these.
+// (harness/breakage: fake-, bridge-, tool-, composition-NAME) and these.
 var savedRunWants = map[string][]string{
 	"fake-ok":          nil,
 	"reference":        nil,
@@ -265,7 +266,7 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 
 // received is a message from the agent at wire position seq.
 func received(seq int, line string) WireMsg {
-	_, m := classify([]byte(line))
+	_, m := driver.Classify([]byte(line))
 	m.Seq, m.Dir = seq, Received
 	return m
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -62,7 +63,7 @@ func UnmarshalEvidence(data []byte, name string) (*Evidence, error) {
 func knownDialect(d Dialect) error {
 	k, err := DialectByName(d.Name)
 	if err != nil || k.Name != d.Name {
-		return fmt.Errorf("unknown dialect %q (known: %s)", d.Name, strings.Join(dialectNames(), ", "))
+		return fmt.Errorf("unknown dialect %q (known: %s)", d.Name, strings.Join(driver.DialectNames(), ", "))
 	}
 	if k.Tool != d.Tool || k.ListField != d.ListField || k.ContentField != d.ContentField ||
 		k.StatusField != d.StatusField || !slices.Equal(k.Extra, d.Extra) {
@@ -71,17 +72,9 @@ func knownDialect(d Dialect) error {
 	return nil
 }
 
-func dialectNames() []string {
-	var out []string
-	for _, d := range Dialects() {
-		out = append(out, d.Name)
-	}
-	return out
-}
-
 // MaxEvidenceBytes is the largest evidence.json ReadEvidenceDir reads: the
 // wire and the journal it holds are capped far below it when written.
-const MaxEvidenceBytes = 4 * maxWireBytes
+const MaxEvidenceBytes = 4 * driver.MaxWireBytes
 
 // WriteEvidence writes ev to dir/evidence.json.
 func WriteEvidence(dir string, ev *Evidence) error {
@@ -176,7 +169,7 @@ func ReadEvidenceArchive(path string) ([]*Evidence, error) {
 		return nil, fmt.Errorf("conformance: %s: %w", path, err)
 	}
 	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), maxWireBytes+maxWireLine)
+	sc.Buffer(make([]byte, 1<<20), driver.MaxWireBytes+driver.MaxWireLine)
 	var evs []*Evidence
 	for n := 1; sc.Scan(); n++ {
 		ev, err := UnmarshalEvidence(sc.Bytes(), fmt.Sprintf("%s: line %d", path, n))

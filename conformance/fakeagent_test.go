@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // The test binary doubles as a small fake ACP agent (the helper-process
@@ -44,13 +46,13 @@ func TestMain(m *testing.M) {
 }
 
 // fakeTarget runs this test binary as the fake agent in mode.
-func fakeTarget(t *testing.T, mode string) Target {
+func fakeTarget(t *testing.T, mode string) driver.Target {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{Name: "fake:" + mode, Command: []string{exe, "-test.run=^$"},
+	return driver.Target{Name: "fake:" + mode, Command: []string{exe, "-test.run=^$"},
 		Env: []string{fakeAgentEnv + "=1", fakeModeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
 }
 
@@ -147,7 +149,7 @@ func (f *fakeState) request(method string, params any) json.RawMessage {
 	id := 1000 + f.nextID
 	f.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	for f.in.Scan() {
-		var env envelope
+		var env driver.Envelope
 		if json.Unmarshal(f.in.Bytes(), &env) == nil && env.Method == "" && string(env.ID) == fmt.Sprint(id) {
 			if env.Error != nil {
 				b, _ := json.Marshal(env.Error)
@@ -161,7 +163,7 @@ func (f *fakeState) request(method string, params any) json.RawMessage {
 
 func fakeAgent(mode string) int {
 	f := &fakeState{mode: mode, out: bufio.NewWriter(os.Stdout), in: bufio.NewScanner(os.Stdin),
-		baseURL: os.Getenv(ModelURLEnv)}
+		baseURL: os.Getenv(driver.ModelURLEnv)}
 	f.in.Buffer(make([]byte, 1<<20), 16<<20)
 	if f.has("ignore-term") {
 		signal.Ignore(syscall.SIGTERM)
@@ -178,7 +180,7 @@ func fakeAgent(mode string) int {
 			<-f.turnDone // a late turn ends before the next message is served
 			f.turnDone = nil
 		}
-		var env envelope
+		var env driver.Envelope
 		if err := json.Unmarshal(f.in.Bytes(), &env); err != nil {
 			continue
 		}
@@ -347,7 +349,7 @@ func (f *fakeState) turn() error {
 			// Any dialect's todo tool is its own (forced into a dialect,
 			// it executes that tool's calls); any other tool is unknown.
 			text, isErr := "Error: unknown tool "+tc.Function.Name, true
-			if tc.Function.Name == f.toolName() || slices.ContainsFunc(Dialects(), func(d Dialect) bool { return d.Tool == tc.Function.Name }) {
+			if tc.Function.Name == f.toolName() || slices.ContainsFunc(driver.Dialects(), func(d Dialect) bool { return d.Tool == tc.Function.Name }) {
 				text, isErr = f.todoWrite(tc.Function.Arguments)
 			}
 			status := "completed"

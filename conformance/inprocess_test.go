@@ -16,35 +16,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
-// The in-process target (Target.InProcess): the runner calls a function on
+// The in-process target (driver.Target.InProcess): the runner calls a function on
 // pipes instead of starting Command. These tests drive small in-process
 // agents (stubServe) through Run and Launch, and check what the function
 // gets and how each way of ending is recorded. The reference agent run in
-// process over the whole catalogue is in internal/cli (environ_test.go):
-// internal/cli imports this package.
+// process over the whole catalogue is in cmd/todoharness/cli (environ_test.go):
+// cmd/todoharness/cli imports this package.
 
 func TestProcIOLookupEnv(t *testing.T) {
-	p := ProcIO{Env: []string{"A=1", "B=two", "A=3", "EMPTY=", "NOEQUALS", "EQ=x=y", "LATE=1", "LATE="}}
+	p := driver.ProcIO{Env: []string{"A=1", "B=two", "A=3", "EMPTY=", "NOEQUALS", "EQ=x=y", "LATE=1", "LATE="}}
 	for _, tc := range []struct {
 		k    string
 		want string
 		ok   bool
 	}{
-		{"A", "3", true},         // the last entry wins
-		{"B", "two", true},       // a single entry
-		{"EMPTY", "", true},      // set, empty
-		{"LATE", "", true},       // the last entry wins, even empty
-		{"EQ", "x=y", true},      // the value keeps its own '='
-		{"NOEQUALS", "", false},  // not K=V: not an entry
-		{"MISSING", "", false},   // unset
-		{"a", "", false},         // keys are case-sensitive
-		{"", "", false},          // no empty key
-		{"A=1", "", false},       // a whole entry is no key
-		{ModelURLEnv, "", false}, // nothing but Env is read
-		{"PATH", "", false},      // not even the process's own
+		{"A", "3", true},                // the last entry wins
+		{"B", "two", true},              // a single entry
+		{"EMPTY", "", true},             // set, empty
+		{"LATE", "", true},              // the last entry wins, even empty
+		{"EQ", "x=y", true},             // the value keeps its own '='
+		{"NOEQUALS", "", false},         // not K=V: not an entry
+		{"MISSING", "", false},          // unset
+		{"a", "", false},                // keys are case-sensitive
+		{"", "", false},                 // no empty key
+		{"A=1", "", false},              // a whole entry is no key
+		{driver.ModelURLEnv, "", false}, // nothing but Env is read
+		{"PATH", "", false},             // not even the process's own
 		{"TODOHARNESS_FAULT", "", false},
 	} {
 		got, ok := p.LookupEnv(tc.k)
@@ -55,7 +56,7 @@ func TestProcIOLookupEnv(t *testing.T) {
 			t.Errorf("Getenv(%q) = %q, want %q", tc.k, g, tc.want)
 		}
 	}
-	if v, ok := (ProcIO{}).LookupEnv("HOME"); v != "" || ok {
+	if v, ok := (driver.ProcIO{}).LookupEnv("HOME"); v != "" || ok {
 		t.Errorf("an empty Env gives HOME %q, %v; want \"\", false", v, ok)
 	}
 }
@@ -64,7 +65,7 @@ func TestProcIOLookupEnv(t *testing.T) {
 // session/new, calls onPrompt for session/prompt (nil: answers end_turn),
 // answers anything else with "method not found", and returns when its
 // stdin ends (or its read fails: the runner closed the pipe).
-func stubServe(p ProcIO, onPrompt func()) {
+func stubServe(p driver.ProcIO, onPrompt func()) {
 	in := bufio.NewScanner(p.Stdin)
 	in.Buffer(make([]byte, 64<<10), 4<<20)
 	for in.Scan() {
@@ -131,14 +132,14 @@ func stubCase(prompt bool) *Case {
 }
 
 // stubTarget is f with a command line (the runner never starts it).
-func stubTarget(f InProcessFunc) Target {
-	return Target{Name: "stub", Command: []string{"stub-agent", "--acp"}, InProcess: f}
+func stubTarget(f driver.InProcessFunc) driver.Target {
+	return driver.Target{Name: "stub", Command: []string{"stub-agent", "--acp"}, InProcess: f}
 }
 
 // runStub runs case c against the in-process agent tg. The grace is long:
 // an agent that returns at its stdin's end never waits for it (a test of
 // the grace sets its own).
-func runStub(t *testing.T, tg Target, c *Case, mod func(*Config)) *Report {
+func runStub(t *testing.T, tg driver.Target, c *Case, mod func(*Config)) *Report {
 	t.Helper()
 	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: DialectTodoWrite, Timeout: time.Minute,
 		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
@@ -166,23 +167,23 @@ func runStub(t *testing.T, tg Target, c *Case, mod func(*Config)) *Report {
 // templated Env, the marker) and the case's directory.
 func TestInProcessGetsArgsEnvDir(t *testing.T) {
 	t.Parallel()
-	got := make(chan ProcIO, 1)
-	f := func(ctx context.Context, p ProcIO) int {
+	got := make(chan driver.ProcIO, 1)
+	f := func(ctx context.Context, p driver.ProcIO) int {
 		got <- p
 		stubServe(p, nil)
 		return 0
 	}
-	tg := Target{Name: "stub", InProcess: f,
+	tg := driver.Target{Name: "stub", InProcess: f,
 		Command: []string{"stub-agent", "--url", "{{.BaseURL}}", "--cwd={{.Cwd}}", "{{.Case}}/{{.Model}}"},
 		Env:     []string{"STUB_PORT={{.Port}}", "STUB_HOST={{.Host}}", "STUB_HOME={{.Home}}"}}
 	environ := os.Environ()
 	rep := runStub(t, tg, stubCase(false), nil)
 	p := <-got
 	ev := rep.Cases[0].ev
-	base := p.Getenv(ModelURLEnv)
+	base := p.Getenv(driver.ModelURLEnv)
 	u, err := url.Parse(base)
 	if err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "" || u.Path != "/v1" {
-		t.Fatalf("%s=%q (%v), want the mock's http://127.0.0.1:PORT/v1", ModelURLEnv, base, err)
+		t.Fatalf("%s=%q (%v), want the mock's http://127.0.0.1:PORT/v1", driver.ModelURLEnv, base, err)
 	}
 	if want := []string{"stub-agent", "--url", base, "--cwd=" + ev.Cwd, "inproc/mock"}; !reflect.DeepEqual(p.Args, want) {
 		t.Errorf("Args %q, want %q", p.Args, want)
@@ -190,11 +191,11 @@ func TestInProcessGetsArgsEnvDir(t *testing.T) {
 	if p.Dir != ev.Cwd || ev.Cwd == "" {
 		t.Errorf("Dir %q, want the case's directory %q", p.Dir, ev.Cwd)
 	}
-	want := append(slices.Clone(environ), ModelURLEnv+"="+base, "STUB_PORT="+u.Port(), "STUB_HOST=127.0.0.1", "STUB_HOME="+ev.Home)
+	want := append(slices.Clone(environ), driver.ModelURLEnv+"="+base, "STUB_PORT="+u.Port(), "STUB_HOST=127.0.0.1", "STUB_HOME="+ev.Home)
 	if n := len(p.Env); n != len(want)+1 || !reflect.DeepEqual(p.Env[:n-1], want) {
 		t.Errorf("Env:\n%q\nwant the runner's environment, then:\n%q", p.Env, want[len(environ):])
-	} else if !strings.HasPrefix(p.Env[n-1], procMarkerEnv+"=") {
-		t.Errorf("the last Env entry is %q, want the marker %s=…", p.Env[n-1], procMarkerEnv)
+	} else if !strings.HasPrefix(p.Env[n-1], driver.ProcMarkerEnv+"=") {
+		t.Errorf("the last Env entry is %q, want the marker %s=…", p.Env[n-1], driver.ProcMarkerEnv)
 	}
 	if p.Stdin == nil || p.Stdout == nil || p.Stderr == nil {
 		t.Errorf("stdio %v %v %v", p.Stdin, p.Stdout, p.Stderr)
@@ -208,17 +209,17 @@ func TestInProcessGetsArgsEnvDir(t *testing.T) {
 	}
 }
 
-// Launch gives the same, from the Vars given; with CleanEnv the
+// Launch gives the same, from the driver.Vars given; with CleanEnv the
 // environment is exactly PATH, HOME, TMPDIR, the model URL and Env; a
 // target with no Command gets its Name as Args (Run too).
 func TestInProcessLaunch(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	v := Vars{BaseURL: "http://127.0.0.1:9/v1", URL: "http://127.0.0.1:9", Host: "127.0.0.1", Port: "9", Cwd: dir, Case: "c1", Model: "m1"}
-	launch := func(t *testing.T, tg Target, code int) (ProcIO, string) {
+	v := driver.Vars{BaseURL: "http://127.0.0.1:9/v1", URL: "http://127.0.0.1:9", Host: "127.0.0.1", Port: "9", Cwd: dir, Case: "c1", Model: "m1"}
+	launch := func(t *testing.T, tg driver.Target, code int) (driver.ProcIO, string) {
 		t.Helper()
-		got := make(chan ProcIO, 1)
-		tg.InProcess = func(ctx context.Context, p ProcIO) int {
+		got := make(chan driver.ProcIO, 1)
+		tg.InProcess = func(ctx context.Context, p driver.ProcIO) int {
 			got <- p
 			stubServe(p, nil)
 			return code
@@ -241,7 +242,7 @@ func TestInProcessLaunch(t *testing.T) {
 	}
 	t.Run("command", func(t *testing.T) {
 		t.Parallel()
-		p, how := launch(t, Target{Command: []string{"agent", "{{.BaseURL}}", "{{.Cwd}}/s", "--model={{.Model}}"},
+		p, how := launch(t, driver.Target{Command: []string{"agent", "{{.BaseURL}}", "{{.Cwd}}/s", "--model={{.Model}}"},
 			Env: []string{"K={{.Case}}", "K=again", "EMPTY="}, CleanEnv: true}, 7)
 		if want := []string{"agent", v.BaseURL, dir + "/s", "--model=m1"}; !reflect.DeepEqual(p.Args, want) {
 			t.Errorf("Args %q, want %q", p.Args, want)
@@ -255,8 +256,8 @@ func TestInProcessLaunch(t *testing.T) {
 				want = append(want, k+"="+val)
 			}
 		}
-		want = append(want, ModelURLEnv+"="+v.BaseURL, "K=c1", "K=again", "EMPTY=")
-		if n := len(p.Env); n != len(want)+1 || !reflect.DeepEqual(p.Env[:n-1], want) || !strings.HasPrefix(p.Env[n-1], procMarkerEnv+"=") {
+		want = append(want, driver.ModelURLEnv+"="+v.BaseURL, "K=c1", "K=again", "EMPTY=")
+		if n := len(p.Env); n != len(want)+1 || !reflect.DeepEqual(p.Env[:n-1], want) || !strings.HasPrefix(p.Env[n-1], driver.ProcMarkerEnv+"=") {
 			t.Errorf("Env %q, want %q and the marker", p.Env, want)
 		}
 		if got := p.Getenv("K"); got != "again" {
@@ -268,17 +269,17 @@ func TestInProcessLaunch(t *testing.T) {
 	})
 	t.Run("no command", func(t *testing.T) {
 		t.Parallel()
-		if p, _ := launch(t, Target{Name: "solo"}, 0); !reflect.DeepEqual(p.Args, []string{"solo"}) {
+		if p, _ := launch(t, driver.Target{Name: "solo"}, 0); !reflect.DeepEqual(p.Args, []string{"solo"}) {
 			t.Errorf("Args %q, want [solo]", p.Args)
 		}
-		if p, _ := launch(t, Target{}, 0); !reflect.DeepEqual(p.Args, []string{"in-process agent"}) {
+		if p, _ := launch(t, driver.Target{}, 0); !reflect.DeepEqual(p.Args, []string{"in-process agent"}) {
 			t.Errorf("Args %q, want [in-process agent]", p.Args)
 		}
 	})
 	t.Run("Run with no command", func(t *testing.T) {
 		t.Parallel()
 		got := make(chan []string, 1)
-		tg := Target{Name: "solo", InProcess: func(ctx context.Context, p ProcIO) int {
+		tg := driver.Target{Name: "solo", InProcess: func(ctx context.Context, p driver.ProcIO) int {
 			got <- p.Args
 			stubServe(p, nil)
 			return 0
@@ -301,7 +302,7 @@ func TestInProcessExitOnStdinEOF(t *testing.T) {
 		t.Run(fmt.Sprint("status ", code), func(t *testing.T) {
 			t.Parallel()
 			eof := make(chan bool, 1)
-			rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+			rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 				stubServe(p, nil)
 				eof <- ctx.Err() == nil // stdin ended, not the context
 				return code
@@ -328,7 +329,7 @@ func TestInProcessExitOnStdinEOF(t *testing.T) {
 		t.Parallel()
 		c := stubCase(false)
 		c.Steps = c.Steps[:1] // initialize only, then the function returns
-		rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+		rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 			in := bufio.NewScanner(p.Stdin)
 			in.Scan()
 			_, _ = p.Stdout.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}` + "\n"))
@@ -353,7 +354,7 @@ func TestInProcessExitOnCancel(t *testing.T) {
 	// The first grace is waited in full; the second is the function's
 	// time to return once cancelled (long enough for a loaded machine).
 	grace := 300 * time.Millisecond
-	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+	rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 		stubServe(p, nil)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
@@ -366,17 +367,17 @@ func TestInProcessExitOnCancel(t *testing.T) {
 	if pr.Exit != "exit status 143" {
 		t.Errorf("Exit %q, want exit status 143", pr.Exit)
 	}
-	if err := <-cause; !errors.Is(err, errTerminated) || !strings.Contains(err.Error(), "its SIGTERM") {
-		t.Errorf("the context's cause is %v, want %v", err, errTerminated)
+	if err := <-cause; !errors.Is(err, driver.ErrTerminated) || !strings.Contains(err.Error(), "its SIGTERM") {
+		t.Errorf("the context's cause is %v, want %v", err, driver.ErrTerminated)
 	}
 }
 
 // A function that ignores its stdin's end and its context is abandoned
-// abandonAfter after its pipes were closed; the run still ends.
+// driver.AbandonAfter after its pipes were closed; the run still ends.
 func TestInProcessAbandoned(t *testing.T) {
 	t.Parallel()
 	release, returned := holdAgent(t)
-	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+	rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 		defer returned()
 		stubServe(p, nil)
 		<-release
@@ -386,7 +387,7 @@ func TestInProcessAbandoned(t *testing.T) {
 	if want := "did not exit within 50ms of stdin closing nor 50ms of context cancelled (its SIGTERM): pipes closed (its SIGKILL)"; pr.Shutdown != want {
 		t.Errorf("Shutdown %q, want %q", pr.Shutdown, want)
 	}
-	if want := fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", abandonAfter); pr.Exit != want {
+	if want := fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", driver.AbandonAfter); pr.Exit != want {
 		t.Errorf("Exit %q, want %q", pr.Exit, want)
 	}
 	if !rep.Cases[0].Completed {
@@ -399,7 +400,7 @@ func TestInProcessAbandoned(t *testing.T) {
 func TestInProcessPanic(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+	rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 		fmt.Fprintln(p.Stderr, "stub: starting")
 		stubServe(p, func() { panic("boom") })
 		return 0
@@ -428,7 +429,7 @@ func TestInProcessPanic(t *testing.T) {
 		t.Errorf("the transcript does not name the in-process agent and its panic:\n%s", b)
 	}
 	// A second run in the same process works: the panic was contained.
-	rep = runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int { stubServe(p, nil); return 0 }), stubCase(false), nil)
+	rep = runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 }), stubCase(false), nil)
 	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
 		t.Errorf("after the panic, RUN-1: %s %q", c.Outcome, c.Reason)
 	}
@@ -455,15 +456,15 @@ func goroutines() map[string]string {
 }
 
 // runnerGoroutines lists the goroutines not in before that run code of
-// this package or of the mock model, other than in-process agents' own
+// this package, the driver or the mock model, other than in-process agents' own
 // (runInProc) and tests'.
 func runnerGoroutines(before map[string]string) []string {
 	var out []string
 	for id, g := range goroutines() {
-		if _, old := before[id]; old || strings.Contains(g, "conformance.runInProc") || strings.Contains(g, "testing.tRunner") {
+		if _, old := before[id]; old || strings.Contains(g, "driver.runInProc") || strings.Contains(g, "testing.tRunner") {
 			continue
 		}
-		if strings.Contains(g, "todoharness/conformance.") || strings.Contains(g, "todoharness/mockmodel.") || strings.Contains(g, "net/http/httptest.") {
+		if strings.Contains(g, "todoharness/conformance.") || strings.Contains(g, "todoharness/driver.") || strings.Contains(g, "todoharness/mockmodel.") || strings.Contains(g, "net/http/httptest.") {
 			out = append(out, g)
 		}
 	}
@@ -478,7 +479,7 @@ func TestInProcessHungAgentTimeout(t *testing.T) {
 	hung := make(chan struct{})
 	before := goroutines()
 	timeout := time.Second
-	rep := runStub(t, stubTarget(func(ctx context.Context, p ProcIO) int {
+	rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
 		defer returned()
 		stubServe(p, func() {
 			close(hung)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // The judge off the scripted path (issue 22): several writes in one model
@@ -85,7 +87,7 @@ func newSynth(t *testing.T, caseYAML string) *synth {
 }
 
 func (s *synth) add(dir, line string) int {
-	_, m := classify([]byte(line))
+	_, m := driver.Classify([]byte(line))
 	m.Seq, m.Dir, m.Proc = len(s.ev.Wire), dir, s.proc
 	s.ev.Wire = append(s.ev.Wire, m)
 	return m.Seq

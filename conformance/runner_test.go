@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -107,7 +108,7 @@ func TestRunFakeAgentPasses(t *testing.T) {
 }
 
 // Each breakage of the fake agent must fail exactly the checks the registry
-// (internal/breakage) lists; the ones that fail RUN-1 are run by
+// (harness/breakage) lists; the ones that fail RUN-1 are run by
 // TestRunBrokenAgents, with a short timeout.
 func TestRunFakeAgentFaults(t *testing.T) {
 	t.Parallel()
@@ -193,8 +194,8 @@ func TestRunForcedDialect(t *testing.T) {
 	}
 }
 
-func shellTarget(script string) Target {
-	return Target{Command: []string{"/bin/sh", "-c", script}}
+func shellTarget(script string) driver.Target {
+	return driver.Target{Command: []string{"/bin/sh", "-c", script}}
 }
 
 func oneCase(t *testing.T, id string) []*Case {
@@ -213,7 +214,7 @@ func TestRunBrokenAgents(t *testing.T) {
 	t.Parallel()
 	type brokenAgent struct {
 		name   string
-		target func(t *testing.T) Target
+		target func(t *testing.T) driver.Target
 		want   []string // failed check IDs
 		reason string   // in RUN-1's reason
 		// slow: the agent is this test binary (race-instrumented, a
@@ -221,18 +222,18 @@ func TestRunBrokenAgents(t *testing.T) {
 		slow bool
 	}
 	agents := []brokenAgent{
-		{"hang", func(*testing.T) Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline", false},
-		{"hang-with-child", func(*testing.T) Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started", false},
-		{"crash", func(*testing.T) Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3", false},
-		{"not-json", func(*testing.T) Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline", false},
-		{"no-such-command", func(*testing.T) Target { return Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent", false},
+		{"hang", func(*testing.T) driver.Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline", false},
+		{"hang-with-child", func(*testing.T) driver.Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started", false},
+		{"crash", func(*testing.T) driver.Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3", false},
+		{"not-json", func(*testing.T) driver.Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline", false},
+		{"no-such-command", func(*testing.T) driver.Target { return driver.Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent", false},
 	}
 	// The fake agent's breakages that fail RUN-1, and what it says on
 	// stderr when it breaks.
 	says := map[string]string{"hang-on-prompt": "hanging on purpose", "crash-on-prompt": "crashing on purpose"}
 	for _, b := range breakage.In(breakage.Fake) {
 		if b.FailsCheck("RUN-1") {
-			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name], true})
+			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) driver.Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name], true})
 		}
 	}
 	for _, tc := range agents {
@@ -385,10 +386,10 @@ func TestRunTemplatingAndFiles(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	cfg := Config{
-		Agent: Target{
+		Agent: driver.Target{
 			Command: []string{"/bin/sh", "-c", `printf '%s %s %s\n' "$1" "$MOCK" "$(cat conf/agent.toml)" > seen.txt; exec "$2" -test.run='^$'`, "sh", "{{.BaseURL}}", os.Args[0]},
 			Env:     []string{"MOCK=port={{.Port}}", fakeAgentEnv + "=1", fakeModeEnv + "=ok", "GORACE=atexit_sleep_ms=0"},
-			Files:   []File{{Dest: "conf/agent.toml", Content: "url = \"{{.BaseURL}}\" cwd = \"{{.Cwd}}\"", Src: "inline"}},
+			Files:   []driver.File{{Dest: "conf/agent.toml", Content: "url = \"{{.BaseURL}}\" cwd = \"{{.Cwd}}\"", Src: "inline"}},
 		},
 		Cases: oneCase(t, "plan-basic"), Timeout: time.Minute, TempDir: tmp, KeepDirs: true,
 	}
@@ -570,10 +571,10 @@ func TestRunThrowAwayHome(t *testing.T) {
 	}
 	for _, keep := range []bool{true, false} {
 		tmp := t.TempDir()
-		target := Target{
+		target := driver.Target{
 			Command: []string{"/bin/sh", "-c", `echo "$HOME $XDG_CONFIG_HOME $(cat "$HOME/.agent/config")" >> homes.txt; exec "$0" -test.run='^$'`, exe},
 			Env:     []string{fakeAgentEnv + "=1", fakeModeEnv + "=ok", "GORACE=atexit_sleep_ms=0"},
-			Files:   []File{{Dest: "~/.agent/config", Content: "url={{.URL}} home={{.Home}}", Src: "inline"}},
+			Files:   []driver.File{{Dest: "~/.agent/config", Content: "url={{.URL}} home={{.Home}}", Src: "inline"}},
 			Home:    true,
 		}
 		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: DialectTodoWrite,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // lateCases are the cases the late-update specs run: one prompt, two
@@ -38,7 +40,7 @@ func outcomes(rep *Report) map[string]Outcome {
 
 // lateFake is the fake agent that answers each prompt before its tool
 // calls run, which it starts delay after the answer.
-func lateFake(t *testing.T, delay time.Duration) Target {
+func lateFake(t *testing.T, delay time.Duration) driver.Target {
 	tg := fakeTarget(t, "updates-after-response")
 	tg.Env = append(tg.Env, fakeDelayEnv+"="+delay.String())
 	return tg

@@ -2,7 +2,7 @@
 // one e2e scenario (`todoharness record --agent` and `todoharness replay`).
 //
 // The agent is started exactly as `todoharness conform` starts it (a
-// conformance.Target: command and preset templates, --env, --file, a
+// driver.Target: command and preset templates, --env, --file, a
 // throw-away HOME), but {{.BaseURL}} / {{.URL}} point at a
 // proxy.Proxy on 127.0.0.1 instead of the mock model. Recording, the
 // proxy forwards every request to the upstream provider through a go-vcr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"net/url"
 	"regexp"
 	"strings"
@@ -22,18 +23,11 @@ func PlanLines(lines [][]byte) ([]byte, error) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Update struct {
-					Kind string `json:"sessionUpdate"`
-				} `json:"update"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(l, &m); err != nil {
+		kind, _, err := transcript.UpdateKind(l)
+		if err != nil {
 			return nil, fmt.Errorf("ACP stdout line %d: %w", n+1, err)
 		}
-		if m.Method != "session/update" || m.Params.Update.Kind != "plan" {
+		if kind != "plan" {
 			continue
 		}
 		var v any

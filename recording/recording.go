@@ -2,8 +2,8 @@ package recording
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,15 +16,14 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/proxy"
 	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/cassette/replay"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/mockmodel"
-	"github.com/todoharness/todoharness/snapshot"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // Files a recording writes into the scenario folder (beside
@@ -50,7 +49,7 @@ func WireNames() []string { return []string{"openai-chat", "openai-responses", "
 // Options configure Record and Replay.
 type Options struct {
 	// Agent is the agent under test, as conform takes it.
-	Agent conformance.Target
+	Agent driver.Target
 	// Wire is the model API the agent speaks (a key of Wires).
 	Wire string
 	// Upstream is the provider's base URL (Record only; may carry
@@ -71,7 +70,7 @@ type Options struct {
 	Description string
 	Source      cassette.Source
 	// Timeout bounds one run of the agent (default
-	// conformance.DefaultTimeout); Grace is its shutdown grace.
+	// driver.DefaultTimeout); Grace is its shutdown grace.
 	Timeout, Grace time.Duration
 	// TempDir is where working directories are made (default: the
 	// system's).
@@ -169,24 +168,32 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	if !bytes.Equal(rep.Plan, out.Plan) {
 		return out, fmt.Errorf("record %s: replaying the new cassette does not give the recorded plan, %s left unchanged:\n%s", sc.Name, dir, diff(out.Plan, rep.Plan, "recorded", "replayed", secrets))
 	}
+	return out, out.save(dir, tmp, secrets)
+}
+
+// save moves the new cassette at tmp into the scenario folder dir and
+// writes the goldens beside it, unless one of them still holds something
+// that looks like a credential.
+func (out *Outcome) save(dir, tmp string, secrets []string) error {
+	sc := out.Scenario
 	files := []struct {
 		name string
 		data []byte
 	}{{StdoutGolden, out.Stdout}, {PlanGolden, out.Plan}, {ToolsGolden, out.Tools}, {SystemGolden, out.System}}
 	for _, f := range files {
 		if found := scrub.ScanSecrets(f.data, secrets); len(found) > 0 {
-			return out, fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
+			return fmt.Errorf("record %s: not saved: %s still holds something that looks like a credential (%s)", sc.Name, f.name, found[0])
 		}
 	}
 	if err := os.Rename(tmp, sc.CassettePath()); err != nil {
-		return out, fmt.Errorf("record %s: %w", sc.Name, err)
+		return fmt.Errorf("record %s: %w", sc.Name, err)
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
-			return out, fmt.Errorf("record %s: %w", sc.Name, err)
+			return fmt.Errorf("record %s: %w", sc.Name, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Replay replays the scenario in dir with the agent from its cassette
@@ -293,93 +300,21 @@ func joinLines(lines [][]byte) []byte {
 // run at all; a step answered with an error, or an agent that died, marks
 // the run failed with notes.
 func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec proxy.Transport, px *proxy.Proxy, base string) (*run, error) {
-	timeout, grace := o.Timeout, o.Grace
-	if timeout <= 0 {
-		timeout = conformance.DefaultTimeout
-	}
-	if grace <= 0 {
-		grace = conformance.DefaultGrace
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cwd, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-")
-	if err != nil {
-		return nil, fmt.Errorf("make working directory: %w", err)
-	}
-	defer os.RemoveAll(cwd)
-	home, err := os.MkdirTemp(o.TempDir, "record-"+sc.Name+"-home-")
-	if err != nil {
-		return nil, fmt.Errorf("make home directory: %w", err)
-	}
-	defer os.RemoveAll(home)
-	rec.SetPlaceholders(map[string]string{"{{cwd}}": cwd, "{{home}}": home})
-	u, _ := url.Parse(px.URL)
 	if base == "" {
-		base = px.BasePath()
+		base = cmp.Or(px.BasePath(), "/v1")
 	}
-	if base == "" {
-		base = "/v1"
+	res, err := driver.Drive(ctx, driver.DriveConfig{
+		Env: driver.EnvConfig{Target: o.Agent, Name: sc.Name, DirPrefix: "record-" + sc.Name, TempDir: o.TempDir,
+			Model: o.Model, ModelURL: px.URL, ModelBase: base},
+		Steps: sc.Steps, Timeout: o.Timeout, Grace: o.Grace, ErrorAnswerFails: true,
+		Prepared: func(env *driver.Env) {
+			rec.SetPlaceholders(map[string]string{"{{cwd}}": env.Cwd, "{{home}}": env.Home})
+		},
+	})
+	if res == nil {
+		return nil, err
 	}
-	vars := conformance.Vars{BaseURL: px.URL + base, URL: px.URL, Host: u.Hostname(), Port: u.Port(),
-		Cwd: cwd, Home: home, Case: sc.Name, Model: o.Model}
-	agent, err := o.Agent.Launch(ctx, vars)
-	if err != nil {
-		return nil, fmt.Errorf("start the agent: %w", err)
-	}
-	r := &run{cwd: cwd, home: home}
-	var sessionIDs []string
-	sessionID := ""
-	for i, st := range sc.Steps {
-		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
-		if err != nil {
-			r.failed = true
-			var rpc *conformance.RPCError
-			if errors.As(err, &rpc) {
-				r.notes = append(r.notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
-				continue
-			}
-			r.notes = append(r.notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
-			break
-		}
-		switch st.Op {
-		case scenario.OpInitialize:
-			var in struct {
-				AgentInfo struct {
-					Name    string `json:"name"`
-					Version string `json:"version"`
-				} `json:"agentInfo"`
-			}
-			if json.Unmarshal(result, &in) == nil && in.AgentInfo.Name != "" {
-				r.agentVersion = strings.TrimSpace(in.AgentInfo.Name + " " + in.AgentInfo.Version)
-			}
-		case scenario.OpNewSession:
-			var ns struct {
-				SessionID string `json:"sessionId"`
-			}
-			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
-				sessionID = ns.SessionID
-				sessionIDs = append(sessionIDs, ns.SessionID)
-			}
-		}
-	}
-	how, stderr := agent.Stop(grace)
-	if r.failed || !strings.HasPrefix(how, "exited after stdin closed") {
-		r.notes = append(r.notes, "the agent "+how)
-		if tail := strings.TrimSpace(stderr); tail != "" {
-			r.notes = append(r.notes, "stderr (tail): "+tail[max(0, len(tail)-600):])
-		}
-	}
-	var aliases []string
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		aliases = append(aliases, real)
-	}
-	norm := snapshot.Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
-	out, err := norm.Normalize(agent.Stdout())
-	if err != nil {
-		return r, fmt.Errorf("normalise the agent's stdout: %w", err)
-	}
-	r.stdout = out
-	return r, nil
+	return &run{stdout: res.Stdout, agentVersion: res.AgentInfo, cwd: res.Cwd, home: res.Home, notes: res.Notes, failed: res.Failed}, err
 }
 
 // recordedBase is the base path {{.BaseURL}} gets on a replay: the

@@ -12,7 +12,7 @@
 // Run rebuilds the model's answers from the logs (ScriptFromLogs: one mock
 // turn per model step, streamed in the recorded chunks), serves them from
 // the mock model, starts the agent in a fresh working directory through a
-// conformance.Target (presets, --env and --file as in `conform`), drives the
+// driver.Target (presets, --env and --file as in `conform`), drives the
 // steps, normalises the agent's stdout the way the original's snapshot kit
 // does (Normalize: JSON-RPC ids renumbered in first-seen order, session ids
 // and every UUID to {{sessionId}}, the cwd and its aliases to {{cwd}},

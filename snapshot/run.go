@@ -1,11 +1,9 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,11 +14,12 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/harness/scenario"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/driver/acpnorm"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // Files of a scenario folder, in the original's layout.
@@ -134,9 +133,9 @@ const MaxExpectedBytes = 64 << 20
 // Options configure Run.
 type Options struct {
 	// Agent is the agent under test.
-	Agent conformance.Target
+	Agent driver.Target
 	// Timeout bounds one scenario, agent start-up included (default 60s);
-	// Grace is the shutdown grace (default conformance.DefaultGrace).
+	// Grace is the shutdown grace (default driver.DefaultGrace).
 	Timeout, Grace time.Duration
 	// Model is offered to templates as {{.Model}} (default "mock").
 	Model string
@@ -176,17 +175,13 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	start := time.Now()
 	res := &Result{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
 	defer func() { res.Duration = time.Since(start) }()
-	fail := func(st Status, format string, a ...any) *Result {
-		res.Status, res.Reason = st, fmt.Sprintf(format, a...)
-		return res
-	}
 	sc, err := Load(dir)
 	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
 	res.Name = sc.Name
 	if sc.Expected == "" && !opts.Update {
-		return fail(Error, "no %s or %s to compare with (--update writes %s)", ExpectedFile, GoldenFile, ExpectedFile)
+		return res.fail(Error, "no %s or %s to compare with (--update writes %s)", ExpectedFile, GoldenFile, ExpectedFile)
 	}
 	res.Expected = sc.Expected
 	if res.Expected == "" {
@@ -197,14 +192,46 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	var want []byte
 	if !opts.Update {
 		if want, err = safefile.ReadRegular(sc.Expected, MaxExpectedBytes); err != nil {
-			return fail(Error, "read %s: %v", sc.Expected, err)
+			return res.fail(Error, "read %s: %v", sc.Expected, err)
 		}
 	}
+	script, err := res.rebuild(ctx, sc)
+	if err != nil {
+		return res
+	}
+	stdout, notes, err := drive(ctx, sc, script, opts)
+	res.Notes = append(res.Notes, notes...)
+	if err != nil {
+		return res.fail(Error, "%v", err)
+	}
+	res.Stdout = string(stdout)
+	if opts.Update {
+		// Written beside it and renamed over it: a link there is replaced,
+		// never written through.
+		if err := safefile.WriteFile(res.Expected, stdout, 0o644); err != nil {
+			return res.fail(Error, "write %s: %v", res.Expected, err)
+		}
+		res.Status = Updated
+		return res
+	}
+	return res.compare(want, stdout, sc.Expected)
+}
+
+// fail sets the result's status and reason.
+func (res *Result) fail(st Status, format string, a ...any) *Result {
+	res.Status, res.Reason = st, fmt.Sprintf(format, a...)
+	return res
+}
+
+// rebuild reads the scenario's logs and rebuilds the model's answers from
+// them, noting the warnings of both. An error is in the result (failed).
+func (res *Result) rebuild(ctx context.Context, sc *Scenario) (*mockmodel.Script, error) {
 	var logs []Log
 	for _, p := range sc.Logs {
 		ld, err := session.LoadFileContext(ctx, p)
 		if err != nil {
-			return fail(Error, "read %s: %v", p, err)
+			res.fail(Error, "read %s: %v", p, err)
+			return nil, err
 		}
 		for _, w := range ld.Warnings {
 			res.Notes = append(res.Notes, filepath.Base(p)+": "+w)
@@ -213,32 +240,23 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	}
 	script, warnings, err := ScriptFromLogs(sc.Name, logs)
 	if err != nil {
-		return fail(Error, "rebuild the model's answers: %v", err)
+		res.fail(Error, "rebuild the model's answers: %v", err)
+		return nil, err
 	}
 	res.Notes = append(res.Notes, warnings...)
+	return script, nil
+}
 
-	stdout, notes, err := drive(ctx, sc, script, opts)
-	res.Notes = append(res.Notes, notes...)
+// compare compares the agent's normalised stdout with the expected one
+// (from the file expected), key order aside: pass, or fail with a diff.
+func (res *Result) compare(want, stdout []byte, expected string) *Result {
+	a, err := acpnorm.Canonical(want, expected)
 	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
-	res.Stdout = string(stdout)
-	if opts.Update {
-		// Written beside it and renamed over it: a link there is replaced,
-		// never written through.
-		if err := safefile.WriteFile(res.Expected, stdout, 0o644); err != nil {
-			return fail(Error, "write %s: %v", res.Expected, err)
-		}
-		res.Status = Updated
-		return res
-	}
-	a, err := Canonical(want, sc.Expected)
+	b, err := acpnorm.Canonical(stdout, "the agent's stdout")
 	if err != nil {
-		return fail(Error, "%v", err)
-	}
-	b, err := Canonical(stdout, "the agent's stdout")
-	if err != nil {
-		return fail(Error, "%v", err)
+		return res.fail(Error, "%v", err)
 	}
 	if strings.Join(a, "\n") == strings.Join(b, "\n") {
 		res.Status = Pass
@@ -246,13 +264,13 @@ func Run(ctx context.Context, dir string, opts Options) *Result {
 	}
 	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: withNewlines(a), B: withNewlines(b),
-		FromFile: filepath.Base(sc.Expected) + " (expected)", ToFile: "stdout (the agent's, normalised)", Context: 2,
+		FromFile: filepath.Base(expected) + " (expected)", ToFile: "stdout (the agent's, normalised)", Context: 2,
 	})
 	if err != nil {
-		return fail(Error, "diff: %v", err)
+		return res.fail(Error, "diff: %v", err)
 	}
 	res.Diff = diff
-	return fail(Fail, "the agent's normalised stdout differs from %s (%d lines expected, %d written)", filepath.Base(sc.Expected), len(a), len(b))
+	return res.fail(Fail, "the agent's normalised stdout differs from %s (%d lines expected, %d written)", filepath.Base(expected), len(a), len(b))
 }
 
 func withNewlines(lines []string) []string {
@@ -268,89 +286,20 @@ func withNewlines(lines []string) []string {
 // means the agent could not be run at all; an agent that answers a step
 // with an error, or dies, yields its stdout (and notes) as it is.
 func drive(ctx context.Context, sc *Scenario, script *mockmodel.Script, opts Options) ([]byte, []string, error) {
-	timeout, grace, model := opts.Timeout, opts.Grace, opts.Model
-	if timeout <= 0 {
-		timeout = conformance.DefaultTimeout
+	res, err := driver.Drive(ctx, driver.DriveConfig{
+		Env: driver.EnvConfig{Target: opts.Agent, Name: sc.Name, DirPrefix: "snapshot-" + sc.Name,
+			TempDir: opts.TempDir, KeepDirs: opts.KeepDirs, Model: cmp.Or(opts.Model, "mock"), Script: script},
+		Steps: sc.Steps, Timeout: opts.Timeout, Grace: opts.Grace,
+	})
+	if res == nil {
+		return nil, nil, err
 	}
-	if grace <= 0 {
-		grace = conformance.DefaultGrace
+	notes := append(res.Notes, res.ModelErrors...)
+	if res.Unasked > 0 {
+		notes = append(notes, fmt.Sprintf("%d of the %d rebuilt model answers were never asked for", res.Unasked, len(script.Turns)))
 	}
-	if model == "" {
-		model = "mock"
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cwd, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("make working directory: %w", err)
+		return nil, notes, err
 	}
-	home, err := os.MkdirTemp(opts.TempDir, "snapshot-"+sc.Name+"-home-")
-	if err != nil {
-		_ = os.RemoveAll(cwd)
-		return nil, nil, fmt.Errorf("make home directory: %w", err)
-	}
-	if !opts.KeepDirs {
-		defer os.RemoveAll(cwd)
-		defer os.RemoveAll(home)
-	}
-	srv := mockmodel.NewServer(script)
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	vars := conformance.Vars{BaseURL: srv.BaseURL(), URL: srv.URL, Host: u.Hostname(), Port: u.Port(),
-		Cwd: cwd, Home: home, Case: sc.Name, Model: model}
-	agent, err := opts.Agent.Launch(ctx, vars)
-	if err != nil {
-		return nil, nil, fmt.Errorf("start the agent: %w", err)
-	}
-	var (
-		notes      []string
-		sessionIDs []string
-		sessionID  string
-		stopped    bool
-	)
-	for i, st := range sc.Steps {
-		result, err := agent.Step(ctx, st.Op, st.Text, sessionID)
-		if err != nil {
-			var rpc *conformance.RPCError
-			if errors.As(err, &rpc) {
-				notes = append(notes, fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpc))
-				continue
-			}
-			notes = append(notes, fmt.Sprintf("step %d (%s): %v; the steps after it were not sent", i+1, st.Op, err))
-			stopped = true
-			break
-		}
-		if st.Op == scenario.OpNewSession {
-			var ns struct {
-				SessionID string `json:"sessionId"`
-			}
-			if json.Unmarshal(result, &ns) == nil && ns.SessionID != "" {
-				sessionID = ns.SessionID
-				sessionIDs = append(sessionIDs, ns.SessionID)
-			}
-		}
-	}
-	how, stderr := agent.Stop(grace)
-	if stopped || !strings.HasPrefix(how, "exited after stdin closed") {
-		notes = append(notes, "the agent "+how)
-		if tail := strings.TrimSpace(stderr); tail != "" {
-			notes = append(notes, "stderr (tail): "+truncate(tail[max(0, len(tail)-600):], 600))
-		}
-	}
-	for _, e := range srv.Journal().Errors() {
-		notes = append(notes, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
-	}
-	if n := srv.Remaining(); n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of the %d rebuilt model answers were never asked for", n, len(script.Turns)))
-	}
-	var aliases []string
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		aliases = append(aliases, real)
-	}
-	norm := Normalizer{Cwd: cwd, CwdAliases: aliases, SessionIDs: sessionIDs}
-	out, err := norm.Normalize(agent.Stdout())
-	if err != nil {
-		return nil, notes, fmt.Errorf("normalise the agent's stdout: %w", err)
-	}
-	return out, notes, nil
+	return res.Stdout, notes, nil
 }

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/driver/acpnorm"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	. "github.com/todoharness/todoharness/snapshot"
@@ -24,18 +25,18 @@ func TestMain(m *testing.M) {
 
 // referenceAgent is the reference agent (this test binary running
 // todoharness, see selfexec) as a target, with extra agent flags.
-func referenceAgent(t *testing.T, extra ...string) conformance.Target {
+func referenceAgent(t *testing.T, extra ...string) driver.Target {
 	t.Helper()
 	argv := append([]string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Home}}/sessions"}, extra...)
-	return conformance.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
+	return driver.Target{Name: "reference", Command: argv, Env: selfexec.Environ("todoharness")}
 }
 
 // parallelAgent is the reference agent with allowParallelInProgress set,
 // its composition written into the working directory as --file does and
 // named by a templated argument.
-func parallelAgent(t *testing.T) conformance.Target {
+func parallelAgent(t *testing.T) driver.Target {
 	a := referenceAgent(t, "--composition", "{{.Cwd}}/parallel.yaml")
-	a.Files = []conformance.File{{Dest: "parallel.yaml", Src: "test",
+	a.Files = []driver.File{{Dest: "parallel.yaml", Src: "test",
 		Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
 	return a
 }
@@ -44,7 +45,7 @@ func fixture(name string) string {
 	return filepath.Join(testutil.RepoRoot(), "fixtures", "interop", "deepseek-harness", name)
 }
 
-func run(t *testing.T, dir string, agent conformance.Target, update bool) *Result {
+func run(t *testing.T, dir string, agent driver.Target, update bool) *Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -96,10 +97,10 @@ func expectedAndOurs(t *testing.T, res *Result) (want, got []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, err = Canonical(data, res.Expected); err != nil {
+	if want, err = acpnorm.Canonical(data, res.Expected); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = Canonical([]byte(res.Stdout), "stdout"); err != nil {
+	if got, err = acpnorm.Canonical([]byte(res.Stdout), "stdout"); err != nil {
 		t.Fatal(err)
 	}
 	return want, got
@@ -146,7 +147,7 @@ func headBridgeView(t *testing.T, lines []string) (kept []string, dropped []map[
 		}
 		msg["params"].(map[string]any)["update"].(map[string]any)["content"].(map[string]any)["text"] = text.String()
 		b, _ := json.Marshal(msg)
-		c, err := Canonical(b, "joined")
+		c, err := acpnorm.Canonical(b, "joined")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestCouldNotRunAndReports(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(noLog, "input.json"), []byte(`{"steps":[{"op":"initialize"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	broken := conformance.Target{Name: "missing", Command: []string{filepath.Join(t.TempDir(), "no-such-agent")}}
+	broken := driver.Target{Name: "missing", Command: []string{filepath.Join(t.TempDir(), "no-such-agent")}}
 	r1 := run(t, noLog, broken, false)
 	r2 := run(t, fixture("todo-plan"), broken, false)
 	r3 := run(t, fixture("todo-plan"), referenceAgent(t), false)

@@ -110,19 +110,37 @@ func ScriptFromLogs(name string, logs []Log) (*mockmodel.Script, []string, error
 
 // turnOf rebuilds one step's answer.
 func turnOf(s fromlog.Step) (mockmodel.Turn, []string, error) {
+	t := turnFromChunks(s.Chunks)
+	var warnings []string
+	if m := s.Message; m != nil && !agreesWith(m, t) {
+		// The message is what the model's answer assembled to: it must
+		// agree with the chunks, which are what the mock streams.
+		warnings = append(warnings, "the assistant/message differs from what the chunks assemble to: the chunks are served")
+	}
+	switch t.Finish {
+	case llm.FinishStop, llm.FinishToolCalls, llm.FinishLength, llm.FinishContentFilter:
+	case "":
+		warnings = append(warnings, "no finish chunk: served as a complete answer")
+	default:
+		warnings = append(warnings, fmt.Sprintf("finish %q has no mock equivalent: served as stop", t.Finish))
+		t.Finish = llm.FinishStop
+	}
+	if t.Finish == llm.FinishStop && len(t.ToolCalls) > 0 {
+		t.Finish = ""
+	}
+	return t, warnings, nil
+}
+
+// turnFromChunks is the mock turn that streams the chunks.
+func turnFromChunks(chunks []llm.Chunk) mockmodel.Turn {
 	var (
-		t        mockmodel.Turn
-		warnings []string
-		calls    = map[int]*mockmodel.ToolCall{} // by block index
-		order    []int
-		reason   strings.Builder
-		text     strings.Builder
+		t      mockmodel.Turn
+		calls  = map[int]*mockmodel.ToolCall{} // by block index
+		order  []int
+		reason strings.Builder
+		text   strings.Builder
 	)
-	for _, c := range s.Chunks {
-		idx := 0
-		if c.Index != nil {
-			idx = *c.Index
-		}
+	for _, c := range chunks {
 		switch c.Type {
 		case llm.ChunkReasoningDelta:
 			if c.Text != "" {
@@ -135,22 +153,17 @@ func turnOf(s fromlog.Step) (mockmodel.Turn, []string, error) {
 				text.WriteString(c.Text)
 			}
 		case llm.ChunkToolCallDelta:
+			idx := 0
+			if c.Index != nil {
+				idx = *c.Index
+			}
 			tc, ok := calls[idx]
 			if !ok {
 				tc = &mockmodel.ToolCall{}
 				calls[idx] = tc
 				order = append(order, idx)
 			}
-			if c.ID != "" {
-				tc.ID = c.ID
-			}
-			if c.Name != "" {
-				tc.Name = c.Name
-			}
-			if c.ArgumentsDelta != nil && *c.ArgumentsDelta != "" {
-				tc.ArgumentDeltas = append(tc.ArgumentDeltas, *c.ArgumentsDelta)
-				tc.RawArguments += *c.ArgumentsDelta
-			}
+			addToolCallDelta(tc, c)
 		case llm.ChunkUsage:
 			if c.Usage != nil {
 				u := *c.Usage
@@ -171,35 +184,37 @@ func turnOf(s fromlog.Step) (mockmodel.Turn, []string, error) {
 		}
 		t.ToolCalls = append(t.ToolCalls, tc)
 	}
-	if m := s.Message; m != nil {
-		// The message is what the model's answer assembled to: it must
-		// agree with the chunks, which are what the mock streams.
-		var mr, mt strings.Builder
-		nCalls := 0
-		for _, p := range m.Content {
-			switch p.Type {
-			case llm.PartReasoning:
-				mr.WriteString(p.Text)
-			case llm.PartText:
-				mt.WriteString(p.Text)
-			case llm.PartToolCall:
-				nCalls++
-			}
+	return t
+}
+
+// addToolCallDelta adds a tool-call chunk to the call it continues.
+func addToolCallDelta(tc *mockmodel.ToolCall, c llm.Chunk) {
+	if c.ID != "" {
+		tc.ID = c.ID
+	}
+	if c.Name != "" {
+		tc.Name = c.Name
+	}
+	if c.ArgumentsDelta != nil && *c.ArgumentsDelta != "" {
+		tc.ArgumentDeltas = append(tc.ArgumentDeltas, *c.ArgumentsDelta)
+		tc.RawArguments += *c.ArgumentsDelta
+	}
+}
+
+// agreesWith reports whether the assembled message m has the reasoning,
+// the text and the number of tool calls of turn t.
+func agreesWith(m *session.AssistantMessage, t mockmodel.Turn) bool {
+	var mr, mt strings.Builder
+	nCalls := 0
+	for _, p := range m.Content {
+		switch p.Type {
+		case llm.PartReasoning:
+			mr.WriteString(p.Text)
+		case llm.PartText:
+			mt.WriteString(p.Text)
+		case llm.PartToolCall:
+			nCalls++
 		}
-		if mr.String() != t.Reasoning || mt.String() != t.Text || nCalls != len(t.ToolCalls) {
-			warnings = append(warnings, "the assistant/message differs from what the chunks assemble to: the chunks are served")
-		}
 	}
-	switch t.Finish {
-	case llm.FinishStop, llm.FinishToolCalls, llm.FinishLength, llm.FinishContentFilter:
-	case "":
-		warnings = append(warnings, "no finish chunk: served as a complete answer")
-	default:
-		warnings = append(warnings, fmt.Sprintf("finish %q has no mock equivalent: served as stop", t.Finish))
-		t.Finish = llm.FinishStop
-	}
-	if t.Finish == llm.FinishStop && len(t.ToolCalls) > 0 {
-		t.Finish = ""
-	}
-	return t, warnings, nil
+	return mr.String() == t.Reasoning && mt.String() == t.Text && nCalls == len(t.ToolCalls)
 }

@@ -5,33 +5,33 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance/explore"
-	"github.com/todoharness/todoharness/internal/breakage"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
 
 // breakageTarget is the in-process agent that carries b (ok false for the
 // layers whose agents are processes or other programs).
-func breakageTarget(b breakage.Breakage) (conformance.Target, bool) {
+func breakageTarget(b breakage.Breakage) (driver.Target, bool) {
 	switch b.Layer {
 	case breakage.Bridge:
 		return reference(b.Name), true
 	case breakage.Tool:
-		return conformance.Target{Name: "mutant " + b.Name, Command: []string{"mutant", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+		return driver.Target{Name: "mutant " + b.Name, Command: []string{"mutant", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
 			Env: []string{"TODOHARNESS_MUTANT=" + b.Name}, InProcess: mutantagent.InProcess}, true
 	case breakage.Composition:
 		if b.Name != "allow-parallel-in-progress" {
-			return conformance.Target{}, false
+			return driver.Target{}, false
 		}
 		t := reference("")
 		t.Name, t.Command = "composition "+b.Name, append(cli.ReferenceAgentArgs("todoharness"), "--composition", "{{.Cwd}}/composition.yaml")
-		t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline", Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
+		t.Files = []driver.File{{Dest: "composition.yaml", Src: "inline", Content: "plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"}}
 		return t, true
 	}
-	return conformance.Target{}, false
+	return driver.Target{}, false
 }
 
 // Every breakage of an in-process agent is found from a fixed seed in the

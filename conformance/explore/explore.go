@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -314,7 +315,7 @@ func acpRequests(c *conformance.Case) int {
 	n := 0
 	for _, s := range c.Steps {
 		switch s.Op {
-		case conformance.OpNewSession, conformance.OpPrompt, conformance.OpLoadSession:
+		case driver.OpNewSession, driver.OpPrompt, driver.OpLoadSession:
 			n++
 		}
 	}
@@ -371,7 +372,7 @@ func resolvePolicy(ctx context.Context, rc conformance.Config) (string, error) {
 	}
 	rc.Cases = []*conformance.Case{{
 		ID: "explore-policy", Title: "the policy the agent's todo tool states", Probe: true,
-		Steps:  []conformance.Step{{Op: conformance.OpInitialize}, {Op: conformance.OpNewSession}, {Op: conformance.OpPrompt, Text: "Reply with the single word OK."}},
+		Steps:  []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}, {Op: driver.OpPrompt, Text: "Reply with the single word OK."}},
 		Script: []mockmodel.Turn{{Text: "OK"}},
 	}}
 	rep, err := conformance.Run(ctx, rc)

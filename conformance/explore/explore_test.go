@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -20,7 +21,7 @@ func TestOracleAgreesWithTheBuiltinMarks(t *testing.T) {
 	for _, c := range cases {
 		for i, turn := range c.Script {
 			for j, tc := range turn.ToolCalls {
-				if tc.Name != conformance.DialectTodoWrite {
+				if tc.Name != driver.DialectTodoWrite {
 					continue
 				}
 				n++

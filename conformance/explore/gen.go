@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -51,10 +52,10 @@ func (g Generator) Scenario(index int) *conformance.Case {
 	c := &conformance.Case{
 		ID:    fmt.Sprintf("explore-%d", index),
 		Title: fmt.Sprintf("generated scenario %d of seed %d", index, g.Seed),
-		Steps: []conformance.Step{{Op: conformance.OpInitialize}, {Op: conformance.OpNewSession}},
+		Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}},
 	}
 	prompt := func() {
-		c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpPrompt, Text: promptTexts[r.IntN(len(promptTexts))]})
+		c.Steps = append(c.Steps, driver.Step{Op: driver.OpPrompt, Text: promptTexts[r.IntN(len(promptTexts))]})
 		c.Script = append(c.Script, s.promptTurns()...)
 	}
 	for range 1 + r.IntN(3) {
@@ -70,12 +71,12 @@ func (g Generator) Scenario(index int) *conformance.Case {
 	}
 	switch x := r.IntN(10); {
 	case x < 3: // an editor closes the agent and loads the session again
-		c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpRestart}, conformance.Step{Op: conformance.OpInitialize}, conformance.Step{Op: conformance.OpLoadSession})
+		c.Steps = append(c.Steps, driver.Step{Op: driver.OpRestart}, driver.Step{Op: driver.OpInitialize}, driver.Step{Op: driver.OpLoadSession})
 		for range r.IntN(3) {
 			prompt()
 		}
 	case x < 4: // a second session in the same process
-		c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpNewSession})
+		c.Steps = append(c.Steps, driver.Step{Op: driver.OpNewSession})
 		s.list = nil
 		for range 1 + r.IntN(2) {
 			prompt()
@@ -116,7 +117,7 @@ func (s *scenario) promptTurns() []mockmodel.Turn {
 				t.ToolCalls = append(t.ToolCalls, mockmodel.ToolCall{Name: OtherTool, Arguments: map[string]any{"query": sentence(r)}})
 				continue
 			}
-			t.ToolCalls = append(t.ToolCalls, mockmodel.ToolCall{Name: conformance.DialectTodoWrite, Arguments: s.write()})
+			t.ToolCalls = append(t.ToolCalls, mockmodel.ToolCall{Name: driver.DialectTodoWrite, Arguments: s.write()})
 		}
 		if t.ChunkSize == 0 {
 			t.ChunkSize = streamChunk(t.ToolCalls)

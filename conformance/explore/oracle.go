@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/todolist"
@@ -198,7 +199,7 @@ func (o *Oracle) Mark(c *conformance.Case, cat []conformance.Check) []string {
 	for i := range c.Script {
 		for j := range c.Script[i].ToolCalls {
 			tc := &c.Script[i].ToolCalls[j]
-			if tc.Name != conformance.DialectTodoWrite {
+			if tc.Name != driver.DialectTodoWrite {
 				continue
 			}
 			d := o.Decide(tc.Arguments)

@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/explore"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 // reference is the reference agent in this process, with a bridge fault
 // ("" for none).
-func reference(fault string) conformance.Target {
-	t := conformance.Target{Name: "reference", Command: cli.ReferenceAgentArgs("todoharness"), InProcess: cli.InProcessAgent}
+func reference(fault string) driver.Target {
+	t := driver.Target{Name: "reference", Command: cli.ReferenceAgentArgs("todoharness"), InProcess: cli.InProcessAgent}
 	if fault != "" {
 		t.Name, t.Env = "fault "+fault, []string{"TODOHARNESS_FAULT=" + fault}
 	}
@@ -26,13 +27,13 @@ func reference(fault string) conformance.Target {
 
 // runConfig is a run of scenarios against t: in process, so every batch
 // runs at once; the case timeout bounds a failure only.
-func runConfig(t *testing.T, target conformance.Target, v *conformance.SchemaValidator) conformance.Config {
+func runConfig(t *testing.T, target driver.Target, v *driver.SchemaValidator) conformance.Config {
 	return conformance.Config{Agent: target, Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
 		Parallel: 32, Validator: v, TempDir: t.TempDir()}
 }
 
-func validator(t *testing.T) *conformance.SchemaValidator {
-	v, err := conformance.NewSchemaValidator()
+func validator(t *testing.T) *driver.SchemaValidator {
+	v, err := driver.NewSchemaValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
 // agent in this process (docs/performance.md): 64 scenarios per run, all
 // at once, settle 20ms.
 func BenchmarkScenarios(b *testing.B) {
-	v, err := conformance.NewSchemaValidator()
+	v, err := driver.NewSchemaValidator()
 	if err != nil {
 		b.Fatal(err)
 	}

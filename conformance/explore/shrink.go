@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -96,7 +97,7 @@ func promptsOf(c *conformance.Case) []promptAt {
 	var out []promptAt
 	t := 0
 	for i, st := range c.Steps {
-		if st.Op != conformance.OpPrompt {
+		if st.Op != driver.OpPrompt {
 			continue
 		}
 		p := promptAt{step: i, first: t}
@@ -124,7 +125,7 @@ func candidates(c *conformance.Case) []*conformance.Case {
 func stepCuts(c *conformance.Case, ps []promptAt) []*conformance.Case {
 	var out []*conformance.Case
 	for i, st := range c.Steps {
-		if (st.Op == conformance.OpRestart || st.Op == conformance.OpNewSession && i > 1) && len(ps) > 0 && ps[0].step < i {
+		if (st.Op == driver.OpRestart || st.Op == driver.OpNewSession && i > 1) && len(ps) > 0 && ps[0].step < i {
 			d := copyCase(c)
 			turns := 0
 			for _, p := range ps {

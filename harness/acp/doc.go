@@ -67,11 +67,11 @@
 //
 // Config.Faults breaks one behaviour per fault so the conformance suite can
 // prove it notices; `todoharness agent` reads them from $TODOHARNESS_FAULT
-// (comma-separated; KnownFaults, one per bridge row of internal/breakage).
+// (comma-separated; KnownFaults, one per bridge row of harness/breakage).
 // An unknown name is an error (ParseFaults). The empty set is the correct
 // agent. The faults are a layer around the bridge, not branches inside it:
 // the request layer (faultyAgent serves the connection in the bridge's
 // place), the presentation layer (faultyPresenter wraps the mapping of
 // events and the sending of a turn's updates) and the tool layer
-// (faultyTools, with the rule relaxations of internal/breakage).
+// (faultyTools, with the rule relaxations of harness/breakage).
 package acp

@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
-	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Fault is a deliberately broken behaviour of the bridge, for testing that
@@ -164,7 +164,7 @@ func faultyTools(reg *tools.Registry, fs Faults) (*tools.Registry, error) {
 }
 
 // faultyTodo relaxes the tool's own rules for accept-duplicates (the rules
-// layer of internal/breakage; nothing here repeats them) and rewrites the
+// layer of harness/breakage; nothing here repeats them) and rewrites the
 // result text for wrong-counts and echo-list.
 func faultyTodo(t tools.Tool, fs Faults) (tools.Tool, error) {
 	if fs.Has(FaultAcceptDuplicates) {

@@ -9,7 +9,7 @@ import (
 )
 
 // The zero Rules is the contract; the parallel policy lifts its one rule
-// (the relaxations of the broken agents are internal/breakage's).
+// (the relaxations of the broken agents are harness/breakage's).
 func TestRulesPolicy(t *testing.T) {
 	twoActive := []session.TodoItem{{Content: "a", Status: session.StatusInProgress}, {Content: "b", Status: session.StatusInProgress}}
 	if _, err := (todo.Rules{}).Validate(twoActive); err == nil || err.Error() != "invalid todos: at most one task may be in_progress, got 2" {

@@ -87,7 +87,7 @@ func (c Config) Policy() todolist.Policy {
 
 // Rules are the value rules todo_write applies after its schema: the
 // contract's (todolist.Validate) under the policy a composition chose.
-// A deliberately broken tool (internal/breakage) keeps them and decides
+// A deliberately broken tool (harness/breakage) keeps them and decides
 // its calls with another Validator.
 type Rules struct {
 	Config

@@ -32,7 +32,7 @@ func Validate(items []Item, p Policy) ([]Item, error) {
 
 // List builds a task list item by item under the value rules, as Validate
 // does. The methods beside Add let a deliberately broken tool (the fault
-// layer, internal/breakage) pass an item by one rule without restating the
+// layer, harness/breakage) pass an item by one rule without restating the
 // others.
 type List struct {
 	policy Policy

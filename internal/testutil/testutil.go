@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sebdah/goldie/v2"
 )
@@ -191,4 +192,17 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// NoHang fails the test when f has not returned within d (what it calls
+// hung); f keeps running in the background then.
+func NoHang(t testing.TB, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %s", what, d)
+	}
 }

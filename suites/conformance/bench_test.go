@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/cli"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
 
 // BenchmarkCatalogue runs the whole catalogue against the reference agent,
-// as a process (this test binary) and in process (conformance.Target's
+// as a process (this test binary) and in process (driver.Target's
 // InProcess, as most of the tier's runs), sequentially, with one case per
 // CPU and with every case at once (the tier's runs), and reports the wall
 // time per catalogue, the mean wall time per case, and the runner's
@@ -29,17 +30,17 @@ func BenchmarkCatalogue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	validator, err := conformance.NewSchemaValidator()
+	validator, err := driver.NewSchemaValidator()
 	if err != nil {
 		b.Fatal(err)
 	}
-	process := conformance.Target{Name: "reference", Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+	process := driver.Target{Name: "reference", Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
 		Env: selfexec.Environ("todoharness")}
 	inProcess := process
 	inProcess.InProcess = cli.InProcessAgent
 	for _, run := range []struct {
 		name     string
-		target   conformance.Target
+		target   driver.Target
 		parallel int
 	}{
 		{"process/parallel=1", process, 1},

@@ -11,7 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )
@@ -30,11 +31,11 @@ func TestCaptureEvidence(t *testing.T) {
 	RegisterTestingT(t)
 	bins.todoharness, bins.mutant = selfexec.Path(), selfexec.Path()
 	var err error
-	validator, err = conformance.NewSchemaValidator()
+	validator, err = driver.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
-	runs := map[string]conformance.Target{"reference": reference()}
+	runs := map[string]driver.Target{"reference": reference()}
 	timeouts := map[string]time.Duration{}
-	for _, d := range []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude} {
+	for _, d := range []string{driver.DialectOpencode, driver.DialectCodex, driver.DialectGemini, driver.DialectClaude} {
 		runs["mutant-as-"+d] = mutant("as-" + d)
 	}
 	for _, b := range breakage.All() {

@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/internal/testutil/tier"
@@ -37,14 +37,14 @@ var (
 	bins struct {
 		todoharness, mutant string
 	}
-	validator *conformance.SchemaValidator
+	validator *driver.SchemaValidator
 )
 
 var _ = BeforeSuite(func() {
 	bins.todoharness, bins.mutant = selfexec.Path(), selfexec.Path()
 	findPython()
 	var err error
-	validator, err = conformance.NewSchemaValidator()
+	validator, err = driver.NewSchemaValidator()
 	Expect(err).NotTo(HaveOccurred())
 	suiteTmp = GinkgoT().TempDir()
 })

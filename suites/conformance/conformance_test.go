@@ -20,10 +20,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
@@ -35,25 +36,25 @@ func referenceArgs(extra ...string) []string {
 }
 
 // The reference agent and the mutant run in this process
-// (conformance.Target.InProcess: the same command line, environment and
+// (driver.Target.InProcess: the same command line, environment and
 // working directory, on pipes), as etcd's framework runs one test body
 // against in-process and subprocess members: a suite of a hundred catalogue
 // runs then starts no process for most of them. The specs of `conform`
 // without --agent run the same agent as a process (this test binary, see
 // TestMain): "one body, two targets" gets the same verdicts.
-func reference() conformance.Target {
-	return conformance.Target{Name: "reference", Command: referenceArgs(), Env: selfexec.Environ("todoharness"),
+func reference() driver.Target {
+	return driver.Target{Name: "reference", Command: referenceArgs(), Env: selfexec.Environ("todoharness"),
 		InProcess: cli.InProcessAgent}
 }
 
-func withFault(fault string) conformance.Target {
+func withFault(fault string) driver.Target {
 	t := reference()
 	t.Name, t.Env = "fault "+fault, append(t.Env, "TODOHARNESS_FAULT="+fault)
 	return t
 }
 
-func mutant(m string) conformance.Target {
-	return conformance.Target{Name: "mutant " + m, Command: []string{bins.mutant, "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+func mutant(m string) driver.Target {
+	return driver.Target{Name: "mutant " + m, Command: []string{bins.mutant, "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
 		Env: append(selfexec.Environ("mutant"), "TODOHARNESS_MUTANT="+m), InProcess: mutantagent.InProcess}
 }
 
@@ -112,7 +113,7 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 // windows and the file system), and no more agent processes than this
 // machine has CPUs, so that each is served well within its timeout however
 // slow the machine (the race detector, other work beside the suite).
-func parallelFor(t conformance.Target, n int) int {
+func parallelFor(t driver.Target, n int) int {
 	if t.InProcess != nil {
 		return n
 	}
@@ -121,7 +122,7 @@ func parallelFor(t conformance.Target, n int) int {
 
 // runE runs the catalogue against t (parallelFor's cases at once), for a
 // spec's work (no Expect).
-func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Report, error) {
+func runE(t driver.Target, mod func(*conformance.Config)) (*conformance.Report, error) {
 	cs, err := casesE()
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func runE(t conformance.Target, mod func(*conformance.Config)) (*conformance.Rep
 // when the run starts (the programs under test are known from BeforeSuite
 // on).
 type plannedRun struct {
-	target func() conformance.Target
+	target func() driver.Target
 	mod    func(*conformance.Config)
 }
 
@@ -179,7 +180,7 @@ var _ = Describe("the reference agent", func() {
 	refRun := once(func() (*conformance.Report, error) { return runE(reference(), nil) })
 	It("passes every MUST and SHOULD check (and the INFO ones)", func() {
 		rep := refRun()
-		Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
+		Expect(rep.Dialect).To(Equal(driver.DialectTodoWrite))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		for _, c := range rep.Checks {
 			Expect(c.Outcome).To(Equal(conformance.Pass), "%s (%s): %s\n%s", c.ID, c.Level, c.Reason, explain(rep))
@@ -202,14 +203,14 @@ func suiteBreakages() []breakage.Breakage {
 }
 
 // breakageTarget is the agent that carries b.
-func breakageTarget(b breakage.Breakage) conformance.Target {
+func breakageTarget(b breakage.Breakage) driver.Target {
 	t, err := breakageTargetE(b)
 	Expect(err).NotTo(HaveOccurred())
 	return t
 }
 
 // breakageTargetE is breakageTarget for background work (no Expect).
-func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
+func breakageTargetE(b breakage.Breakage) (driver.Target, error) {
 	switch b.Layer {
 	case breakage.Bridge:
 		// Hanging and crashing in this process too: the runner ends a
@@ -223,12 +224,12 @@ func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 		configs := map[string]string{"allow-parallel-in-progress": "allowParallelInProgress: true"}
 		cfg, ok := configs[b.Name]
 		if !ok {
-			return conformance.Target{}, fmt.Errorf("no composition for breakage %s", b.Name)
+			return driver.Target{}, fmt.Errorf("no composition for breakage %s", b.Name)
 		}
 		t := reference()
 		t.Name = "composition " + b.Name
 		t.Command = referenceArgs("--composition", "{{.Cwd}}/composition.yaml")
-		t.Files = []conformance.File{{Dest: "composition.yaml", Src: "inline",
+		t.Files = []driver.File{{Dest: "composition.yaml", Src: "inline",
 			Content: "plugins:\n  - name: todo\n    config:\n      " + cfg + "\n"}}
 		return t, nil
 	case breakage.Protocol:
@@ -238,14 +239,14 @@ func breakageTargetE(b breakage.Breakage) (conformance.Target, error) {
 		}
 		cmd, ok := commands[b.Name]
 		if !ok {
-			return conformance.Target{}, fmt.Errorf("no command for breakage %s", b.Name)
+			return driver.Target{}, fmt.Errorf("no command for breakage %s", b.Name)
 		}
 		// The banner agent execs the reference agent: it needs its environment.
-		return conformance.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}, nil
+		return driver.Target{Name: "protocol " + b.Name, Command: cmd, Env: selfexec.Environ("todoharness")}, nil
 	case breakage.Example:
 		return exampleAgentE(b.Name)
 	}
-	return conformance.Target{}, fmt.Errorf("breakage %s: no agent of this suite carries layer %s", b.Label(), b.Layer)
+	return driver.Target{}, fmt.Errorf("breakage %s: no agent of this suite carries layer %s", b.Label(), b.Layer)
 }
 
 var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
@@ -266,7 +267,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				if b.FailsCheck("RUN-1") {
 					// The agent cannot show its tools when it hangs
 					// or dies: no probe to wait out first.
-					c.Dialect = conformance.DialectTodoWrite
+					c.Dialect = driver.DialectTodoWrite
 				}
 			})
 		})
@@ -314,7 +315,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				never = append(never, c.ID)
 			}
 		}
-		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (internal/breakage) fails")
+		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (harness/breakage) fails")
 	})
 })
 
@@ -322,7 +323,7 @@ var _ = Describe("the expected-failures baseline", func() {
 	baseline := []conformance.ExpectedFailure{{ID: "TW-COUNTS-1", Reason: "this agent words its counts differently"}}
 	withBaseline := func(c *conformance.Config) { c.Expected = baseline }
 	report := plannedRuns(map[string]plannedRun{
-		"listed": {target: func() conformance.Target { return withFault("wrong-counts") }, mod: withBaseline},
+		"listed": {target: func() driver.Target { return withFault("wrong-counts") }, mod: withBaseline},
 		"stale":  {target: reference, mod: withBaseline},
 	})
 
@@ -351,8 +352,8 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", func() 
 			if err != nil {
 				return nil, err
 			}
-			return runE(conformance.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
-				c.Timeout, c.Grace, c.Dialect = hangTimeout, 200*time.Millisecond, conformance.DialectTodoWrite
+			return runE(driver.Target{Command: []string{"/bin/sh", "-c", script}}, func(c *conformance.Config) {
+				c.Timeout, c.Grace, c.Dialect = hangTimeout, 200*time.Millisecond, driver.DialectTodoWrite
 				for _, cs := range cs {
 					if cs.ID == "plan-basic" {
 						c.Cases = []*conformance.Case{cs}
@@ -394,10 +395,10 @@ var _ = Describe("a broken agent is a failed case, never a hung runner", func() 
 })
 
 var _ = Describe("dialects", func() {
-	dialects := []string{conformance.DialectOpencode, conformance.DialectCodex, conformance.DialectGemini, conformance.DialectClaude}
+	dialects := []string{driver.DialectOpencode, driver.DialectCodex, driver.DialectGemini, driver.DialectClaude}
 	plan := map[string]plannedRun{}
 	for _, d := range dialects {
-		plan[d] = plannedRun{target: func() conformance.Target { return mutant("as-" + d) }}
+		plan[d] = plannedRun{target: func() driver.Target { return mutant("as-" + d) }}
 	}
 	report := plannedRuns(plan)
 	DescribeTable("an agent speaking another dialect is detected and driven in it",
@@ -415,10 +416,10 @@ var _ = Describe("dialects", func() {
 			}
 			Expect(rep.OK).To(BeTrue())
 		},
-		Entry("opencode todowrite", conformance.DialectOpencode),
-		Entry("codex update_plan", conformance.DialectCodex),
-		Entry("gemini write_todos", conformance.DialectGemini),
-		Entry("claude TodoWrite", conformance.DialectClaude),
+		Entry("opencode todowrite", driver.DialectOpencode),
+		Entry("codex update_plan", driver.DialectCodex),
+		Entry("gemini write_todos", driver.DialectGemini),
+		Entry("claude TodoWrite", driver.DialectClaude),
 	)
 })
 
@@ -633,7 +634,7 @@ script:
 	It("lists the presets, and explains one with the wire API, the dialect and every file and variable it writes", func() {
 		code, out := conform("--list-presets")
 		Expect(code).To(Equal(0), out)
-		for _, p := range conformance.Presets() {
+		for _, p := range driver.Presets() {
 			Expect(out).To(MatchRegexp(`(?m)^%s\s.*%s\s+%s`, p.Name, p.Wire, p.Dialect))
 		}
 		code, out = conform("--preset", "codex", "--explain")

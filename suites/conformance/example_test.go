@@ -13,7 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
-	"github.com/todoharness/todoharness/internal/breakage"
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -112,12 +113,12 @@ func casesShowing(cs []*conformance.Case, checks []string) []*conformance.Case {
 // site module (a machine's .pth hooks: 30 ms of start-up on the machine
 // docs/performance.md measures) would be paid at each of the suite's
 // hundred starts. The documented command line has its own spec.
-func exampleAgentE(flaw string) (conformance.Target, error) {
+func exampleAgentE(flaw string) (driver.Target, error) {
 	py, missing := python3()
 	if missing != "" {
-		return conformance.Target{}, errors.New(missing)
+		return driver.Target{}, errors.New(missing)
 	}
-	return conformance.Target{Name: "example " + flaw, Command: []string{py, "-S", exampleScript()}, Env: []string{"FLAW=" + flaw}}, nil
+	return driver.Target{Name: "example " + flaw, Command: []string{py, "-S", exampleScript()}, Env: []string{"FLAW=" + flaw}}, nil
 }
 
 var _ = Describe("the example agent for agent authors (docs/examples/minimal_agent.py)", func() {
@@ -170,7 +171,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		for _, b := range breakage.In(breakage.Example) {
 			want[b.Name] = b.Fails
 		}
-		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and internal/breakage disagree")
+		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and harness/breakage disagree")
 	})
 
 	type combo struct {
@@ -210,7 +211,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 				return nil, err
 			}
 			return runE(t, func(cfg *conformance.Config) {
-				cfg.Cases, cfg.Dialect = casesShowing(all, c.want), conformance.DialectTodoWrite
+				cfg.Cases, cfg.Dialect = casesShowing(all, c.want), driver.DialectTodoWrite
 			})
 		}))
 	}

@@ -10,19 +10,20 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // parallelReferenceE is the reference agent with allowParallelInProgress
 // set: it accepts two in_progress tasks and says so in its tool
 // description (no Expect: once calls it).
-func parallelReferenceE() (conformance.Target, error) {
+func parallelReferenceE() (driver.Target, error) {
 	dir, err := workDir()
 	if err != nil {
-		return conformance.Target{}, err
+		return driver.Target{}, err
 	}
 	comp := filepath.Join(dir, "composition.yaml")
 	if err := os.WriteFile(comp, []byte("plugins:\n  - name: todo\n    config:\n      allowParallelInProgress: true\n"), 0o644); err != nil {
-		return conformance.Target{}, fmt.Errorf("write the composition: %w", err)
+		return driver.Target{}, fmt.Errorf("write the composition: %w", err)
 	}
 	t := reference()
 	t.Name, t.Command = "reference (parallel)", referenceArgs("--composition", comp)
@@ -31,7 +32,7 @@ func parallelReferenceE() (conformance.Target, error) {
 
 // twoActiveRun is the run, made once, of the one case that
 // feeds TW-VALID-TWOACTIVE against the agent target builds, with policy.
-func twoActiveRun(name string, target func() (conformance.Target, error), policy string) func() *conformance.Report {
+func twoActiveRun(name string, target func() (driver.Target, error), policy string) func() *conformance.Report {
 	return once(func() (*conformance.Report, error) {
 		cs, err := casesE()
 		if err != nil {
@@ -55,7 +56,7 @@ func twoActiveRun(name string, target func() (conformance.Target, error), policy
 }
 
 // referenceE is the reference agent, as a target builder that cannot fail.
-func referenceE() (conformance.Target, error) { return reference(), nil }
+func referenceE() (driver.Target, error) { return reference(), nil }
 
 func twoActive(rep *conformance.Report) conformance.CheckResult {
 	c, ok := rep.Check("TW-VALID-TWOACTIVE")

@@ -8,12 +8,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // overWire is the mutant speaking the model API wire (openai, responses,
 // anthropic, gemini) with mutation m.
-func overWire(wire, m string) conformance.Target {
+func overWire(wire, m string) driver.Target {
 	t := mutant(m)
 	t.Name = "mutant " + m + " over " + wire
 	t.Command = append(t.Command, "--wire", wire)
@@ -32,7 +33,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	breakages := [][2]string{{"anthropic", "accept-empty"}, {"gemini", "accept-empty"}, {"responses", "accept-empty"}, {"gemini", "rename-tool"}}
 	plan := map[string]plannedRun{}
 	over := func(wire, m string) plannedRun {
-		return plannedRun{target: func() conformance.Target { return overWire(wire, m) }}
+		return plannedRun{target: func() driver.Target { return overWire(wire, m) }}
 	}
 	for w := range wireOf {
 		plan["none over "+w] = over(w, "none")
@@ -44,7 +45,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 	// A side request before every prompt, as opencode's title request: the
 	// mutant's first model request of a case offers no tools when
 	// TODOHARNESS_SIDE_REQUEST is set.
-	plan["side requests over anthropic"] = plannedRun{target: func() conformance.Target {
+	plan["side requests over anthropic"] = plannedRun{target: func() driver.Target {
 		side := overWire("anthropic", "none")
 		side.Env = append(side.Env, "TODOHARNESS_SIDE_REQUEST=1")
 		return side
@@ -55,7 +56,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 		func(wire string) {
 			rep := report("none over " + wire)
 			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}), "the agent must have used the %s wire only", wire)
-			Expect(rep.Dialect).To(Equal(conformance.DialectTodoWrite))
+			Expect(rep.Dialect).To(Equal(driver.DialectTodoWrite))
 			for _, c := range rep.Checks {
 				Expect(c.Outcome).To(Equal(conformance.Pass), "%s: %s\n%s", c.ID, c.Reason, explain(rep))
 			}
@@ -87,12 +88,12 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 
 	It("detects a dialect from the tools offered on a non-OpenAI wire (claude TodoWrite over Anthropic Messages)", func() {
 		rep := report("as-claude over anthropic")
-		Expect(rep.Dialect).To(Equal(conformance.DialectClaude))
+		Expect(rep.Dialect).To(Equal(driver.DialectClaude))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		Expect(rep.ToolsOffered).To(ContainElement("TodoWrite"))
 		Expect(rep.OK).To(BeTrue(), explain(rep))
 		for _, c := range rep.Checks {
-			if !c.AppliesTo(conformance.DialectClaude) {
+			if !c.AppliesTo(driver.DialectClaude) {
 				Expect(c.Outcome).To(Equal(conformance.NA))
 			}
 		}

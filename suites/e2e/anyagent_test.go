@@ -18,14 +18,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/mockmodel"
 	"github.com/todoharness/todoharness/recording"
+	"github.com/todoharness/todoharness/scenario"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
 
@@ -203,9 +203,9 @@ func newScenario(name string) string {
 // mutantOver is the mutant agent (no mutation: the reference tool behind
 // small non-streaming clients of its own) speaking wire, sending the fake
 // key in that wire's carriers.
-func mutantOver(wire string) conformance.Target {
+func mutantOver(wire string) driver.Target {
 	flag := map[string]string{"openai-chat": "openai", "openai-responses": "responses", "anthropic": "anthropic", "gemini": "gemini"}[wire]
-	return conformance.Target{
+	return driver.Target{
 		Name:    "mutant over " + wire,
 		Command: []string{selfexec.Path(), "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--wire", flag},
 		Env:     append(selfexec.Environ("mutant"), mutantagent.Env+"=none", mutantagent.KeyEnv+"="+fakeAgentKey),
@@ -215,8 +215,8 @@ func mutantOver(wire string) conformance.Target {
 
 // referenceAgent is the todoharness reference agent as a subprocess, its
 // key the fake one.
-func referenceAgent() conformance.Target {
-	return conformance.Target{
+func referenceAgent() driver.Target {
+	return driver.Target{
 		Name:    "reference agent",
 		Command: []string{selfexec.Path(), "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--model", "{{.Model}}"},
 		Env:     append(selfexec.Environ("todoharness"), "DEEPSEEK_API_KEY="+fakeAgentKey),
@@ -243,7 +243,7 @@ func readAll(dir string) map[string]string {
 
 var _ = Describe("recording and replaying any agent through the proxy", Serial, func() {
 	DescribeTable("records against the mock upstream with fake credentials in every carrier, saves nothing secret, replays offline to the same goldens, and re-records without churn",
-		func(ctx SpecContext, target conformance.Target, wire string, carriers []string) {
+		func(ctx SpecContext, target driver.Target, wire string, carriers []string) {
 			dir := newScenario("rotate-" + wire)
 			record := func() *recording.Outcome {
 				GinkgoHelper()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	cassettereplay "github.com/todoharness/todoharness/harness/llm/cassette/replay"
-	"github.com/todoharness/todoharness/harness/scenario"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // variant copies scenario name into a temporary folder, with its prompt

@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // copyTree copies the regular files under src into dst.

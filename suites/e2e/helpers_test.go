@@ -10,10 +10,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/harness/llm/cassette"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/recording"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // suiteName is the golden folder: golden/e2e/.

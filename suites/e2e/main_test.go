@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )

@@ -17,9 +17,9 @@ import (
 	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/mockmodel"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 // fakeKey is what the offline recording spec sends as its API key.

@@ -13,8 +13,8 @@ import (
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/fromlog"
-	"github.com/todoharness/todoharness/harness/scenario"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/scenario"
 )
 
 var _ = Describe("offline replay of the committed cassettes", func() {

@@ -3,7 +3,7 @@ package fullloop
 import (
 	"testing"
 
-	"github.com/todoharness/todoharness/internal/cli"
+	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/internal/testutil/scratch"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	"github.com/todoharness/todoharness/internal/testutil/tier"

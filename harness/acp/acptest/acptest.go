@@ -2,10 +2,8 @@ package acptest
 
 import (
 	"context"
-	"encoding/json"
+	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"io"
-
-	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
@@ -32,16 +30,8 @@ func Connect(toAgent io.WriteCloser, fromAgent io.Reader) *Conn {
 func UpdateKinds(lines [][]byte) []string {
 	var out []string
 	for _, l := range lines {
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Update struct {
-					Kind string `json:"sessionUpdate"`
-				} `json:"update"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(l, &m) == nil && m.Method == sdk.ClientMethodSessionUpdate {
-			out = append(out, m.Params.Update.Kind)
+		if kind, isUpdate, err := transcript.UpdateKind(l); err == nil && isUpdate {
+			out = append(out, kind)
 		}
 	}
 	return out

@@ -118,34 +118,7 @@ func sessionIDsIn(line []byte) []string {
 func rewriteLine(line []byte, r *strings.Replacer, rpcIDs map[string]int) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
-	var out bytes.Buffer
-	type frame struct {
-		object    bool
-		n         int    // values (arrays) or members (objects) written
-		expectKey bool   // objects: the next string is a key
-		key       string // objects: the current key
-	}
-	var stack []*frame
-	writeString := func(s string) {
-		b, _ := json.Marshal(s)
-		out.Write(b)
-	}
-	// beforeValue writes the separator a value needs and reports its key.
-	beforeValue := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		f := stack[len(stack)-1]
-		if f.object {
-			f.expectKey = true
-			return f.key
-		}
-		if f.n > 0 {
-			out.WriteByte(',')
-		}
-		f.n++
-		return ""
-	}
+	w := &lineWriter{r: r, rpcIDs: rpcIDs}
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -154,59 +127,111 @@ func rewriteLine(line []byte, r *strings.Replacer, rpcIDs map[string]int) ([]byt
 		if err != nil {
 			return nil, fmt.Errorf("invalid JSON: %w", err)
 		}
-		// An object key?
-		if len(stack) > 0 {
-			f := stack[len(stack)-1]
-			if s, ok := tok.(string); ok && f.object && f.expectKey {
-				if f.n > 0 {
-					out.WriteByte(',')
-				}
-				f.n++
-				f.key = s
-				f.expectKey = false
-				writeString(s)
-				out.WriteByte(':')
-				continue
-			}
-		}
-		depth := len(stack)
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				beforeValue()
-				out.WriteByte(byte(t))
-				stack = append(stack, &frame{object: t == '{', expectKey: t == '{'})
-			case '}', ']':
-				out.WriteByte(byte(t))
-				stack = stack[:len(stack)-1]
-			}
-		case string:
-			key := beforeValue()
-			if depth == 1 && key == "id" {
-				out.WriteString(strconv.Quote(strconv.Itoa(renumber(rpcIDs, strconv.Quote(t)))))
-				continue
-			}
-			writeString(r.Replace(t))
-		case json.Number:
-			key := beforeValue()
-			switch {
-			case depth == 1 && key == "id":
-				out.WriteString(strconv.Itoa(renumber(rpcIDs, t.String())))
-			case key == "time" || key == "createdAt":
-				out.WriteByte('0')
-			default:
-				out.WriteString(t.String())
-			}
-		case bool:
-			beforeValue()
-			out.WriteString(strconv.FormatBool(t))
-		case nil:
-			beforeValue()
-			out.WriteString("null")
+		if !w.key(tok) {
+			w.value(tok)
 		}
 	}
-	return out.Bytes(), nil
+	return w.out.Bytes(), nil
+}
+
+// lineWriter writes the tokens of one JSON value (rewriteLine).
+type lineWriter struct {
+	r      *strings.Replacer
+	rpcIDs map[string]int
+	out    bytes.Buffer
+	stack  []*frame
+}
+
+// frame is an object or an array being written.
+type frame struct {
+	object    bool
+	n         int    // values (arrays) or members (objects) written
+	expectKey bool   // objects: the next string is a key
+	key       string // objects: the current key
+}
+
+func (w *lineWriter) writeString(s string) {
+	b, _ := json.Marshal(s)
+	w.out.Write(b)
+}
+
+// key writes tok when it is an object key, and reports whether it was.
+func (w *lineWriter) key(tok json.Token) bool {
+	if len(w.stack) == 0 {
+		return false
+	}
+	f := w.stack[len(w.stack)-1]
+	s, ok := tok.(string)
+	if !ok || !f.object || !f.expectKey {
+		return false
+	}
+	if f.n > 0 {
+		w.out.WriteByte(',')
+	}
+	f.n++
+	f.key = s
+	f.expectKey = false
+	w.writeString(s)
+	w.out.WriteByte(':')
+	return true
+}
+
+// beforeValue writes the separator a value needs and reports its key.
+func (w *lineWriter) beforeValue() string {
+	if len(w.stack) == 0 {
+		return ""
+	}
+	f := w.stack[len(w.stack)-1]
+	if f.object {
+		f.expectKey = true
+		return f.key
+	}
+	if f.n > 0 {
+		w.out.WriteByte(',')
+	}
+	f.n++
+	return ""
+}
+
+// value writes a value token (or a delimiter), normalised: a top-level
+// "id" renumbered, strings with the replacements, times zeroed.
+func (w *lineWriter) value(tok json.Token) {
+	depth := len(w.stack)
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{', '[':
+			w.beforeValue()
+			w.out.WriteByte(byte(t))
+			w.stack = append(w.stack, &frame{object: t == '{', expectKey: t == '{'})
+		case '}', ']':
+			w.out.WriteByte(byte(t))
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+	case string:
+		key := w.beforeValue()
+		if depth == 1 && key == "id" {
+			w.out.WriteString(strconv.Quote(strconv.Itoa(renumber(w.rpcIDs, strconv.Quote(t)))))
+			return
+		}
+		w.writeString(w.r.Replace(t))
+	case json.Number:
+		key := w.beforeValue()
+		switch {
+		case depth == 1 && key == "id":
+			w.out.WriteString(strconv.Itoa(renumber(w.rpcIDs, t.String())))
+		case key == "time" || key == "createdAt":
+			w.out.WriteByte('0')
+		default:
+			w.out.WriteString(t.String())
+		}
+	case bool:
+		w.beforeValue()
+		w.out.WriteString(strconv.FormatBool(t))
+	case nil:
+		w.beforeValue()
+		w.out.WriteString("null")
+	}
 }
 
 func renumber(ids map[string]int, key string) int {

@@ -50,15 +50,15 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/llm/openaichat"
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
 	"github.com/todoharness/todoharness/harness/tools"
-	"github.com/todoharness/todoharness/internal/breakage"
 )
 
 // Env names the mutation.
@@ -72,7 +72,7 @@ const Env = "TODOHARNESS_MUTANT"
 const KeyEnv = "TODOHARNESS_MUTANT_KEY"
 
 // mutations lists the known mutations: none, the tool-layer breakages of
-// the registry (internal/breakage), and the dialects.
+// the registry (harness/breakage), and the dialects.
 func mutations() []string {
 	out := append([]string{"none"}, breakage.Names(breakage.Tool)...)
 	return append(out, "as-opencode", "as-codex", "as-gemini", "as-claude")
@@ -83,14 +83,14 @@ func mutations() []string {
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return InProcess(ctx, conformance.ProcIO{Args: append([]string{"mutant"}, args...), Env: os.Environ(),
+	return InProcess(ctx, driver.ProcIO{Args: append([]string{"mutant"}, args...), Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
 // InProcess runs the mutant agent as conformance's in-process agent
-// (conformance.Target's InProcess): p.Args[1:] are its command line, and
+// (driver.Target's InProcess): p.Args[1:] are its command line, and
 // p's environment, working directory and stdio stand in for the process's.
-func InProcess(ctx context.Context, p conformance.ProcIO) int {
+func InProcess(ctx context.Context, p driver.ProcIO) int {
 	if err := run(ctx, p); err != nil {
 		fmt.Fprintln(p.Stderr, "mutant:", err)
 		return 2
@@ -98,7 +98,7 @@ func InProcess(ctx context.Context, p conformance.ProcIO) int {
 	return 0
 }
 
-func run(ctx context.Context, p conformance.ProcIO) error {
+func run(ctx context.Context, p driver.ProcIO) error {
 	var args []string
 	if len(p.Args) > 1 {
 		args = p.Args[1:]
@@ -176,7 +176,7 @@ func mutateTodo(t tools.Tool, mut string) (tools.Tool, error) {
 		return t, nil
 	}
 	if d, ok := strings.CutPrefix(mut, "as-"); ok {
-		dialect, err := conformance.DialectByName(d)
+		dialect, err := driver.DialectByName(d)
 		if err != nil {
 			return t, err
 		}
@@ -215,7 +215,7 @@ func mutateTodo(t tools.Tool, mut string) (tools.Tool, error) {
 
 // asDialect offers the reference todo tool under another agent's name and
 // argument shape, translating the arguments back before executing it.
-func asDialect(t tools.Tool, d conformance.Dialect) tools.Tool {
+func asDialect(t tools.Tool, d driver.Dialect) tools.Tool {
 	itemProps := map[string]any{
 		d.ContentField: map[string]any{"type": "string"},
 		d.StatusField:  map[string]any{"type": "string", "enum": []any{"pending", "in_progress", "completed"}},

@@ -1,0 +1,803 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
+	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+)
+
+// conformOptions are the flags of `todoharness conform`.
+type conformOptions struct {
+	agent      string
+	env        []string
+	files      []string
+	caseDirs   []string
+	noBuiltin  bool
+	only       []string
+	dialect    string
+	run        runFlags
+	jsonOut    string
+	junitOut   string
+	htmlOut    string
+	out        string
+	expected   string
+	list       bool
+	keep       bool
+	modelName  string
+	cleanEnv   bool
+	agentLabel string
+	preset     string
+	explain    bool
+	presets    bool
+	policy     string
+	judge      string
+	baseline   string
+	keepGoing  bool
+	checks     []string
+	format     string
+	strict     bool
+	inProcess  bool
+	explore    exploreFlags
+	// color: the summary is written to a terminal and NO_COLOR is unset
+	// (conformance.UseColor); set by the command, not a flag.
+	color bool
+}
+
+// newConformCmd is `todoharness conform`: the black-box conformance run.
+func newConformCmd() *cobra.Command {
+	o := &conformOptions{}
+	cmd := &cobra.Command{
+		Use:     "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
+		Short:   "Run the todo_write conformance catalogue against an ACP agent",
+		Long:    conformLong,
+		Example: conformExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConform(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	o.registerSelection(f)
+	o.registerReports(f)
+	o.registerAgentRun(f)
+	cmd.AddCommand(newConformMergeCmd())
+	return cmd
+}
+
+// registerSelection registers the flags that say which agent runs and
+// which cases and checks: --agent, --env, --file, --cases, --case,
+// --check, --dialect and the run flags.
+func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
+	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
+	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
+	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the case's working directory, or its throw-away home when DEST starts with ~/ (repeatable)")
+	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
+	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
+	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
+	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
+	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
+	o.run.register(f, "")
+}
+
+// registerReports registers the flags that say which reports are written
+// and how: --json, --format, --strict, --junit, --html, --out,
+// --expected-failures, --list.
+func (o *conformOptions) registerReports(f *pflag.FlagSet) {
+	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (with --list: the catalogue and the cases; - for stdout)")
+	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
+	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
+	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
+	f.StringVar(&o.out, "out", "", "write a folder per case under DIR: its evidence.json (for --judge) and, for a failing case, its transcript (transcript.txt with the failed lines marked, wire.jsonl, journal.jsonl, stderr-N.txt)")
+	f.StringVar(&o.expected, "expected-failures", "", "YAML list of {id, reason}: known failures that do not fail the run")
+	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
+}
+
+// registerAgentRun registers the flags of how the agent runs: its
+// preset, model, environment, working directories, the policy, --judge
+// and the exploration.
+func (o *conformOptions) registerAgentRun(f *pflag.FlagSet) {
+	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
+	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
+	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
+	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
+	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", ")+" (see --list-presets)")
+	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
+	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
+	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
+	f.BoolVar(&o.keepGoing, "keep-going", false, "run every case even when the first one cannot get initialize answered (by default the run stops there)")
+	f.StringVar(&o.judge, "judge", "", "judge the evidence saved under DIR by an earlier run's --out (DIR/<case>/evidence.json) again, with this catalogue and --expected-failures; starts no agent")
+	o.explore.register(f)
+	f.StringVar(&o.policy, "policy", conformance.PolicySingle, "in_progress policy: single (at most one task in_progress, the contract's rule), parallel (several allowed: TW-VALID-TWOACTIVE then wants the call accepted and shown in the plan), or auto (read from the agent's todo tool description; the report says which)")
+}
+
+// conformLong is the help of `todoharness conform`.
+const conformLong = `Run the conformance catalogue against an ACP agent: start it as a subprocess
+(fresh process and temporary working directory per case), point it at the
+scripted mock model, drive it over ACP on stdio, and judge every check of the
+catalogue clause by clause (see --list).
+
+Without --agent the built-in reference agent is tested (this executable's own
+"agent" command); --in-process runs it inside this process instead, on pipes,
+with no process per case (--env TODOHARNESS_FAULT=NAME still reaches it). The agent command line, --env values and --file templates
+may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}}
+(the same without /v1, for Anthropic and Gemini clients), {{.Host}},
+{{.Port}}, {{.Cwd}} (the case's working directory), {{.Home}} (the case's
+throw-away home), {{.Case}} and {{.Model}}; TODOHARNESS_MODEL_URL is always
+set to the base URL. A --file whose DEST starts with ~/ is written into the
+throw-away home.
+
+--preset NAME supplies the wiring for a known agent (reference, opencode,
+codex, gemini, claude): its command, env variables and config files, a
+throw-away HOME per case; --list-presets prints them and --preset NAME
+--explain prints exactly what one writes. --agent still replaces the
+preset's command; --env and --file add to (and override) its own.
+
+--explore N (or --explore-for 5m) also runs N generated scenarios from --seed
+(printed; the same seed gives the same scenarios) against the same agent,
+judged by the catalogue with an oracle's marks; each distinct failure is shrunk
+to a case.yaml under --out/explore-failures that --cases runs again
+(docs/exploring.md). --shard I/N runs one of N deterministic slices of the
+catalogue and of the exploration; "conform merge DIR..." joins the shards'
+--out folders into one verdict (docs/ci.md).
+
+--format github prints GitHub Actions annotations next to the summary
+(docs/ci.md); --json, --junit, --html and --out write the reports, the
+evidence and the transcripts for a CI job to keep (--html: one page a person
+reads in a browser, nothing loaded from the network).
+
+Exit status: 0 (PASS) when every MUST check that applies was judged and
+passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
+when a MUST check failed (or, with --strict, a SHOULD check) or a baseline
+entry matched no failure; 3 (INCOMPLETE) when nothing failed but a MUST
+check could not be judged (its case did not complete, or --case left out
+every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
+could not start (a bad flag, template variable, output path, baseline,
+--case or --check pattern or --format: checked before any agent starts).`
+
+// conformExample is the examples of `todoharness conform`.
+const conformExample = `  todoharness conform
+  todoharness conform --preset opencode
+  todoharness conform --preset codex --agent '/opt/codex-acp/bin/codex-acp' --explain
+  todoharness conform --agent 'my-agent acp --base-url {{.BaseURL}}' --junit conform.xml
+  todoharness conform --agent 'my-agent' --env OPENAI_BASE_URL={{.BaseURL}} --env OPENAI_API_KEY=mock
+  todoharness conform --agent 'my-agent' --file agent.toml:.my-agent/config.toml
+  todoharness conform --expected-failures baseline.yaml --out transcripts/
+  todoharness conform --agent 'my-agent' --html report.html
+  todoharness conform --agent 'my-agent' --expected-failures baseline.yaml --format github --junit conform.xml --out transcripts/
+  todoharness conform --list --check 'TW-LOAD-*' --json -
+  todoharness conform --in-process --settle 50ms --explore 1000 --seed 42 --out explored/
+  todoharness conform --preset opencode --explore-for 10m --seed 42 --shard 2/4 --out shard-2/`
+
+// WithSchemaValidator returns ctx carrying v: the conform commands run with
+// it (Run) validate the agent's ACP messages with v instead of compiling the
+// schema for their run, as a process of its own does. It is for a program
+// that runs many conform command lines in its own process, as the
+// conformance tier does; v is safe for concurrent use.
+func WithSchemaValidator(ctx context.Context, v *driver.SchemaValidator) context.Context {
+	return context.WithValue(ctx, validatorKey{}, v)
+}
+
+type validatorKey struct{}
+
+// schemaValidatorOf is the validator ctx carries (nil: the run compiles
+// its own).
+func schemaValidatorOf(ctx context.Context) *driver.SchemaValidator {
+	v, _ := ctx.Value(validatorKey{}).(*driver.SchemaValidator)
+	return v
+}
+
+func runConform(cmd *cobra.Command, o *conformOptions) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	o.color = useColor(out, environOf(cmd.Context()).getenv)
+	if o.presets {
+		return driver.WritePresetTable(out)
+	}
+	var preset *driver.Preset
+	if o.preset != "" {
+		p, err := driver.PresetByName(o.preset)
+		if err != nil {
+			return err
+		}
+		preset = &p
+	}
+	if o.explain {
+		return explainTarget(out, o, preset)
+	}
+	if err := checkConformFlags(o); err != nil {
+		return err
+	}
+	seed, err := o.explore.check(o)
+	if err != nil {
+		return err
+	}
+	if o.judge != "" {
+		return judgeConform(cmd, o)
+	}
+	all, cases, only, err := selectConformCases(o)
+	if err != nil {
+		return err
+	}
+	if o.list {
+		return listCatalogue(out, o, cases, only)
+	}
+	target, err := conformTarget(o, preset)
+	if err != nil {
+		return err
+	}
+	cfg := o.run.config(target, cases, preset, errw)
+	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
+	cfg.Strict, cfg.Validator = o.strict, schemaValidatorOf(cmd.Context())
+	// Everything that can be wrong with the command line is found before
+	// any agent starts.
+	if err := preflightConform(errw, o, target, &cfg, all); err != nil {
+		return err
+	}
+	if len(cases) == 0 {
+		// --explore alone (--no-builtin, no --cases): no catalogue run.
+		res, err := runExplore(cmd, o, cfg, seed)
+		if err != nil {
+			return err
+		}
+		return exploreStatus(nil, res)
+	}
+	if !o.run.quiet {
+		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout)
+	}
+	rep, err := conformance.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	return finishConform(cmd, o, cfg, seed, rep)
+}
+
+// checkConformFlags checks the flags that need no case or agent: the
+// policy, the run flags, --format and --json.
+func checkConformFlags(o *conformOptions) error {
+	if _, err := conformance.ParsePolicy(o.policy); err != nil {
+		return err
+	}
+	if err := o.run.check(); err != nil {
+		return err
+	}
+	if _, err := report.ParseFormat(o.format); err != nil {
+		return err
+	}
+	if o.jsonOut == "-" && !o.list {
+		return fmt.Errorf("conform: --json -: stdout is the summary's; give a FILE (--json - prints to stdout only with --list)")
+	}
+	return nil
+}
+
+// selectConformCases loads the cases (all: every case, for the baseline;
+// cases: the ones to run, narrowed by --case, --check and --shard) and
+// the checks --check selects.
+func selectConformCases(o *conformOptions) (all, cases []*conformance.Case, only []string, err error) {
+	if !o.explore.on() || !o.noBuiltin || len(o.caseDirs) > 0 {
+		if all, cases, err = loadConformCases(o); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	only, err = selectChecks(o.checks)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cases != nil {
+		if cases, err = casesFeeding(cases, only); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	shard, shards, _ := parseShard(o.explore.shard)
+	cases = shardCases(cases, shard, shards)
+	return all, cases, only, nil
+}
+
+// preflightConform finds what else can be wrong with the command line
+// before any agent starts: the templates, the baseline, the outputs; it
+// reads the baseline into cfg and warns of relative paths.
+func preflightConform(errw io.Writer, o *conformOptions, target driver.Target, cfg *conformance.Config, all []*conformance.Case) error {
+	var err error
+	if err := target.CheckTemplates(); err != nil {
+		return err
+	}
+	if cfg.Expected, err = readBaseline(o.expected, all); err != nil {
+		return err
+	}
+	if err := checkBaselineReasons(errw, o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
+	if err := checkOutputs(o); err != nil {
+		return err
+	}
+	for _, arg := range relativeFileArgs(target.Command) {
+		abs, _ := filepath.Abs(arg)
+		fmt.Fprintf(errw, "conform: warning: %q in the agent command is a path relative to this directory, but the agent runs in each case's own temporary directory: give it as %s\n", arg, abs)
+	}
+	return nil
+}
+
+// finishConform reports the run, then runs the exploration when asked.
+func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, rep *conformance.Report) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.explore.on() {
+		status := reportConform(out, o, rep)
+		var ec exitCode
+		if status != nil && !errors.As(status, &ec) {
+			return status
+		}
+		res, err := runExplore(cmd, o, cfg, seed)
+		if err != nil {
+			return err
+		}
+		return exploreStatus(status, res)
+	}
+	if o.keep {
+		for _, c := range rep.Cases {
+			if ev := c.Evidence(); ev != nil && ev.Cwd != "" {
+				fmt.Fprintf(errw, "kept %s: working directory %s, home %s\n", c.ID, ev.Cwd, ev.Home)
+			}
+		}
+	}
+	return reportConform(out, o, rep)
+}
+
+// caseCount says how many cases will run: the selected ones, the probe
+// the runner adds to detect the dialect when none of them is one (and no
+// --dialect is forced), and with --repeat the runs in all.
+func caseCount(cases []*conformance.Case, dialect string, repeat int) string {
+	n := len(cases)
+	s := fmt.Sprintf("%d cases", n)
+	probe := dialect == ""
+	for _, c := range cases {
+		probe = probe && !c.Probe
+	}
+	if probe {
+		n++
+		s += " + the probe"
+	}
+	if repeat > 1 {
+		s += fmt.Sprintf(" × %d runs = %d case runs", repeat, n*repeat)
+	}
+	return s
+}
+
+// relativeFileArgs are the words of an agent command line that name a
+// file by a relative path from the runner's directory (the command itself
+// when it has a slash, or any argument that is not a flag or a template):
+// the agent runs in the case's directory, where they name nothing.
+func relativeFileArgs(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		switch {
+		case a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.Contains(a, "{{"):
+			continue
+		case i == 0 && !strings.Contains(a, "/"):
+			continue // looked up in the PATH
+		}
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// readBaseline reads --expected-failures (none when path is empty): its
+// check IDs are validated by the run, its case patterns here, against
+// every known case.
+func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedFailure, error) {
+	if path == "" {
+		return nil, nil
+	}
+	es, err := conformance.ReadExpectedFailures(path)
+	if err != nil {
+		return nil, err
+	}
+	ids := caseIDs(all)
+	for _, e := range es {
+		for _, pat := range e.Cases {
+			if !matchesAny(pat, ids) {
+				return nil, fmt.Errorf("conform: %s: %s: no case matches %q%s", path, e.ID, pat, conformance.Suggest(pat, ids, "cases"))
+			}
+		}
+	}
+	return es, nil
+}
+
+// checkOutputs makes sure every file and folder the run will write can be
+// written, before the run: --json, --junit, --write-baseline, --out.
+func checkOutputs(o *conformOptions) error {
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
+		if f.path == "" {
+			continue
+		}
+		if err := writable(f.path); err != nil {
+			return fmt.Errorf("conform: %s %s: cannot write there: %w", f.flag, f.path, err)
+		}
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return fmt.Errorf("conform: --out %s: %w", o.out, err)
+		}
+		probe := filepath.Join(o.out, ".conform-write-check")
+		if err := writable(probe); err != nil {
+			return fmt.Errorf("conform: --out %s: cannot write there: %w", o.out, err)
+		}
+	}
+	return nil
+}
+
+// writable creates path's folder and opens path for writing without
+// changing it; a file it had to create is removed again.
+func writable(path string) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	if os.IsNotExist(statErr) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+// judgeConform is conform --judge DIR: the saved evidence judged again.
+func judgeConform(cmd *cobra.Command, o *conformOptions) error {
+	evs, err := conformance.ReadEvidenceDir(o.judge)
+	if err != nil {
+		return err
+	}
+	cfg := conformance.JudgeConfig{Strict: o.strict, Validator: schemaValidatorOf(cmd.Context())}
+	if cfg.Only, err = selectChecks(o.checks); err != nil {
+		return err
+	}
+	var cases []*conformance.Case
+	for _, ev := range evs {
+		cases = append(cases, ev.Case)
+	}
+	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
+		return err
+	}
+	if err := checkBaselineReasons(cmd.ErrOrStderr(), o.expected, cfg.Expected, o.strict); err != nil {
+		return err
+	}
+	rep, err := conformance.Judge(evs, cfg)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := rep.WriteTranscripts(o.out); err != nil {
+			return err
+		}
+	}
+	if !o.run.quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "conform: judged the evidence of %d cases under %s again (no agent started)\n", len(evs), o.judge)
+	}
+	return reportConform(cmd.OutOrStdout(), o, rep)
+}
+
+// reportConform writes the report files and the summary, and returns the
+// exit status.
+func reportConform(out io.Writer, o *conformOptions, rep *conformance.Report) error {
+	if err := writeReportFile(o.jsonOut, rep.WriteJSON); err != nil {
+		return err
+	}
+	if err := writeReportFile(o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
+		return err
+	}
+	if err := writeReportFile(o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	if err := rep.WriteSummaryColor(out, o.color); err != nil {
+		return err
+	}
+	for _, c := range rep.Cases {
+		if c.Transcript != "" {
+			fmt.Fprintf(out, "transcript: %s\n", c.Transcript)
+		}
+	}
+	if o.baseline != "" {
+		if err := writeReportFile(o.baseline, rep.WriteBaseline); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
+	}
+	if o.format == report.FormatGitHub {
+		if err := report.WriteGitHub(out, rep); err != nil {
+			return err
+		}
+	}
+	switch rep.Verdict {
+	case conformance.VerdictPass:
+		return nil
+	case conformance.VerdictIncomplete:
+		return exitCode(3)
+	case conformance.VerdictInterrupted:
+		return exitCode(130)
+	}
+	return exitCode(1)
+}
+
+func writeReportFile(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("conform: %w", err)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	return nil
+}
+
+// conformTarget builds the agent under test from the flags and the preset
+// (nil: none).
+func conformTarget(o *conformOptions, preset *driver.Preset) (driver.Target, error) {
+	if preset != nil {
+		if o.inProcess {
+			return driver.Target{}, errors.New("conform: --in-process runs the built-in reference agent: not with --preset")
+		}
+		t := preset.Target()
+		if preset.Self {
+			exe, err := os.Executable()
+			if err != nil {
+				return t, fmt.Errorf("conform: find the reference agent: %w", err)
+			}
+			t.Command[0] = exe
+		}
+		if o.agent != "" {
+			argv, err := driver.SplitCommand(o.agent)
+			if err != nil {
+				return t, err
+			}
+			t.Command = argv
+			t.Name = o.preset + " preset, " + o.agent
+		}
+		if o.agentLabel != "" {
+			t.Name = o.agentLabel
+		}
+		t.Env = append(t.Env, o.env...)
+		t.CleanEnv = o.cleanEnv
+		for _, spec := range o.files {
+			f, err := driver.ParseFileFlag(spec)
+			if err != nil {
+				return t, err
+			}
+			t.Files = append(t.Files, f)
+		}
+		return t, nil
+	}
+	t := driver.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
+	if o.inProcess {
+		if o.agent != "" {
+			return t, errors.New("conform: --in-process runs the built-in reference agent: not with --agent")
+		}
+		t.Command, t.InProcess = ReferenceAgentArgs("todoharness"), InProcessAgent
+		if t.Name == "" {
+			t.Name = "reference agent (built in, in process)"
+		}
+	} else if o.agent == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return t, fmt.Errorf("conform: find the reference agent: %w", err)
+		}
+		t.Command = ReferenceAgentArgs(exe)
+		if t.Name == "" {
+			t.Name = "reference agent (" + filepath.Base(exe) + " agent)"
+		}
+	} else {
+		argv, err := driver.SplitCommand(o.agent)
+		if err != nil {
+			return t, err
+		}
+		t.Command = argv
+	}
+	for _, spec := range o.files {
+		f, err := driver.ParseFileFlag(spec)
+		if err != nil {
+			return t, err
+		}
+		t.Files = append(t.Files, f)
+	}
+	return t, nil
+}
+
+// explainTarget prints what the agent under test gets: the preset's
+// rendering (with --agent, --env and --file applied), or the plain target.
+func explainTarget(w io.Writer, o *conformOptions, preset *driver.Preset) error {
+	p := driver.Preset{Name: "(none)", Agent: "the command given with --agent", Wire: "whatever the agent speaks"}
+	switch {
+	case preset != nil:
+		p = *preset
+	case o.agent == "":
+		ref, _ := driver.PresetByName("reference")
+		p = ref
+	}
+	if o.agent != "" {
+		argv, err := driver.SplitCommand(o.agent)
+		if err != nil {
+			return err
+		}
+		p.Command, p.Self = argv, false
+	}
+	p.Env = append(append([]string(nil), p.Env...), o.env...)
+	for _, spec := range o.files {
+		f, err := driver.ParseFileFlag(spec)
+		if err != nil {
+			return err
+		}
+		p.Files = append(append([]driver.File(nil), p.Files...), f)
+	}
+	if err := p.WriteExplain(w, driver.ExplainVars(o.modelName)); err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	fmt.Fprintf(w, "  per-case timeout: %s\n", o.run.caseTimeout(preset))
+	if o.cleanEnv {
+		fmt.Fprintln(w, "  --clean-env: only PATH, HOME, TMPDIR of this process's environment are passed on")
+	}
+	return nil
+}
+
+// ReferenceAgentArgs is the command line that runs the reference agent in
+// exe against the mock model, keeping sessions in the case's directory.
+func ReferenceAgentArgs(exe string) []string {
+	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}
+}
+
+// loadConformCases loads the built-in cases and the --cases folders (all)
+// and applies the --case filters (cases). A pattern that matches no case
+// is an error listing the case IDs.
+func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err error) {
+	if !o.noBuiltin {
+		cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range cs {
+			c.Source = "builtin:" + c.Source
+		}
+		all = append(all, cs...)
+	}
+	for _, dir := range o.caseDirs {
+		cs, err := conformance.LoadCases(os.DirFS(dir), ".")
+		if err != nil {
+			return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
+		}
+		for _, c := range cs {
+			c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
+		}
+		all = append(all, cs...)
+	}
+	if len(o.only) == 0 {
+		cases = all
+	}
+	ids := caseIDs(all)
+	for _, pat := range o.only {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, nil, fmt.Errorf("conform: --case %q: %w", pat, err)
+		}
+		if !matchesAny(pat, ids) {
+			return nil, nil, fmt.Errorf("conform: --case %q matches no case%s", pat, conformance.Suggest(pat, ids, "cases"))
+		}
+	}
+	if len(o.only) > 0 {
+		for _, c := range all {
+			if matchesAny(c.ID, nil, o.only...) {
+				cases = append(cases, c)
+			}
+		}
+	}
+	if len(cases) == 0 {
+		return nil, nil, fmt.Errorf("conform: no case selected")
+	}
+	return all, cases, nil
+}
+
+// selectChecks resolves --check patterns to check IDs, in catalogue order
+// (nil without patterns). A pattern that matches no check is an error
+// listing them.
+func selectChecks(pats []string) ([]string, error) {
+	if len(pats) == 0 {
+		return nil, nil
+	}
+	cat := conformance.Catalogue()
+	ids := conformance.CheckIDs(cat)
+	for _, pat := range pats {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, fmt.Errorf("conform: --check %q: %w", pat, err)
+		}
+		if !matchesAny(pat, ids) {
+			return nil, fmt.Errorf("conform: --check %q matches no check%s", pat, conformance.Suggest(pat, ids, "checks"))
+		}
+	}
+	var out []string
+	for _, c := range cat {
+		if matchesAny(c.ID, nil, pats...) {
+			out = append(out, c.ID)
+		}
+	}
+	return out, nil
+}
+
+// casesFeeding keeps the cases that feed one of the checks (all of them
+// when only is nil or names a check every case feeds).
+func casesFeeding(cases []*conformance.Case, only []string) ([]*conformance.Case, error) {
+	if only == nil {
+		return cases, nil
+	}
+	idx := map[string]conformance.Check{}
+	for _, c := range conformance.Catalogue() {
+		idx[c.ID] = c
+	}
+	var kept []*conformance.Case
+	for _, c := range cases {
+		for _, id := range only {
+			if idx[id].Always || c.Feeds(id) {
+				kept = append(kept, c)
+				break
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("conform: no selected case feeds %s", strings.Join(only, ", "))
+	}
+	return kept, nil
+}
+
+func caseIDs(cs []*conformance.Case) []string {
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// matchesAny reports whether the glob pat matches one of ids, or (with
+// pats) whether the name pat is matched by one of pats.
+func matchesAny(pat string, ids []string, pats ...string) bool {
+	if len(pats) > 0 {
+		for _, p := range pats {
+			if ok, _ := path.Match(p, pat); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range ids {
+		if ok, _ := path.Match(pat, id); ok || pat == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/todoharness/todoharness/driver"
+)
+
+// An agent command naming a file relative to the runner's directory is
+// flagged: the agent runs in the case's directory, where it names nothing.
+func TestRelativeFileArgs(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"agent.py", "bin/agent"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		argv []string
+		want []string
+	}{
+		{[]string{"python3", "agent.py"}, []string{"agent.py"}},
+		{[]string{"./bin/agent", "--acp"}, []string{"./bin/agent"}},
+		{[]string{"bin/agent", "--config", "agent.py"}, []string{"bin/agent", "agent.py"}},
+		{[]string{"python3", filepath.Join(dir, "agent.py")}, nil},      // absolute
+		{[]string{"python3", "missing.py"}, nil},                        // names nothing here either
+		{[]string{"agent.py"}, nil},                                     // a command without a slash is looked up in PATH
+		{[]string{"python3", "bin"}, nil},                               // a folder
+		{[]string{"my-agent", "--base-url", "{{.BaseURL}}", "-v"}, nil}, // flags and templates
+	} {
+		if got := relativeFileArgs(tc.argv); !slices.Equal(got, tc.want) {
+			t.Errorf("relativeFileArgs(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
+
+// A conform run given a validator (WithSchemaValidator) uses it instead of
+// compiling the schema: a run, and judging its saved evidence again, then
+// allocate far less than the compilation does.
+func TestConformUsesTheGivenValidator(t *testing.T) {
+	evidence := filepath.Join(t.TempDir(), "t")
+	run := func(ctx context.Context, args ...string) {
+		t.Helper()
+		var out bytes.Buffer
+		if code := Run(ctx, append([]string{"conform", "-q"}, args...), strings.NewReader(""), &out, &out); code != 1 {
+			t.Fatalf("conform %q: exit %d, want 1 (TW-VALID-DUP fails)\n%s", args, code, out.String())
+		}
+	}
+	failing := []string{"--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--check", "TW-VALID-DUP", "--settle", "50ms"}
+	// The failing case's evidence, saved by --out.
+	run(context.Background(), append(failing, "--out", evidence)...)
+	allocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	var v *driver.SchemaValidator
+	compile := allocs(func() {
+		var err error
+		if v, err = driver.NewSchemaValidator(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, args := range [][]string{failing, {"--judge", evidence}} {
+		own := allocs(func() { run(context.Background(), args...) })
+		given := allocs(func() { run(WithSchemaValidator(context.Background(), v), args...) })
+		if own < given || own-given < compile/2 {
+			t.Errorf("conform %q allocated %d times compiling its own validator and %d with one given: want at least %d fewer (half a compilation's %d)",
+				args, own, given, compile/2, compile)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
+)
+
+// runFlags are the options of a run that conform, peers and snapshot share:
+// one definition of the flags, one rule for the per-case timeout, one way
+// to build the run's Config.
+type runFlags struct {
+	// timeout is the per-case timeout; 0 means the preset's, else
+	// driver.DefaultTimeout.
+	timeout  time.Duration
+	grace    time.Duration
+	parallel int
+	quiet    bool
+	// settle and repeat: Config.Settle and Config.Repeat.
+	settle time.Duration
+	repeat int
+}
+
+// register defines --timeout, --grace, --parallel and -q on f; what names
+// what one run covers in the help ("" for conform, " per agent" for peers).
+func (r *runFlags) register(f *pflag.FlagSet, what string) {
+	r.registerTimeouts(f, "case")
+	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+" (default: number of CPUs)")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
+	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
+	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
+}
+
+// check validates the options register defined (before any agent starts).
+func (r runFlags) check() error {
+	if r.repeat < 1 {
+		return fmt.Errorf("--repeat %d: want at least 1", r.repeat)
+	}
+	if r.settle <= 0 {
+		return fmt.Errorf("--settle %s: want a positive duration", r.settle)
+	}
+	return nil
+}
+
+// registerTimeouts defines --timeout and --grace only (snapshot runs one
+// scenario at a time); unit names what the timeout bounds.
+func (r *runFlags) registerTimeouts(f *pflag.FlagSet, unit string) {
+	f.DurationVar(&r.timeout, "timeout", 0, "per-"+unit+" timeout, agent start-up included (default: the preset's, else "+driver.DefaultTimeout.String()+")")
+	f.DurationVar(&r.grace, "grace", driver.DefaultGrace, "how long an agent gets to exit after its stdin closes, and after SIGTERM")
+}
+
+// caseTimeout is --timeout when given, else the preset's (p may be nil),
+// else driver.DefaultTimeout.
+func (r runFlags) caseTimeout(p *driver.Preset) time.Duration {
+	switch {
+	case r.timeout > 0:
+		return r.timeout
+	case p != nil && p.Timeout > 0:
+		return p.Timeout
+	}
+	return driver.DefaultTimeout
+}
+
+// config is the run of cases against target with these options; progress
+// lines go to progress unless -q.
+func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *driver.Preset, progress io.Writer) conformance.Config {
+	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
+		Settle: r.settle, Repeat: r.repeat}
+	if !r.quiet {
+		cfg.Progress = progress
+	}
+	return cfg
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/todoharness/todoharness/driver"
+)
+
+// conform and peers read --timeout, --grace, --parallel and -q the same way.
+func TestRunFlagsShared(t *testing.T) {
+	preset := &driver.Preset{Name: "p", Timeout: 2 * time.Minute}
+	for _, tc := range []struct {
+		args   []string
+		preset *driver.Preset
+		want   time.Duration
+	}{
+		{nil, nil, driver.DefaultTimeout},
+		{nil, preset, 2 * time.Minute},
+		{[]string{"--timeout", "5s"}, preset, 5 * time.Second},
+		{[]string{"--timeout", "5s"}, nil, 5 * time.Second},
+	} {
+		var r runFlags
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		r.register(f, "")
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.caseTimeout(tc.preset); got != tc.want {
+			t.Errorf("%v with preset %v: timeout %s, want %s", tc.args, tc.preset != nil, got, tc.want)
+		}
+	}
+	var r runFlags
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	r.register(f, "")
+	if err := f.Parse([]string{"-q", "--parallel", "3", "--grace", "1s"}); err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	cfg := r.config(driver.Target{Name: "x"}, nil, nil, &progress)
+	if cfg.Progress != nil || cfg.Parallel != 3 || cfg.Grace != time.Second || cfg.Timeout != driver.DefaultTimeout {
+		t.Errorf("config %+v", cfg)
+	}
+}
+
+// --settle and --repeat are run flags too: peers takes them as conform
+// does, into the run's Config, and both refuse the same bad values.
+func TestRunFlagsSettleRepeat(t *testing.T) {
+	var r runFlags
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	r.register(f, " per agent")
+	if err := f.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || r.check() != nil {
+		t.Errorf("defaults: settle %s, repeat %d, check %v", cfg.Settle, cfg.Repeat, r.check())
+	}
+	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 {
+		t.Errorf("settle %s, repeat %d; want 40ms, 4", cfg.Settle, cfg.Repeat)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"--repeat=0", "--repeat 0: want at least 1"},
+		{"--settle=0s", "--settle 0s: want a positive duration"},
+	} {
+		var r runFlags
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		r.register(f, "")
+		if err := f.Parse([]string{tc.args}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.check(); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	var out, errw bytes.Buffer
+	cmd := NewRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errw)
+	cmd.SetArgs([]string{"peers", "--repeat", "0", "--cache", t.TempDir()})
+	if err := cmd.Execute(); err == nil || err.Error() != "--repeat 0: want at least 1" {
+		t.Errorf("peers --repeat 0: %v", err)
+	}
+}

@@ -1,0 +1,449 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// caseRun is one case being driven: its directories, its mock model, its
+// wire and its current agent process. RunCase sets it up, run drives
+// the steps, and teardown releases everything in one fixed order, whatever
+// happened before; the evidence is complete only after teardown.
+type caseRun struct {
+	cfg   CaseConfig
+	ev    *CaseRecord
+	start time.Time
+
+	parent context.Context // the run's: cancelled when the run is interrupted
+	ctx    context.Context // the case's: the run's, with the case timeout
+	cancel context.CancelFunc
+
+	env *Env
+
+	// initDone is set once an initialize was answered.
+	initDone atomic.Bool
+
+	cur       *conn       // the running agent process (nil: none)
+	curProc   *ProcResult // its record in ev.Procs
+	sessionID string
+	loadCap   bool
+}
+
+// lastAnswered is called when the case's last step has its answer: the
+// slot goes to the next case while the settle and the exit are observed.
+func (cr *caseRun) lastAnswered() {
+	if cr.cfg.LastAnswered != nil {
+		cr.cfg.LastAnswered()
+	}
+	cr.ev.Answered = time.Since(cr.start)
+}
+
+// RunCase drives one case to completion or abortion and returns what it
+// observed; it never returns an error: whatever went wrong is in the
+// record (Aborted).
+//
+// It makes the case's environment (Env), starts the agent, runs the
+// steps (a failure aborts the case and ends the agent at once), settles,
+// stops the agent and releases everything in one fixed order, whatever
+// happened before.
+func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
+	if cfg.Env.Start.IsZero() {
+		cfg.Env.Start = time.Now()
+	}
+	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}}
+	cr.ctx, cr.cancel = context.WithTimeout(ctx, cfg.Timeout)
+	defer cr.teardown()
+	if err := cr.setup(); err != nil {
+		cr.ev.Aborted = err.Error()
+		return cr.ev
+	}
+	cr.run()
+	return cr.ev
+}
+
+// setup makes the case's directories and mock model, and resolves the
+// agent's templates.
+func (cr *caseRun) setup() error {
+	env, err := NewEnv(cr.cfg.Env)
+	cr.env = env
+	if env != nil {
+		cr.ev.Cwd, cr.ev.Home = env.Cwd, env.Home
+	}
+	if err != nil {
+		return err
+	}
+	return env.Resolve()
+}
+
+// run starts the agent and runs the steps; the first failure aborts the
+// case (Evidence.Aborted) and ends the agent at once.
+func (cr *caseRun) run() {
+	if cr.cfg.FirstRequest != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go cr.watchFirstRequest(stop)
+	}
+	if err := cr.startAgent(); err != nil {
+		cr.abort(err.Error())
+		return
+	}
+	for i, st := range cr.cfg.Steps {
+		if stop := cr.step(i, st); stop {
+			break
+		}
+	}
+	if cr.cur == nil {
+		return // aborted: the agent is gone
+	}
+	// The shutdown closes stdin, and many agents stop at once: what they
+	// still had to say about the case is lost. A prompt step settled
+	// already; after any other last step, settle now.
+	if n := len(cr.ev.Steps); n > 0 && cr.ev.Steps[n-1].Op != OpPrompt {
+		cr.settle(&cr.ev.Steps[n-1], false)
+	}
+	cr.endAgent("")
+	for _, e := range cr.env.Server.Journal().Errors() {
+		cr.ev.ModelErrors = append(cr.ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
+	}
+}
+
+// watchFirstRequest opens the gate with the tools of the first model
+// request (side requests aside) as soon as the mock has it.
+func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, e := range cr.env.Server.Journal().Entries() {
+			if !e.Side {
+				cr.cfg.FirstRequest(cr.initDone.Load(), e.Tools)
+				return
+			}
+		}
+	}
+}
+
+// step runs step i; it reports whether the case stops there (aborted, or
+// a load the agent cannot do).
+func (cr *caseRun) step(i int, st Step) (stop bool) {
+	ev := cr.ev
+	sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
+	if st.Op == OpRestart {
+		cr.endAgent("")
+		if err := cr.startAgent(); err != nil {
+			cr.abort(err.Error())
+			return true
+		}
+		ev.Steps = append(ev.Steps, sr)
+		return false
+	}
+	if st.Op == OpLoadSession && !cr.loadCap {
+		ev.LoadSkipped = "the agent does not advertise agentCapabilities.loadSession"
+		sr.Skipped = ev.LoadSkipped
+		ev.Steps = append(ev.Steps, sr)
+		return true
+	}
+	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
+	t0 := time.Now()
+	var stopCancel func() int
+	if st.Op == OpPrompt && st.Cancel {
+		stopCancel = cr.cancelAfterPlan()
+	}
+	res, err := cr.cur.call(cr.ctx, method, params)
+	if stopCancel != nil {
+		sr.CancelSeq = stopCancel()
+	}
+	sr.Duration = time.Since(t0)
+	if i == len(cr.cfg.Steps)-1 && err == nil {
+		cr.lastAnswered()
+	}
+	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
+	if st.Op == OpPrompt {
+		sr.Prompt = ev.PromptsRun
+		ev.PromptsRun++
+	}
+	if err != nil {
+		sr.Error = err.Error()
+		ev.Steps = append(ev.Steps, sr)
+		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) {
+			// An answer, but an error: the agent refused what the case
+			// needs. It is not hung: the case stops here and the checks
+			// that needed the request fail, quoting the error.
+			ev.Stopped = fmt.Sprintf("step %d (%s) was answered with %v", i+1, st.Op, rpcErr)
+			if st.Op == OpPrompt {
+				cr.settle(&ev.Steps[len(ev.Steps)-1], false)
+			}
+			return true
+		}
+		cr.abort(fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err))
+		return true
+	}
+	ev.Steps = append(ev.Steps, sr)
+	return cr.answered(i, st, &ev.Steps[len(ev.Steps)-1])
+}
+
+// answered takes in the answer of step i (sr): it settles after a prompt
+// or a load, and keeps what initialize and newSession tell. It reports
+// whether the case stops there.
+func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
+	switch st.Op {
+	case OpPrompt:
+		// Updates the agent sends after its answer still belong to the
+		// turn: let them arrive before the next request (or the shutdown).
+		// A cancelled turn's later script turns need not come.
+		cr.settle(sr, !st.Cancel)
+	case OpLoadSession:
+		// A replay sent after the answer still belongs to the load: let it
+		// arrive before the next request. The same wait as after a prompt,
+		// with its window (--settle, short in tests): it ends after
+		// settleFast when the answer stays the agent's last message.
+		cr.settle(sr, false)
+	case OpInitialize:
+		cr.initialized(sr.Result)
+	case OpNewSession:
+		var ns struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal(sr.Result, &ns); err != nil || ns.SessionID == "" {
+			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, Truncate(string(sr.Result), 200)))
+			return true
+		}
+		cr.sessionID = ns.SessionID
+	}
+	return false
+}
+
+// initialized takes in an initialize answer: the process's start-up time,
+// its answer, and whether it can load sessions.
+func (cr *caseRun) initialized(result json.RawMessage) {
+	cr.initDone.Store(true)
+	if cr.cfg.Initialized != nil {
+		cr.cfg.Initialized()
+	}
+	cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
+	cr.curProc.Init = result
+	var ir struct {
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
+	}
+	_ = json.Unmarshal(result, &ir)
+	cr.loadCap = ir.AgentCapabilities.LoadSession
+}
+
+// cancelAfterPlan watches the wire, from now on, for the current agent's
+// first plan update and then sends session/cancel for the case's session
+// (Step.Cancel). stop ends the watch and returns the wire position of the
+// cancel sent (-1: none, the turn ended first).
+func (cr *caseRun) cancelAfterPlan() (stop func() int) {
+	c, from, sid := cr.cur, cr.env.wire.len(), cr.sessionID
+	done, sent := make(chan struct{}), make(chan int, 1)
+	go func() {
+		seq := -1
+		defer func() { sent <- seq }()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, m := range cr.env.wire.since(from) {
+				from = m.Seq + 1
+				if m.Proc == c.idx && m.Dir == Received && m.UpdateKind() == "plan" {
+					n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
+					seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
+					return
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-cr.ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		return <-sent
+	}
+}
+
+// startAgent starts a fresh agent process in the case's directory.
+func (cr *caseRun) startAgent() error {
+	a, err := cr.env.Start(cr.ctx)
+	if err != nil {
+		return err
+	}
+	idx := len(cr.ev.Procs)
+	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: time.Since(cr.start)})
+	cr.curProc = &cr.ev.Procs[idx]
+	cr.cur = a.c
+	return nil
+}
+
+// abort records why the case stops and kills the agent. When the run was
+// interrupted, that is the reason, and the agent is not blamed.
+func (cr *caseRun) abort(why string) {
+	switch {
+	case cr.parent.Err() != nil:
+		cr.ev.Interrupted = Interrupted(cr.parent)
+	case errors.Is(cr.ctx.Err(), context.DeadlineExceeded):
+		why += fmt.Sprintf(" (case timeout %s: the agent's process group was killed)", cr.cfg.Timeout)
+		cr.ev.Aborted = why
+	default:
+		cr.ev.Aborted = why
+	}
+	cr.endAgent(why)
+}
+
+// endAgent ends the current agent process, if any: as an editor does
+// (close stdin, grace, SIGTERM, grace, SIGKILL) when abort is empty, else
+// at once; then records how it ended.
+func (cr *caseRun) endAgent(abort string) {
+	if cr.cur == nil {
+		return
+	}
+	p, rec := cr.cur.p, cr.curProc
+	switch {
+	case abort != "":
+		if !p.hasExited() {
+			p.kill("killed (process group) after: " + abort)
+		} else {
+			p.shutdown(0)
+		}
+	default:
+		if p.hasExited() {
+			rec.ExitedEarly = true
+		}
+		t0 := time.Now()
+		rec.Shutdown = p.shutdown(cr.cfg.Grace)
+		cr.ev.ExitWait += time.Since(t0)
+	}
+	waitFor(cr.cur.done, time.Second)
+	rec.Exit = p.exitDescription()
+	if how := p.killedHow(); how != "" && rec.Shutdown == "" {
+		rec.Shutdown = how
+	}
+	rec.Stderr = p.stderr.String()
+	rec.ClientRequests = cr.cur.requests()
+	rec.Killed = p.killedDescendants()
+	cr.cur, cr.curProc = nil, nil
+}
+
+// teardown releases the case, in this order: the agent process (killed if
+// it is still running), the wire (snapshot, once no process writes), the
+// mock model (closed, its journal taken), the directories (unless
+// KeepDirs), the case's context.
+func (cr *caseRun) teardown() {
+	ev := cr.ev
+	cr.endAgent(ev.Aborted)
+	if cr.env != nil {
+		ev.Wire = cr.env.Wire()
+		cr.env.Close()
+		if cr.env.Server != nil {
+			for _, e := range cr.env.Server.Journal().Entries() {
+				if e.Side {
+					ev.SideRequests = append(ev.SideRequests, e)
+				} else {
+					ev.Journal = append(ev.Journal, e)
+				}
+			}
+		}
+	}
+	cr.cancel()
+	ev.Duration = time.Since(cr.start)
+}
+
+// settle waits, after step sr, until both wires are quiet: no model
+// request in flight and nothing on either wire for Config.Settle. When the
+// prompt was answered (answered) but the model has not yet been asked for
+// every turn of the prompts sent, and no model request failed, the agent
+// is still working whatever it said: the settle waits for those turns (at
+// most settlePendingMin, or 10 x Settle), then for quiet. It ends early once the agent's last message is
+// sr's answer, the model took every such turn and has nothing in flight,
+// and settleFast passed quietly; and at once when the agent's stdout closed
+// or the case timed out. It records in sr how long it waited and why it
+// ended.
+func (cr *caseRun) settle(sr *StepResult, answered bool) {
+	window := cr.cfg.Settle
+	fast := min(window, settleFast)
+	pendingMax := max(10*window, settlePendingMin)
+	want := cr.turnsOfPromptsSent()
+	tick := max(min(window/10, 10*time.Millisecond), time.Millisecond)
+	t0 := time.Now()
+	defer func() { sr.Settle = time.Since(t0) }()
+	for {
+		act := cr.env.Server.Activity()
+		seq, at := cr.env.wire.last()
+		now := time.Now()
+		quietSince := t0
+		if act.Last.After(quietSince) {
+			quietSince = act.Last
+		}
+		if at.After(quietSince) {
+			quietSince = at
+		}
+		quiet := now.Sub(quietSince)
+		// Turns still to come, unless a model request failed: the
+		// agent's conversation ended on that error (a retry shows as
+		// traffic, which the window waits out anyway).
+		pending := answered && act.Taken < want && act.Failed == 0
+		switch {
+		case cr.ctx.Err() != nil:
+			sr.Settled = "the case timed out"
+			return
+		case cr.readerDone():
+			sr.Settled = "the agent closed its stdout"
+			return
+		case act.InFlight > 0:
+		case pending && now.Sub(t0) < pendingMax:
+		case quiet >= window:
+			sr.Settled = fmt.Sprintf("both wires quiet for %s", window)
+			if pending {
+				sr.Settled += fmt.Sprintf(" (after waiting %s for %d more model turn(s) that never came)", pendingMax, want-act.Taken)
+			}
+			return
+		case quiet >= fast && !pending && seq == sr.RespSeq && seq >= 0:
+			sr.Settled = fmt.Sprintf("the answer was the agent's last message and the model took every turn (quiet for %s)", fast)
+			return
+		}
+		select {
+		case <-cr.ctx.Done():
+		case <-time.After(tick):
+		}
+	}
+}
+
+// readerDone reports whether the current agent's stdout reached its end.
+func (cr *caseRun) readerDone() bool {
+	select {
+	case <-cr.cur.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// turnsOfPromptsSent counts the script turns of the prompts sent so far: a
+// prompt's turns run up to the first one that calls no tool.
+func (cr *caseRun) turnsOfPromptsSent() int {
+	prompts, n := 0, 0
+	for _, t := range cr.cfg.Env.Script.Turns {
+		if prompts >= cr.ev.PromptsRun {
+			break
+		}
+		n++
+		if len(t.ToolCalls) == 0 {
+			prompts++
+		}
+	}
+	return n
+}

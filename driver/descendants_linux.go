@@ -1,0 +1,207 @@
+package driver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux the runner is a child subreaper (prctl PR_SET_CHILD_SUBREAPER,
+// process-wide, set again before each agent starts: idempotent): a
+// process an agent started and left behind (setsid, a detached spawn) is
+// re-parented to the runner instead of init when its parent exits, so
+// that the runner can find it, kill it and reap it. A case's descendants
+// are found by walking /proc: the process tree below the agent (parent
+// links, while the agent lives), its process group, and every process
+// carrying the case's marker in its environment (ProcMarkerEnv, set in
+// the agent's environment and inherited unless a child clears it: an
+// orphan whose parent exited has lost its parent link). Only processes
+// found this way are reaped (wait4 on their pid, after checking that the
+// pid still names the same process by its start time), so exec.Cmd.Wait
+// of the runner's own children is never disturbed.
+
+// becomeSubreaper makes the runner the reaper of its descendants'
+// orphans.
+func becomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("conformance: prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+	}
+	return nil
+}
+
+// procEntry is one process of /proc.
+type procEntry struct {
+	pid, ppid, pgid int
+	state           byte
+	comm            string
+	start           uint64 // start time in clock ticks since boot (pid reuse check)
+}
+
+// readProcStat reads /proc/PID/stat: with one read into a buffer on the
+// stack (the runner reads every process's at the end of each agent, and
+// os.ReadFile takes five system calls where three do).
+func readProcStat(pid int) (procEntry, error) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return procEntry{}, err
+	}
+	var buf [1024]byte // the fields read (up to starttime, the 22nd) take some 200 bytes
+	n, err := unix.Read(fd, buf[:])
+	_ = unix.Close(fd)
+	if err != nil {
+		return procEntry{}, err
+	}
+	b := buf[:n]
+	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || closing < open {
+		return procEntry{}, errors.New("malformed stat")
+	}
+	f := strings.Fields(string(b[closing+1:]))
+	// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	// cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime: starttime is field 22 of stat, f[19] here.
+	if len(f) < 20 {
+		return procEntry{}, errors.New("short stat")
+	}
+	e := procEntry{pid: pid, comm: string(b[open+1 : closing]), state: f[0][0]}
+	e.ppid, _ = strconv.Atoi(f[1])
+	e.pgid, _ = strconv.Atoi(f[2])
+	e.start, _ = strconv.ParseUint(f[19], 10, 64)
+	return e, nil
+}
+
+// hasMarker reports whether the environment of pid holds marker (K=V).
+func hasMarker(pid int, marker string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if string(kv) == marker {
+			return true
+		}
+	}
+	return false
+}
+
+// findDescendants lists the live processes of a case (see above), the
+// agent itself and the runner excluded.
+func findDescendants(agent int, marker string) []procEntry {
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	all := map[int]procEntry{}
+	children := map[int][]int{}
+	for _, d := range dir {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		e, err := readProcStat(pid)
+		if err != nil {
+			continue
+		}
+		all[pid] = e
+		children[e.ppid] = append(children[e.ppid], pid)
+	}
+	found := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if !found[pid] {
+			found[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	add(agent)
+	// An orphan is re-parented to the nearest subreaper above it: the
+	// runner, or, when the runner could not become one, an ancestor of the
+	// runner (init at the latest). Only those processes' environments are
+	// read for the marker: the others are found by their parent links.
+	adopters := map[int]bool{self: true}
+	for pid, n := self, 0; n < len(all); n++ {
+		e, ok := all[pid]
+		if !ok || e.ppid <= 0 || adopters[e.ppid] {
+			break
+		}
+		adopters[e.ppid] = true
+		pid = e.ppid
+	}
+	adopters[1] = true
+	for pid, e := range all {
+		if pid == self {
+			continue
+		}
+		if e.pgid == agent || (marker != "" && adopters[e.ppid] && hasMarker(pid, marker)) {
+			add(pid)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			add(c)
+		}
+	}
+	var out []procEntry
+	for pid := range found {
+		if e, ok := all[pid]; ok && pid != agent && pid != self && e.state != 'Z' && e.state != 'X' {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// sameProc reports whether e's pid still names the same process.
+func sameProc(e procEntry) (procEntry, bool) {
+	now, err := readProcStat(e.pid)
+	return now, err == nil && now.start == e.start
+}
+
+// killDescendants SIGKILLs the given processes and reaps those the runner
+// adopted, waiting up to d for them to go; it describes each one killed.
+func killDescendants(es []procEntry, d time.Duration) []string {
+	var out []string
+	var mine []procEntry
+	for _, e := range es {
+		if _, ok := sameProc(e); !ok {
+			continue
+		}
+		if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("pid %d (%s)", e.pid, e.comm))
+		mine = append(mine, e)
+	}
+	self := os.Getpid()
+	deadline := time.Now().Add(d)
+	for len(mine) > 0 {
+		rest := mine[:0]
+		for _, e := range mine {
+			now, ok := sameProc(e)
+			switch {
+			case !ok:
+				// Gone (reaped by its parent or by us).
+			case now.ppid == self && now.state == 'Z':
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(e.pid, &ws, syscall.WNOHANG, nil)
+			default:
+				rest = append(rest, e) // dying, or its parent has yet to reap it
+			}
+		}
+		mine = rest
+		if len(mine) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package driver
+
+import "time"
+
+// Elsewhere than Linux the runner kills the agent's process group only:
+// no subreaper, no /proc to find children that left the group.
+
+type procEntry struct{ pid int }
+
+func becomeSubreaper() error { return nil }
+
+func findDescendants(int, string) []procEntry { return nil }
+
+func killDescendants([]procEntry, time.Duration) []string { return nil }

@@ -1,0 +1,282 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// presetVars are the values every preset is rendered with in these tests.
+func presetVars(t *testing.T) Vars {
+	return Vars{BaseURL: "http://127.0.0.1:4242/v1", URL: "http://127.0.0.1:4242", Host: "127.0.0.1", Port: "4242",
+		Cwd: t.TempDir(), Home: t.TempDir(), Case: "plan-basic", Model: "mock"}
+}
+
+func renderPreset(t *testing.T, name string) (Preset, Rendering, Vars) {
+	t.Helper()
+	p, err := PresetByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := presetVars(t)
+	r, err := p.Render(v)
+	if err != nil {
+		t.Fatalf("%s: render: %v", name, err)
+	}
+	return p, r, v
+}
+
+func envOf(r Rendering) map[string]string {
+	m := map[string]string{}
+	for _, kv := range r.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func fileOf(t *testing.T, r Rendering, dest string) string {
+	t.Helper()
+	for _, f := range r.Files {
+		if f.Dest == dest {
+			return f.Content
+		}
+	}
+	t.Fatalf("no file %s in %+v", dest, r.Files)
+	return ""
+}
+
+func wantEnv(t *testing.T, r Rendering, want map[string]string) {
+	t.Helper()
+	env := envOf(r)
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("env %s = %q, want %q", k, env[k], v)
+		}
+	}
+}
+
+func TestPresetTable(t *testing.T) {
+	seen := map[string]bool{}
+	wires := map[string]bool{mockmodel.WireOpenAIChat: true, mockmodel.WireOpenAIResponses: true, mockmodel.WireAnthropic: true, mockmodel.WireGemini: true}
+	for _, p := range Presets() {
+		if seen[p.Name] {
+			t.Errorf("duplicate preset %s", p.Name)
+		}
+		seen[p.Name] = true
+		if !wires[p.Wire] {
+			t.Errorf("%s: unknown wire %q", p.Name, p.Wire)
+		}
+		if _, err := DialectByName(p.Dialect); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		if len(p.Command) == 0 || p.Agent == "" {
+			t.Errorf("%s: no command or agent name", p.Name)
+		}
+		if p.Name != "reference" && (len(p.Install) == 0 || !p.Home || p.Timeout == 0) {
+			t.Errorf("%s: a real agent's preset needs npm packages, a throw-away home and a timeout", p.Name)
+		}
+	}
+	for _, n := range []string{"reference", "opencode", "codex", "gemini", "claude"} {
+		if !seen[n] {
+			t.Errorf("no preset %s", n)
+		}
+	}
+	if _, err := PresetByName("nope"); err == nil || !strings.Contains(err.Error(), "opencode") {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+func TestPresetReference(t *testing.T) {
+	p, r, v := renderPreset(t, "reference")
+	if !p.Self || p.Home || len(r.Files) != 0 {
+		t.Errorf("reference: self=%v home=%v files=%v", p.Self, p.Home, r.Files)
+	}
+	want := []string{"todoharness", "agent", "--model-url", "http://127.0.0.1:4242/v1", "--sessions", v.Cwd + "/.sessions"}
+	if strings.Join(r.Argv, " ") != strings.Join(want, " ") {
+		t.Errorf("argv %q", r.Argv)
+	}
+	wantEnv(t, r, map[string]string{ModelURLEnv: "http://127.0.0.1:4242/v1"})
+	if _, ok := envOf(r)["HOME"]; ok {
+		t.Error("reference preset sets HOME")
+	}
+}
+
+func TestPresetOpencode(t *testing.T) {
+	p, r, v := renderPreset(t, "opencode")
+	if p.Wire != mockmodel.WireOpenAIChat || p.Dialect != DialectOpencode {
+		t.Errorf("wire %s dialect %s", p.Wire, p.Dialect)
+	}
+	if strings.Join(r.Argv, " ") != "opencode acp" {
+		t.Errorf("argv %q", r.Argv)
+	}
+	var cfg struct {
+		Model    string `json:"model"`
+		Provider map[string]struct {
+			NPM     string `json:"npm"`
+			Options struct {
+				BaseURL string `json:"baseURL"`
+				APIKey  string `json:"apiKey"`
+			} `json:"options"`
+			Models map[string]map[string]any `json:"models"`
+		} `json:"provider"`
+		Autoupdate *bool `json:"autoupdate"`
+	}
+	if err := json.Unmarshal([]byte(fileOf(t, r, "opencode.json")), &cfg); err != nil {
+		t.Fatalf("opencode.json: %v", err)
+	}
+	prov, ok := cfg.Provider["todoharness"]
+	if !ok || prov.Options.BaseURL != "http://127.0.0.1:4242/v1" || prov.NPM != "@ai-sdk/openai-compatible" || prov.Options.APIKey == "" {
+		t.Errorf("provider %+v", cfg.Provider)
+	}
+	if cfg.Model != "todoharness/mock" || prov.Models["mock"] == nil || prov.Models["mock"]["tool_call"] != true {
+		t.Errorf("model %q, models %v", cfg.Model, prov.Models)
+	}
+	if cfg.Autoupdate == nil || *cfg.Autoupdate {
+		t.Error("autoupdate not off")
+	}
+	wantEnv(t, r, map[string]string{"HOME": v.Home, "XDG_CONFIG_HOME": v.Home + "/.config", "OPENCODE_DISABLE_AUTOUPDATE": "1"})
+}
+
+func TestPresetCodex(t *testing.T) {
+	p, r, v := renderPreset(t, "codex")
+	if p.Wire != mockmodel.WireOpenAIResponses || p.Dialect != DialectCodex {
+		t.Errorf("wire %s dialect %s", p.Wire, p.Dialect)
+	}
+	if strings.Join(r.Argv, " ") != "codex-acp" {
+		t.Errorf("argv %q", r.Argv)
+	}
+	toml := fileOf(t, r, "~/.codex/config.toml")
+	for _, line := range []string{
+		`model = "mock"`,
+		`model_provider = "todoharness"`,
+		`[model_providers.todoharness]`,
+		`base_url = "http://127.0.0.1:4242/v1"`,
+		`env_key = "TODOHARNESS_MOCK_API_KEY"`,
+		`wire_api = "responses"`,
+		`[projects."` + v.Cwd + `"]`,
+	} {
+		if !strings.Contains(toml, "\n"+line+"\n") {
+			t.Errorf("config.toml lacks the line %s:\n%s", line, toml)
+		}
+	}
+	wantEnv(t, r, map[string]string{"CODEX_HOME": v.Home + "/.codex", "TODOHARNESS_MOCK_API_KEY": "mock", "HOME": v.Home})
+}
+
+func TestPresetGemini(t *testing.T) {
+	p, r, v := renderPreset(t, "gemini")
+	if p.Wire != mockmodel.WireGemini || p.Dialect != DialectGemini {
+		t.Errorf("wire %s dialect %s", p.Wire, p.Dialect)
+	}
+	if strings.Join(r.Argv, " ") != "gemini --acp" {
+		t.Errorf("argv %q", r.Argv)
+	}
+	var settings struct {
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+		Model struct {
+			Name string `json:"name"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal([]byte(fileOf(t, r, "~/.gemini/settings.json")), &settings); err != nil {
+		t.Fatalf("settings.json: %v", err)
+	}
+	if settings.Security.Auth.SelectedType != "gemini-api-key" || settings.Model.Name == "" {
+		t.Errorf("settings %+v", settings)
+	}
+	// The Gemini SDK appends /v1beta/models/...: the base URL has no /v1.
+	wantEnv(t, r, map[string]string{"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4242", "GEMINI_API_KEY": "mock", "HOME": v.Home})
+}
+
+func TestPresetClaude(t *testing.T) {
+	p, r, v := renderPreset(t, "claude")
+	if p.Wire != mockmodel.WireAnthropic || p.Dialect != DialectClaude {
+		t.Errorf("wire %s dialect %s", p.Wire, p.Dialect)
+	}
+	if strings.Join(r.Argv, " ") != "claude-code-acp" || len(r.Files) != 0 {
+		t.Errorf("argv %q files %v", r.Argv, r.Files)
+	}
+	// The Anthropic SDK appends /v1/messages: the base URL has no /v1.
+	wantEnv(t, r, map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:4242", "ANTHROPIC_API_KEY": "mock",
+		"CLAUDE_CONFIG_DIR": v.Home + "/.claude", "IS_SANDBOX": "1", "HOME": v.Home})
+}
+
+// The presets' targets really write their files where Render says: the
+// cwd, or the throw-away home for ~/ destinations, and never the other.
+func TestPresetTargetsWriteFiles(t *testing.T) {
+	for _, p := range Presets() {
+		t.Run(p.Name, func(t *testing.T) {
+			v := presetVars(t)
+			want, err := p.Render(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Target().resolve(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range want.Files {
+				path := filepath.Join(v.Cwd, f.Dest)
+				if rest, ok := strings.CutPrefix(f.Dest, "~/"); ok {
+					path = filepath.Join(v.Home, rest)
+				}
+				b, err := os.ReadFile(path)
+				if err != nil || string(b) != f.Content {
+					t.Errorf("%s: %v\n%s", path, err, b)
+				}
+			}
+			env := strings.Join(got.env, "\n")
+			for _, kv := range want.Env {
+				if !strings.Contains(env, kv) {
+					t.Errorf("resolved env lacks %s", kv)
+				}
+			}
+			if strings.Join(got.argv, " ") != strings.Join(want.Argv, " ") {
+				t.Errorf("argv %q, rendered %q", got.argv, want.Argv)
+			}
+		})
+	}
+}
+
+func TestPresetExplain(t *testing.T) {
+	for _, p := range Presets() {
+		var b bytes.Buffer
+		if err := p.WriteExplain(&b, ExplainVars("")); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, s := range []string{"preset " + p.Name, "wire API:  " + p.Wire, "dialect:   " + p.Dialect, "http://127.0.0.1:PORT"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("%s: explain lacks %q:\n%s", p.Name, s, out)
+			}
+		}
+		for _, f := range p.Files {
+			if !strings.Contains(out, "file "+f.Dest) {
+				t.Errorf("%s: explain does not show file %s", p.Name, f.Dest)
+			}
+		}
+		for _, kv := range p.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			if !strings.Contains(out, "    "+k+"=") {
+				t.Errorf("%s: explain does not show env %s", p.Name, k)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := WritePresetTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Presets() {
+		if !strings.Contains(b.String(), p.Name) || !strings.Contains(b.String(), p.Wire) {
+			t.Errorf("table lacks %s/%s:\n%s", p.Name, p.Wire, b.String())
+		}
+	}
+}

@@ -1,0 +1,435 @@
+package driver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// proc is one agent process: its pipes (owned by the runner, so that reads
+// never race with Wait), its stderr tail and its exit.
+type proc struct {
+	// ctx is the case's: when it ends (timeout, run cancelled) the process
+	// group is killed whatever the runner is doing, and writes to the
+	// agent are abandoned.
+	ctx    context.Context
+	cmd    *exec.Cmd
+	stdin  *os.File // write end
+	stdout *os.File // read end
+	stderr *tailBuffer
+
+	started time.Time
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // set before exited is closed
+	errDone chan struct{} // closed when stderr reached EOF
+
+	// marker is ProcMarkerEnv=token, in the agent's environment: it finds
+	// the processes of this agent that left its tree and its group.
+	marker string
+
+	// endMu serialises endDescendants: the watchdog (case end) and the
+	// runner's own shutdown may both end the process at once, and whoever
+	// comes second must find the first one's list of killed descendants
+	// complete, not half-written.
+	endMu sync.Mutex
+
+	mu        sync.Mutex
+	stdinOpen bool
+	killed    string   // how the runner ended it, if it had to
+	leftovers []string // descendants still running at the end, killed
+
+	// inproc is set for an in-process agent (Target.InProcess): cmd is
+	// nil, the agent is a goroutine running the function on pipes.
+	inproc *inProc
+}
+
+// inProc is the process-like state of an in-process agent.
+type inProc struct {
+	// cancel cancels the function's context: the runner's SIGTERM.
+	cancel context.CancelCauseFunc
+	// in and out are the agent's ends of its stdin and stdout; closing
+	// them is the runner's SIGKILL (every read and write fails).
+	in, out *os.File
+	// exitOnce closes proc.exited: when the function returns, or when the
+	// runner abandons it.
+	exitOnce sync.Once
+	// code is the function's exit status; panicked or abandoned say why it
+	// has none (set before proc.exited is closed).
+	code      int
+	panicked  string
+	abandoned bool
+}
+
+// AbandonAfter is how long a killed in-process agent has to return
+// before the runner abandons it.
+const AbandonAfter = time.Second
+
+// ErrTerminated is the cause of an in-process agent's cancelled context.
+var ErrTerminated = errors.New("conformance: the runner ended the agent (its SIGTERM)")
+
+// ProcMarkerEnv is set in every agent's environment to a token of its
+// own (see findDescendants).
+const ProcMarkerEnv = "TODOHARNESS_CONFORM_PROC"
+
+// stderrKeep bounds the stderr kept per process (the tail is kept).
+const stderrKeep = 256 << 10
+
+// startProc starts argv in cwd, in its own process group. When ctx ends
+// before the process has exited, its process group is killed.
+func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
+	if r.inproc != nil {
+		return startInProc(ctx, r, cwd)
+	}
+	ps, err := openPipes("stdin", "stdout", "stderr")
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, outR, outW, errR, errW := ps[0][0], ps[0][1], ps[1][0], ps[1][1], ps[2][0], ps[2][1]
+	// Orphans of the agent's children come back to the runner (Linux).
+	_ = becomeSubreaper()
+	marker := newMarker()
+	cmd := exec.Command(commandPath(r.argv[0], r.env), r.argv[1:]...)
+	cmd.Dir = cwd
+	cmd.Env = append(r.env[:len(r.env):len(r.env)], marker)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = sysProcAttr()
+	p := &proc{
+		ctx: ctx, cmd: cmd, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("conformance: start %s: %w", r.argv[0], err)
+	}
+	p.started = time.Now()
+	// The child has its own copies now.
+	closeAll(inR, outW, errW)
+	go func() {
+		_, _ = io.Copy(p.stderr, errR)
+		_ = errR.Close()
+		close(p.errDone)
+	}()
+	// The watchdog: the case's end kills the group, even while the runner
+	// is blocked elsewhere (a write the agent does not read).
+	stopWatch := context.AfterFunc(ctx, func() {
+		p.kill(fmt.Sprintf("killed (process group) when the case ended: %v", context.Cause(ctx)))
+	})
+	go func() {
+		p.waitErr = cmd.Wait()
+		stopWatch()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// startInProc starts an in-process agent: the function on pipes, in a
+// goroutine. It ends as startProc's process does: when the case's ctx
+// ends the agent is killed (its context cancelled, its pipes closed).
+func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
+	ps, err := openPipes("stdin", "stdout")
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, outR, outW := ps[0][0], ps[0][1], ps[1][0], ps[1][1]
+	marker := newMarker()
+	actx, cancel := context.WithCancelCause(context.Background())
+	ip := &inProc{cancel: cancel, in: inR, out: outW}
+	p := &proc{
+		ctx: ctx, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true, inproc: ip,
+	}
+	// Stderr is written straight into the tail: it is done when the
+	// function is.
+	close(p.errDone)
+	pio := ProcIO{
+		Args: slices.Clone(r.argv), Env: append(r.env[:len(r.env):len(r.env)], marker), Dir: cwd,
+		Stdin: inR, Stdout: outW, Stderr: p.stderr,
+	}
+	p.started = time.Now()
+	stopWatch := context.AfterFunc(ctx, func() {
+		p.kill(fmt.Sprintf("killed (in-process: context cancelled, pipes closed) when the case ended: %v", context.Cause(ctx)))
+	})
+	go func() {
+		code, panicked := runInProc(actx, r.inproc, pio)
+		cancel(ErrTerminated)
+		stopWatch()
+		ip.exitOnce.Do(func() {
+			ip.code, ip.panicked = code, panicked
+			close(p.exited)
+		})
+		// As a process's exit closes its descriptors; after the exit is
+		// marked, so that a runner that sees its stdout end finds it
+		// exited (ExitedEarly).
+		closeAll(inR, outW)
+	}()
+	return p, nil
+}
+
+// runInProc calls the in-process agent; a panic is its crash (status 2,
+// the panic and its stack on its stderr, as the Go runtime prints them).
+func runInProc(ctx context.Context, f InProcessFunc, pio ProcIO) (code int, panicked string) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(pio.Stderr, "panic: %v\n\n%s", v, debug.Stack())
+			code, panicked = 2, fmt.Sprint(v)
+		}
+	}()
+	return f(ctx, pio), ""
+}
+
+// openPipes opens one pipe (read end, write end) per name, or none.
+func openPipes(names ...string) ([][2]*os.File, error) {
+	var ps [][2]*os.File
+	for _, n := range names {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps {
+				closeAll(p[0], p[1])
+			}
+			return nil, fmt.Errorf("conformance: %s pipe: %w", n, err)
+		}
+		ps = append(ps, [2]*os.File{r, w})
+	}
+	return ps, nil
+}
+
+// newMarker is ProcMarkerEnv=token with a token of the agent's own.
+func newMarker() string {
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	return fmt.Sprintf("%s=%d-%x", ProcMarkerEnv, os.Getpid(), tok)
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// closeStdin closes the agent's stdin (EOF: an editor going away).
+func (p *proc) closeStdin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stdinOpen {
+		p.stdinOpen = false
+		_ = p.stdin.Close()
+	}
+}
+
+// hasExited reports whether the process has exited.
+func (p *proc) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdown ends the process as an editor does: close stdin, wait up to
+// grace for it to exit on its own, then SIGTERM its process group, wait up
+// to grace again, then SIGKILL the group. Whatever the process left behind
+// in its group is killed too. It returns how the process ended.
+func (p *proc) shutdown(grace time.Duration) string {
+	p.closeStdin()
+	how := "exited after stdin closed"
+	term, kill := "SIGTERM", "SIGKILL"
+	if p.inproc != nil {
+		term, kill = "context cancelled (its SIGTERM)", "pipes closed (its SIGKILL)"
+	}
+	if !waitFor(p.exited, grace) {
+		how = fmt.Sprintf("did not exit within %s of stdin closing: %s", grace, term)
+		p.terminate()
+		if !waitFor(p.exited, grace) {
+			how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of %s: %s", grace, grace, term, kill)
+			p.forceEnd()
+		}
+	}
+	// End anything the agent left running, in its group or not.
+	p.endDescendants()
+	_ = p.stdout.Close()
+	waitFor(p.errDone, time.Second)
+	p.mu.Lock()
+	if p.killed == "" {
+		p.killed = how
+	}
+	p.mu.Unlock()
+	return how
+}
+
+// kill ends the process group at once (timeouts).
+func (p *proc) kill(why string) {
+	p.mu.Lock()
+	if p.killed == "" {
+		p.killed = why
+	}
+	p.mu.Unlock()
+	p.closeStdin()
+	p.endDescendants()
+	p.forceEnd()
+	_ = p.stdout.Close()
+	waitFor(p.errDone, time.Second)
+}
+
+// terminate asks the agent to end: SIGTERM to its process group, or the
+// in-process agent's context cancelled.
+func (p *proc) terminate() {
+	if p.inproc != nil {
+		p.inproc.cancel(ErrTerminated)
+		return
+	}
+	signalGroup(p.cmd.Process.Pid, sigTerm)
+}
+
+// forceEnd ends the agent and waits until it has: SIGKILL to its process
+// group; for an in-process agent its context cancelled and its pipes
+// closed, and if the function still has not returned after AbandonAfter,
+// it is abandoned (its goroutine is left running, and the exit says so).
+func (p *proc) forceEnd() {
+	ip := p.inproc
+	if ip == nil {
+		signalGroup(p.cmd.Process.Pid, sigKill)
+		<-p.exited
+		return
+	}
+	ip.cancel(ErrTerminated)
+	closeAll(ip.in, ip.out)
+	if !waitFor(p.exited, AbandonAfter) {
+		ip.exitOnce.Do(func() {
+			ip.abandoned = true
+			close(p.exited)
+		})
+	}
+}
+
+// endDescendants kills the agent's process group and every descendant
+// that left it (Linux), noting those that were still running.
+func (p *proc) endDescendants() {
+	if p.inproc != nil {
+		return // no process: nothing outside the function to end
+	}
+	p.endMu.Lock()
+	defer p.endMu.Unlock()
+	left := findDescendants(p.cmd.Process.Pid, p.marker)
+	signalGroup(p.cmd.Process.Pid, sigKill)
+	killed := killDescendants(left, time.Second)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range killed {
+		if !slices.Contains(p.leftovers, k) {
+			p.leftovers = append(p.leftovers, k)
+		}
+	}
+}
+
+// killedDescendants lists the descendants the runner had to kill.
+func (p *proc) killedDescendants() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.leftovers)
+}
+
+// killedHow says how the runner ended the process, if it had to.
+func (p *proc) killedHow() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
+}
+
+// exitDescription says how the process ended, once it has.
+func (p *proc) exitDescription() string {
+	if !p.hasExited() {
+		return "still running"
+	}
+	if ip := p.inproc; ip != nil {
+		switch {
+		case ip.abandoned:
+			return fmt.Sprintf("did not return within %s of its context ending and its pipes closing: abandoned (an in-process agent cannot be killed)", AbandonAfter)
+		case ip.panicked != "":
+			return "panic: " + ip.panicked + " (exit status 2)"
+		}
+		return fmt.Sprintf("exit status %d", ip.code)
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += int64(over)
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what is kept.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped > 0 {
+		return fmt.Sprintf("[… %d earlier bytes dropped]\n%s", t.dropped, t.buf)
+	}
+	return string(t.buf)
+}
+
+// LastLines returns up to n last non-empty lines.
+func LastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			out = append(out, lines[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

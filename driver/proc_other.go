@@ -1,0 +1,22 @@
+//go:build !unix
+
+package driver
+
+import (
+	"os"
+	"syscall"
+)
+
+const (
+	sigTerm = syscall.Signal(15)
+	sigKill = syscall.Signal(9)
+)
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+// signalGroup kills the process only: process groups are a unix notion.
+func signalGroup(pid int, _ syscall.Signal) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

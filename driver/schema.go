@@ -1,0 +1,384 @@
+package driver
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// ACPSchemaSource is where the embedded ACP schema was copied from. A test
+// compares the copy with the module cache's file when it is present.
+const ACPSchemaSource = "github.com/coder/acp-go-sdk@v0.13.0/schema/schema.json"
+
+//go:embed acp-schema.json
+var acpSchemaJSON []byte
+
+//go:embed acp-schema.unstable.json
+var acpUnstableSchemaJSON []byte
+
+// ACPUnstableSchema returns the embedded unstable ACP schema: the protocol's
+// draft additions (such as usage_update), copied from the same module.
+func ACPUnstableSchema() []byte { return append([]byte(nil), acpUnstableSchemaJSON...) }
+
+// ACPSchema returns the embedded ACP JSON schema (a copy of ACPSchemaSource).
+func ACPSchema() []byte { return append([]byte(nil), acpSchemaJSON...) }
+
+const schemaURL = "https://agentclientprotocol.com/schema.json"
+
+// SchemaValidator validates ACP messages against the schema, by method:
+// params and results against the definition the schema ties to the method
+// (x-method, x-side), error objects against Error, ids against RequestId.
+// It is safe for concurrent use; one validator can serve many runs.
+type SchemaValidator struct {
+	c *jsonschema.Compiler
+
+	// byMethod maps "request|response|notification" + method to a $defs
+	// name, for each side.
+	agentDefs  map[string]string // messages the agent sends
+	clientDefs map[string]string // messages the client sends
+
+	printer *message.Printer
+
+	mu    sync.Mutex
+	cache map[string]*jsonschema.Schema
+
+	// unstable validates against the draft schema, for messages the stable
+	// schema rejects (loadUnstable is nil inside the unstable validator
+	// itself). It is compiled on first use: it is twice the stable one's
+	// work (about 45 ms), and most runs never need it.
+	loadUnstable func() (*SchemaValidator, error)
+
+	// updateBranch maps a sessionUpdate kind to the pointer of its branch
+	// of SessionUpdate's oneOf; updateKinds lists the kinds in order.
+	updateBranch map[string]string
+	updateKinds  []string
+}
+
+// NewSchemaValidator compiles the embedded stable ACP schema; the unstable
+// one is compiled the first time a message needs it (ValidateUnstable).
+func NewSchemaValidator() (*SchemaValidator, error) {
+	v, err := newSchemaValidator(acpSchemaJSON)
+	if err != nil {
+		return nil, err
+	}
+	v.loadUnstable = sync.OnceValues(func() (*SchemaValidator, error) {
+		u, err := newSchemaValidator(acpUnstableSchemaJSON)
+		if err != nil {
+			return nil, fmt.Errorf("unstable schema: %w", err)
+		}
+		return u, nil
+	})
+	return v, nil
+}
+
+// ValidateUnstable checks one wire message against the unstable (draft) ACP
+// schema. Use it to tell a message from a newer protocol draft from a
+// malformed one after Validate rejected it.
+func (v *SchemaValidator) ValidateUnstable(m WireMsg, fromAgent bool) error {
+	if v.loadUnstable == nil {
+		return v.Validate(m, fromAgent)
+	}
+	u, err := v.loadUnstable()
+	if err != nil {
+		return fmt.Errorf("conformance: %w", err)
+	}
+	return u.Validate(m, fromAgent)
+}
+
+func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	var raw struct {
+		Defs map[string]struct {
+			Method string `json:"x-method"`
+			Side   string `json:"x-side"`
+			OneOf  []struct {
+				Properties struct {
+					SessionUpdate struct {
+						Const string `json:"const"`
+					} `json:"sessionUpdate"`
+				} `json:"properties"`
+			} `json:"oneOf"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemaJSON, &raw); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{},
+		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}}
+	for i, b := range raw.Defs["SessionUpdate"].OneOf {
+		if k := b.Properties.SessionUpdate.Const; k != "" {
+			v.updateBranch[k] = fmt.Sprintf("#/$defs/SessionUpdate/oneOf/%d", i)
+			v.updateKinds = append(v.updateKinds, k)
+		}
+	}
+	for name, d := range raw.Defs {
+		if d.Method == "" {
+			continue
+		}
+		// x-side says which side handles the method: "agent" methods are
+		// requests/notifications the client sends and responses the agent
+		// sends; "client" methods the other way round.
+		kind := KindRequest
+		switch {
+		case strings.HasSuffix(name, "Response"):
+			kind = KindResponse
+		case strings.HasSuffix(name, "Notification"):
+			kind = KindNotification
+		}
+		key := kind + " " + d.Method
+		toAgent := kind != KindResponse
+		if d.Side == "client" {
+			toAgent = !toAgent
+		}
+		if toAgent {
+			v.clientDefs[key] = name
+		} else {
+			v.agentDefs[key] = name
+		}
+	}
+	// Compile the common definitions now: a broken schema fails here, not
+	// mid-run.
+	for _, ptr := range []string{"#/$defs/RequestId", "#/$defs/Error", "#/$defs/SessionNotification"} {
+		if _, err := v.schema(ptr); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+func (v *SchemaValidator) schema(ptr string) (*jsonschema.Schema, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.cache[ptr]; ok {
+		return s, nil
+	}
+	s, err := v.c.Compile(schemaURL + ptr)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: compile ACP schema %s: %w", ptr, err)
+	}
+	v.cache[ptr] = s
+	return s, nil
+}
+
+// Validate checks one wire message. fromAgent says who sent it. It returns
+// nil for a valid message, else an error naming the definition and the
+// first problems.
+func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
+	if m.Kind == KindInvalid {
+		return fmt.Errorf("not a JSON-RPC message: %s", m.Problem)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(m.Line))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	defs := v.clientDefs
+	if fromAgent {
+		defs = v.agentDefs
+	}
+	obj, _ := inst.(map[string]any)
+	// The Envelope: classify checked jsonrpc and the shape; the id must be
+	// a RequestId. Validating against the schema's whole message union
+	// would try every method's definition: by method is exact and cheaper.
+	if id, ok := obj["id"]; ok {
+		s, err := v.schema("#/$defs/RequestId")
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(id); err != nil {
+			return v.schemaErr("RequestId", err)
+		}
+	}
+	method := m.Method
+	var part any
+	switch m.Kind {
+	case KindResponse:
+		method = m.ReplyTo
+		if method == "" {
+			return fmt.Errorf("response to unknown request id %s", string(m.ID))
+		}
+		if e, isErr := obj["error"]; isErr {
+			s, err := v.schema("#/$defs/Error")
+			if err != nil {
+				return err
+			}
+			if err := s.Validate(e); err != nil {
+				return v.schemaErr("Error", err)
+			}
+			return nil
+		}
+		part = obj["result"]
+	default:
+		part = obj["params"]
+	}
+	def, ok := defs[m.Kind+" "+method]
+	if !ok {
+		if strings.HasPrefix(method, "_") {
+			return nil // extension method: only the Envelope applies
+		}
+		return fmt.Errorf("%s %q is not an ACP method a%s sends", m.Kind, method, map[bool]string{true: "n agent", false: " client"}[fromAgent])
+	}
+	ds, err := v.schema("#/$defs/" + def)
+	if err != nil {
+		return err
+	}
+	if err := ds.Validate(part); err != nil {
+		if m.Kind == KindNotification && method == "session/update" {
+			if berr := v.updateErr(def, part); berr != nil {
+				return berr
+			}
+		}
+		return v.schemaErr(def, err)
+	}
+	return nil
+}
+
+// updateErr validates a session/update's update against the branch its
+// own sessionUpdate selects, so that the error is about that kind of
+// update and not about every other kind; nil when that branch accepts it
+// (the problem is elsewhere in the message).
+func (v *SchemaValidator) updateErr(def string, params any) error {
+	p, _ := params.(map[string]any)
+	u, ok := p["update"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	kind, _ := u["sessionUpdate"].(string)
+	ptr, ok := v.updateBranch[kind]
+	if !ok {
+		return fmt.Errorf("invalid %s: /update/sessionUpdate: %s is not one of %s", def, jsonText(u["sessionUpdate"]), strings.Join(v.updateKinds, ", "))
+	}
+	bs, err := v.schema(ptr)
+	if err != nil {
+		return err
+	}
+	if err := bs.Validate(u); err != nil {
+		return v.schemaErrAt(def+" ("+kind+")", err, "/update")
+	}
+	return nil
+}
+
+// jsonText renders a decoded JSON value as JSON.
+func jsonText(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}
+
+// schemaErr condenses a validation error to its deepest causes.
+func (v *SchemaValidator) schemaErr(def string, err error) error { return v.schemaErrAt(def, err, "") }
+
+// schemaErrAt condenses a validation error to its deepest causes, each as
+// "location: problem" with prefix before the location: for a oneOf over
+// update kinds, the branch that got furthest explains the problem better
+// than the discriminator mismatches of the others; a oneOf of constants
+// (an enum written as oneOf, as PlanEntryStatus) is one problem: "value is
+// not one of a, b, c".
+func (v *SchemaValidator) schemaErrAt(def string, err error, prefix string) error {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return fmt.Errorf("%s: %w", def, err)
+	}
+	type leaf struct {
+		depth int
+		text  string
+		// discriminator: a const mismatch, i.e. a oneOf branch for another
+		// kind of message; only shown when nothing else explains the error.
+		discriminator bool
+	}
+	var leaves []leaf
+	at := func(e *jsonschema.ValidationError) string {
+		return prefix + "/" + strings.Join(e.InstanceLocation, "/")
+	}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if want, got, ok := constChoice(e); ok {
+			leaves = append(leaves, leaf{len(e.InstanceLocation), fmt.Sprintf("%s: %s is not one of %s", at(e), jsonText(got), strings.Join(want, ", ")), false})
+			return
+		}
+		if len(e.Causes) == 0 {
+			text := e.ErrorKind.LocalizedString(v.printer)
+			if en, ok := e.ErrorKind.(*kind.Enum); ok {
+				var want []string
+				for _, w := range en.Want {
+					want = append(want, fmt.Sprint(w))
+				}
+				text = fmt.Sprintf("%s is not one of %s", jsonText(en.Got), strings.Join(want, ", "))
+			}
+			_, isConst := e.ErrorKind.(*kind.Const)
+			leaves = append(leaves, leaf{len(e.InstanceLocation), at(e) + ": " + text, isConst})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	relevant := leaves[:0:0]
+	for _, l := range leaves {
+		if !l.discriminator {
+			relevant = append(relevant, l)
+		}
+	}
+	if len(relevant) > 0 {
+		leaves = relevant
+	}
+	deepest := 0
+	for _, l := range leaves {
+		deepest = max(deepest, l.depth)
+	}
+	var texts []string
+	seen := map[string]bool{}
+	for _, l := range leaves {
+		if l.depth == deepest && !seen[l.text] {
+			seen[l.text] = true
+			texts = append(texts, l.text)
+		}
+	}
+	if len(texts) > 6 {
+		texts = append(texts[:6], fmt.Sprintf("and %d more", len(texts)-6))
+	}
+	return fmt.Errorf("invalid %s: %s", def, strings.Join(texts, "; "))
+}
+
+// constChoice recognises a oneOf or anyOf whose every branch failed on a
+// const at the same place (an enum written as a oneOf of constants): the
+// values allowed and the value seen.
+func constChoice(e *jsonschema.ValidationError) (want []string, got any, ok bool) {
+	switch e.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+	default:
+		return nil, nil, false
+	}
+	if len(e.Causes) < 2 {
+		return nil, nil, false
+	}
+	for _, c := range e.Causes {
+		// A branch's error may wrap its const in a group or an allOf.
+		for len(c.Causes) == 1 {
+			c = c.Causes[0]
+		}
+		k, isConst := c.ErrorKind.(*kind.Const)
+		if !isConst || len(c.Causes) > 0 || strings.Join(c.InstanceLocation, "/") != strings.Join(e.InstanceLocation, "/") {
+			return nil, nil, false
+		}
+		want, got = append(want, fmt.Sprint(k.Want)), k.Got
+	}
+	return want, got, true
+}

@@ -1,0 +1,140 @@
+package driver
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The embedded schema is a verbatim copy of the SDK module's.
+func TestEmbeddedSchemaMatchesModule(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		t.Skipf("go list: %v (module cache unavailable)", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	want, err := os.ReadFile(filepath.Join(dir, "schema", "schema.json"))
+	if err != nil {
+		t.Skipf("module schema not in the cache: %v", err)
+	}
+	if !strings.Contains(ACPSchemaSource, filepath.Base(dir)) {
+		t.Errorf("ACPSchemaSource %q does not name the module version in go.mod (%s)", ACPSchemaSource, filepath.Base(dir))
+	}
+	if !bytes.Equal(ACPSchema(), want) {
+		t.Errorf("driver/acp-schema.json differs from %s: copy it again", filepath.Join(dir, "schema", "schema.json"))
+	}
+}
+
+func msg(line, replyTo string) WireMsg {
+	_, m := Classify([]byte(line))
+	m.ReplyTo = replyTo
+	return m
+}
+
+func TestSchemaValidator(t *testing.T) {
+	v, err := NewSchemaValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, line, replyTo string
+		fromAgent           bool
+		bad                 string // substring of the error; "" = valid
+	}{
+		{"plan", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"medium","status":"pending"}]}}}`, "", true, ""},
+		{"empty plan", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}}`, "", true, ""},
+		{"null entries", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":null}}}`, "", true, "/update/entries: got null, want array"},
+		{"no priority", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending"}]}}}`, "", true, "missing property 'priority'"},
+		{"bad status", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"medium","status":"done"}]}}}`, "", true, "SessionNotification"},
+		{"unknown update kind", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"todo_list","items":[]}}}`, "", true, "SessionNotification"},
+		{"init response", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[]}}`, "initialize", true, ""},
+		{"init response without version", `{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{}}}`, "initialize", true, "InitializeResponse"},
+		{"prompt response", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`, "session/prompt", true, ""},
+		{"bad stop reason", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"finished"}}`, "session/prompt", true, "PromptResponse"},
+		{"error response", `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}}`, "session/prompt", true, ""},
+		{"response to nothing", `{"jsonrpc":"2.0","id":9,"result":{}}`, "", true, "unknown request"},
+		{"permission request", `{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[{"optionId":"y","name":"Yes","kind":"allow_once"}]}}`, "", true, ""},
+		{"unknown method", `{"jsonrpc":"2.0","method":"session/todos","params":{}}`, "", true, "not an ACP method"},
+		{"extension method", `{"jsonrpc":"2.0","method":"_acme/ping","params":{}}`, "", true, ""},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","method":"session/update","params":{}}`, "", true, "not a JSON-RPC message"},
+		{"client initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":false}}}`, "", false, ""},
+		{"client new session with null mcpServers", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":null}}`, "", false, "NewSessionRequest"},
+		{"client permission answer", `{"jsonrpc":"2.0","id":7,"result":{"outcome":{"outcome":"selected","optionId":"y"}}}`, "session/request_permission", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := v.Validate(msg(tc.line, tc.replyTo), tc.fromAgent)
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Errorf("want valid, got %v", err)
+			case tc.bad != "" && err == nil:
+				t.Errorf("want an error mentioning %q, got valid", tc.bad)
+			case tc.bad != "" && !strings.Contains(err.Error(), tc.bad):
+				t.Errorf("error %q does not mention %q", err, tc.bad)
+			}
+		})
+	}
+}
+
+// A schema error is reported against the branch the message selects (its
+// sessionUpdate), at the place that is wrong, with what was allowed.
+func TestSchemaErrorsNameTheSelectedBranch(t *testing.T) {
+	v, err := NewSchemaValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ update, want string }{
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending","priority":"medium"},{"content":"b","status":"done","priority":"medium"}]}`,
+			`invalid SessionNotification (plan): /update/entries/1/status: "done" is not one of pending, in_progress, completed`},
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending"}]}`,
+			`invalid SessionNotification (plan): /update/entries/0: missing property 'priority'`},
+		{`{"sessionUpdate":"plan","entries":[{"content":"a","status":"pending","priority":"urgent"}]}`,
+			`invalid SessionNotification (plan): /update/entries/0/priority: "urgent" is not one of high, medium, low`},
+		{`{"sessionUpdate":"plans","entries":[]}`,
+			`invalid SessionNotification: /update/sessionUpdate: "plans" is not one of user_message_chunk, agent_message_chunk, `},
+	} {
+		m := msg(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":`+tc.update+`}}`, "")
+		err := v.Validate(m, true)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.update, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "toolCallId") {
+			t.Errorf("%s: the error names another kind of update: %v", tc.update, err)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for line, kind := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`: KindRequest,
+		`{"jsonrpc":"2.0","method":"session/update","params":{}}`:    KindNotification,
+		`{"jsonrpc":"2.0","id":1,"result":null}`:                     KindResponse,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`:  KindResponse,
+		`hello`:                KindInvalid,
+		`[1,2]`:                KindInvalid,
+		`{"jsonrpc":"2.0"}`:    KindInvalid,
+		`{"id":1,"result":{}}`: KindInvalid,
+	} {
+		if _, m := Classify([]byte(line)); m.Kind != kind {
+			t.Errorf("%s: %s, want %s (%s)", line, m.Kind, kind, m.Problem)
+		}
+	}
+}
+
+// The embedded unstable schema is a verbatim copy of the SDK module's too.
+func TestEmbeddedUnstableSchemaMatchesModule(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		t.Skipf("go list: %v (module cache unavailable)", err)
+	}
+	path := filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.unstable.json")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("module schema not in the cache: %v", err)
+	}
+	if !bytes.Equal(ACPUnstableSchema(), want) {
+		t.Errorf("driver/acp-schema.unstable.json differs from %s: copy it again", path)
+	}
+}

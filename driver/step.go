@@ -1,0 +1,45 @@
+package driver
+
+// Step operations, as in the interop input.json files.
+const (
+	OpInitialize  = "initialize"
+	OpNewSession  = "newSession"
+	OpPrompt      = "prompt"
+	OpRestart     = "restart"
+	OpLoadSession = "loadSession"
+)
+
+// Step is one ACP action a driver sends: a conformance case's, a snapshot
+// or e2e scenario's (input.json).
+type Step struct {
+	Op   string `yaml:"op" json:"op"`
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+	// Cancel (prompt steps): once the agent has shown a plan in the turn,
+	// the runner sends session/cancel, then waits for the prompt's answer
+	// (the turn's later script turns may never be asked for).
+	Cancel bool `yaml:"cancel,omitempty" json:"cancel,omitempty"`
+}
+
+// stepRequest is the ACP request of a step.
+func stepRequest(st Step, sessionID, cwd string) (string, any) {
+	switch st.Op {
+	case OpInitialize:
+		return "initialize", map[string]any{
+			"protocolVersion": 1,
+			"clientCapabilities": map[string]any{
+				"fs":       map[string]any{"readTextFile": true, "writeTextFile": true},
+				"terminal": false,
+			},
+			"clientInfo": map[string]any{"name": "todoharness-conform", "version": "1"},
+		}
+	case OpNewSession:
+		return "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}
+	case OpLoadSession:
+		return "session/load", map[string]any{"sessionId": sessionID, "cwd": cwd, "mcpServers": []any{}}
+	default: // prompt
+		return "session/prompt", map[string]any{
+			"sessionId": sessionID,
+			"prompt":    []any{map[string]any{"type": "text", "text": st.Text}},
+		}
+	}
+}
