@@ -15,7 +15,22 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 2
+const CatalogueVersion = 3
+
+// catalogueFingerprint pins CatalogueVersion to what it versions: the
+// checks (ID, level, dialects, every case or not, title, quote) and the
+// built-in cases (ID, steps, script, the checks fed), hashed by
+// TestCatalogueVersion. The versions:
+//   - 1: the first released catalogue (with ACP-TURN-1, MUST);
+//     67a23473206892b745f6b3c5e4d51ebbec25efa2e88e53792f62155a7c1ee12f.
+//   - 2: ACP-SESSION-1 and TW-FINAL-1 (MUST, every case); plans tied to
+//     writes by what they show; every failure of a check kept; the cases
+//     several-writes-one-turn, valid-invalid-valid, write-beside-other-tool,
+//     large-list, unicode-content, reject-status-casing,
+//     load-between-prompts, cancel-after-write (Step.Cancel);
+//     6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5.
+//   - 3: TW-VALID-MISSING and its case reject-missing-field.
+const catalogueFingerprint = "7effd79d80ac5a90ff0e0bff58464b0a158c63a172060deee381755dd56dd697"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -347,6 +362,8 @@ func Catalogue() []Check {
 		validCheck("TW-VALID-BADSTATUS", "a status outside the enum is rejected with an isError result the model sees, and no plan",
 			"The schema enforces type/required/enum."),
 		validCheck("TW-VALID-NOTARRAY", "todos that is not an array is rejected with an isError result the model sees, and no plan",
+			"The schema enforces type/required/enum."),
+		validCheck("TW-VALID-MISSING", "an item without its content or status is rejected with an isError result the model sees, and no plan",
 			"The schema enforces type/required/enum."),
 		{
 			ID: "TW-REJECT-KEEP-1", Level: MUST,

@@ -97,7 +97,7 @@ func TestUnmarshalEvidenceRefusesAnUnknownDialect(t *testing.T) {
 // file that is a link is replaced by the file.
 func TestWriteTranscriptsNeverFollowsLinks(t *testing.T) {
 	evs := savedRun(t, "fake-no-plan")
-	rep, err := Judge(evs, JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestContainsWord(t *testing.T) {
 // as one says, in the table and below it, how to word it.
 func TestSummaryKeepsFixHintsWhole(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSummaryKeepsFixHintsWhole(t *testing.T) {
 // no wire line in common; the scripted call ties them.
 func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 // points at it and it joins the failures on the same line.
 func TestLoadFailuresMarkTheReplayedPlan(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "bridge-plan-on-reject"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "bridge-plan-on-reject"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestLoadFailuresMarkTheReplayedPlan(t *testing.T) {
 // A passing row says where the check held, not only its title.
 func TestPassingRowSaysWhereItHeld(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "reference"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "reference"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestPassingRowSaysWhereItHeld(t *testing.T) {
 // result of the call it names.
 func TestTranscriptMarksFailuresWithNoWireLine(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "fake-no-error-prefix"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestTranscriptMarksFailuresWithNoWireLine(t *testing.T) {
 // the summary carries no escape code.
 func TestSummaryColour(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(savedRun(t, "bridge-plan-on-reject"), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(savedRun(t, "bridge-plan-on-reject"), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func TestJudgeRepeatedEvidenceAgain(t *testing.T) {
 		}
 		runs[i] = &e
 	}
-	rep, err := Judge(runs, JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(runs, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func judgeSaved(t *testing.T, run string, es []ExpectedFailure, only ...string) 
 			evs = append(evs, ev)
 		}
 	}
-	rep, err := Judge(evs, JudgeConfig{Expected: es, Validator: sharedValidator(t)})
+	rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Expected: es, Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestVerdictIncompleteWhenMustChecksAreNotJudged(t *testing.T) {
 	cut := *evs[1]
 	cut.Interrupted = ""
 	cut.NotRun = "not run: the first case could not get initialize answered"
-	rep, err := Judge(append([]*Evidence{evs[0], &cut}, evs[2:]...), JudgeConfig{Validator: sharedValidator(t)})
+	rep, err := Judge(append([]*Evidence{evs[0], &cut}, evs[2:]...), JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestBaselineValidation(t *testing.T) {
 	} {
 		es, err := ParseExpectedFailures([]byte(tc.yaml), "b.yaml")
 		if err == nil {
-			_, err = Judge(savedRun(t, "fake-ok"), JudgeConfig{Expected: es, Validator: sharedValidator(t)})
+			_, err = Judge(savedRun(t, "fake-ok"), JudgeConfig{Checks: capturedChecks(t), Expected: es, Validator: sharedValidator(t)})
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error with %q", tc.yaml, err, tc.want)

@@ -35,11 +35,14 @@ type caseRun struct {
 
 // lastAnswered is called when the case's last step has its answer: the
 // slot goes to the next case while the settle and the exit are observed.
+// The time of the answer is taken first: the next case, started at once,
+// must not start before it (TestSlotFreedWhenTheLastStepIsAnswered saw
+// that under load when the slot went first).
 func (cr *caseRun) lastAnswered() {
+	cr.ev.Answered = time.Since(cr.start)
 	if cr.cfg.LastAnswered != nil {
 		cr.cfg.LastAnswered()
 	}
-	cr.ev.Answered = time.Since(cr.start)
 }
 
 // RunCase drives one case to completion or abortion and returns what it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/todoharness/todoharness/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,7 @@ func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
 }
 
 func headFixture(name string) string {
-	return filepath.Join("..", "..", "fixtures", "interop", "deepseek-harness", name)
+	return filepath.Join(testutil.RepoRoot(), "fixtures", "interop", "deepseek-harness", name)
 }
 
 // The original's HEAD fixtures: two in_progress todos are a clear finding

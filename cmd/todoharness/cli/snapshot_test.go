@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/todoharness/todoharness/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestSnapshotRunNeedsAFolder(t *testing.T) {
 func TestCassetteFromLogOfTheInteropLogs(t *testing.T) {
 	for _, name := range []string{"todo-plan", "head-todo-write", "head-packed-chunks"} {
 		t.Run(name, func(t *testing.T) {
-			log := filepath.Join("..", "..", "fixtures", "interop", "deepseek-harness", name, "session.jsonl")
+			log := filepath.Join(testutil.RepoRoot(), "fixtures", "interop", "deepseek-harness", name, "session.jsonl")
 			out := filepath.Join(t.TempDir(), "c.yaml")
 			stdout, stderr, err := runCLI(context.Background(), "cassette", "from-log", log, out)
 			if err != nil {
