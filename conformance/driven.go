@@ -99,5 +99,8 @@ func (r *runner) runCase(ctx context.Context, c *Case, d Dialect, itemProps map[
 	ev.Wire, ev.Journal, ev.SideRequests, ev.Steps, ev.Procs = rec.Wire, rec.Journal, rec.SideRequests, rec.Steps, rec.Procs
 	ev.Aborted, ev.Stopped, ev.Interrupted, ev.LoadSkipped = rec.Aborted, rec.Stopped, rec.Interrupted, rec.LoadSkipped
 	ev.PromptsRun, ev.ModelErrors = rec.PromptsRun, rec.ModelErrors
+	// The judge's heavy part, here in the case's goroutine while other
+	// cases run, not in the judge's single pass after the last case.
+	ev.warmJudgeMemo(r.validator)
 	return ev
 }

@@ -118,6 +118,19 @@ type judgeMemo struct {
 	}
 }
 
+// warmJudgeMemo finds, once the case has ended, what the judge derives
+// from its evidence with validator v (the schema validation, the plan
+// updates) and keeps it in the memo: judged later, the case reads it
+// there. Nothing else changes.
+func (ev *Evidence) warmJudgeMemo(v *SchemaValidator) {
+	if ev.memo == nil || v == nil || ev.NotRun != "" || ev.Interrupted != "" {
+		return
+	}
+	e := judgeable(ev, v)
+	schemaProblems(e)
+	e.plans()
+}
+
 // RunInfo is what a case's evidence records of the run it was part of:
 // enough to judge a folder of saved evidence as one run.
 type RunInfo struct {

@@ -8,7 +8,10 @@
 //
 // A scenario is a conformance.Case (Generator.Scenario): ACP steps (one
 // to three prompts in a session, sometimes an editor-style restart and
-// session/load with more prompts after it, or a second session) and the
+// session/load with more prompts after it, or a second session; in one
+// scenario of eight a last prompt the client cancels, session/cancel once
+// the turn shows a plan, judged only by the checks the catalogue's own
+// cancel case feeds, as the contract says nothing of a cancel) and the
 // mock model's turns (zero to three turns of one to several tool calls,
 // then a text turn that ends the prompt): todo_write calls that carry on,
 // change or replace the list, and in some scenarios break one rule of the

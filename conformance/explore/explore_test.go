@@ -12,10 +12,7 @@ import (
 
 // The oracle marks the built-in cases exactly as their authors did.
 func TestOracleAgreesWithTheBuiltinMarks(t *testing.T) {
-	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := builtinCases(t)
 	o, err := NewOracle(conformance.PolicySingle)
 	if err != nil {
 		t.Fatal(err)
@@ -159,4 +156,14 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// builtinCases are the catalogue's own cases.
+func builtinCases(t *testing.T) []*conformance.Case {
+	t.Helper()
+	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
 }

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -60,6 +61,14 @@ func (g Generator) Scenario(index int) *conformance.Case {
 	for range 1 + r.IntN(3) {
 		prompt()
 	}
+	// Whether the first session ends on a cancelled prompt comes from a
+	// stream of its own: the scenarios without one are drawn exactly as
+	// before cancels were.
+	if rand.New(rand.NewPCG(g.Seed^cancelStream, uint64(index))).IntN(cancelOneIn) == 0 {
+		s.cancelledPrompt(c)
+		s.makeSafe(c)
+		return c
+	}
 	switch x := r.IntN(10); {
 	case x < 3: // an editor closes the agent and loads the session again
 		c.Steps = append(c.Steps, driver.Step{Op: driver.OpRestart}, driver.Step{Op: driver.OpInitialize}, driver.Step{Op: driver.OpLoadSession})
@@ -110,6 +119,9 @@ func (s *scenario) promptTurns() []mockmodel.Turn {
 			}
 			t.ToolCalls = append(t.ToolCalls, mockmodel.ToolCall{Name: driver.DialectTodoWrite, Arguments: s.write()})
 		}
+		if t.ChunkSize == 0 {
+			t.ChunkSize = streamChunk(t.ToolCalls)
+		}
 		turns = append(turns, t)
 	}
 	end := mockmodel.Turn{Text: "DONE"}
@@ -119,25 +131,89 @@ func (s *scenario) promptTurns() []mockmodel.Turn {
 	return append(turns, end)
 }
 
+// maxDeltas bounds how many deltas a turn whose chunk size was not drawn
+// streams its largest call in: a call of up to maxDeltas times the mock's
+// default chunk streams in default chunks, as a hand-written case's does;
+// a larger one in maxDeltas (or a few more) chunks. A list of hundreds of
+// items is thus still split mid-item, mid-string and mid-character, but
+// not into thousands of deltas, each of which the agent, the mock and the
+// runner would handle one by one (docs/performance.md).
+const maxDeltas = 16
+
+// streamChunk is the chunk size of a turn whose size was not drawn: 0 (the
+// mock's default) unless its largest call is longer than maxDeltas default
+// chunks. It draws nothing: the rest of the scenario is the same either
+// way.
+func streamChunk(calls []mockmodel.ToolCall) int {
+	longest := 0
+	for _, tc := range calls {
+		if b, err := json.Marshal(tc.Arguments); err == nil {
+			longest = max(longest, len(b))
+		}
+	}
+	if longest <= maxDeltas*mockmodel.DefaultChunkSize {
+		return 0
+	}
+	return (longest + maxDeltas - 1) / maxDeltas
+}
+
 // write draws one todo_write's arguments: usually the last list changed,
 // sometimes a new one or the empty list; in a scenario that breaks a rule,
 // about a third of the calls break it.
 func (s *scenario) write() map[string]any {
-	r := s.r
-	var list []map[string]any
-	switch x := r.IntN(10); {
-	case x == 0:
-		list = []map[string]any{}
-	case x < 4 || s.list == nil:
-		list = s.newList()
-	default:
-		list = s.change(s.list)
-	}
-	if s.rule != "" && r.IntN(3) == 0 {
+	list := s.nextList()
+	if s.rule != "" && s.r.IntN(3) == 0 {
 		return s.breakRule(list)
 	}
 	s.list = list
 	return map[string]any{"todos": toAny(list)}
+}
+
+// nextList draws the list of a valid write: usually the last list
+// changed, sometimes a new one or the empty list.
+func (s *scenario) nextList() []map[string]any {
+	switch x := s.r.IntN(10); {
+	case x == 0:
+		return []map[string]any{}
+	case x < 4 || s.list == nil:
+		return s.newList()
+	default:
+		return s.change(s.list)
+	}
+}
+
+// cancelOneIn: one scenario in cancelOneIn ends its first session with a
+// cancelled prompt (cancelledPrompt); cancelStream seeds the draw of
+// which, beside the scenario's own stream.
+const (
+	cancelOneIn  = 8
+	cancelStream = 0x63616e63656c // "cancel"
+)
+
+// cancelledPrompt appends a prompt the client cancels (session/cancel,
+// sent by the runner once the turn shows a plan), shaped as the
+// catalogue's cancel-after-write case: one turn with one valid todo_write,
+// then the text that would end the turn (the model may never be asked for
+// it). A cancelled prompt leaves script turns unasked, so no prompt can
+// follow it: the scenario ends there, or with an editor's restart and
+// session/load, whose replay must show the write.
+func (s *scenario) cancelledPrompt(c *conformance.Case) {
+	r := s.r
+	c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpPrompt, Text: promptTexts[r.IntN(len(promptTexts))], Cancel: true})
+	s.list = s.nextList()
+	t := mockmodel.Turn{ToolCalls: []mockmodel.ToolCall{{Name: conformance.DialectTodoWrite, Arguments: map[string]any{"todos": toAny(s.list)}}}}
+	if r.IntN(4) == 0 {
+		t.Reasoning = sentence(r)
+	}
+	if r.IntN(4) == 0 {
+		t.ChunkSize = 1 + r.IntN(64)
+	} else {
+		t.ChunkSize = streamChunk(t.ToolCalls)
+	}
+	c.Script = append(c.Script, t, mockmodel.Turn{Text: "DONE"})
+	if r.IntN(2) == 0 {
+		c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpRestart}, conformance.Step{Op: conformance.OpInitialize}, conformance.Step{Op: conformance.OpLoadSession})
+	}
 }
 
 // size draws a length up to max, mostly small.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +38,19 @@ var ruleChecks = map[string]string{
 // validPrefix marks the checks that judge rejections: a case lists only
 // those of the rules its calls break, so that a failure names its rule.
 const validPrefix = "TW-VALID-"
+
+// cancelChecks are the checks a case with a cancelled prompt feeds (the
+// Always checks aside): what a client must see after session/cancel. The
+// contract (the todo_write RFC) says nothing of a cancel, so the oracle
+// expects no more than the catalogue's own cancel case does
+// (fixtures/conformance/cancel-after-write): each accepted write shows
+// its plan, the client ends the turn on the last one, a load replays it,
+// and the plans are well formed. What the model reads next (counts,
+// history) and the rejections (TW-VALID) are not judged on such a case: a
+// cancelled turn's later requests may never come.
+func cancelChecks() []string {
+	return []string{"TW-PLAN-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}
+}
 
 // Decision is the oracle's word on one todo_write call.
 type Decision struct {
@@ -178,7 +192,8 @@ func classify(args any) string {
 // to the oracle's refusal, and the case feeds every check of the catalogue
 // a scenario can give evidence for: all but the Always ones (they judge
 // every case anyway) and, of the TW-VALID checks, those of the rules its
-// calls break. It returns the rules broken, sorted.
+// calls break; a case with a cancelled prompt feeds only cancelChecks.
+// It returns the rules broken, sorted.
 func (o *Oracle) Mark(c *conformance.Case, cat []conformance.Check) []string {
 	rules := map[string]bool{}
 	for i := range c.Script {
@@ -200,9 +215,16 @@ func (o *Oracle) Mark(c *conformance.Case, cat []conformance.Check) []string {
 			feeds[id] = true
 		}
 	}
+	var only []string // nil: no cancel, every check
+	if slices.ContainsFunc(c.Steps, func(st conformance.Step) bool { return st.Cancel }) {
+		only = cancelChecks()
+	}
 	c.Checks = c.Checks[:0]
 	for _, ch := range cat {
 		if ch.Always || (strings.HasPrefix(ch.ID, validPrefix) && !feeds[ch.ID]) {
+			continue
+		}
+		if only != nil && !slices.Contains(only, ch.ID) {
 			continue
 		}
 		c.Checks = append(c.Checks, ch.ID)

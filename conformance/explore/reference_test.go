@@ -112,6 +112,7 @@ func BenchmarkScenarios(b *testing.B) {
 		Parallel: 64, Validator: v, TempDir: b.TempDir()}
 	n := 0
 	b.ResetTimer()
+	cpu0 := processCPU(b)
 	for i := 0; b.Loop(); i++ {
 		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: 64})
 		if err != nil {
@@ -123,4 +124,9 @@ func BenchmarkScenarios(b *testing.B) {
 		n += res.Scenarios
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
+	// The CPU time of the process per scenario (agents, mock models,
+	// runner and judge alike): on a shared machine the rate depends on
+	// the load, this much less (0 where the process's CPU time is not
+	// read).
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(max(n, 1)), "cpu-ms/scenario")
 }

@@ -31,6 +31,9 @@ func CaseYAML(c *conformance.Case, header []string) []byte {
 		if s.Text != "" {
 			fmt.Fprintf(&b, "    text: %s\n", quote(s.Text))
 		}
+		if s.Cancel {
+			b.WriteString("    cancel: true\n")
+		}
 	}
 	b.WriteString("script:\n")
 	for _, t := range c.Script {
