@@ -5,8 +5,9 @@
 //
 // `go test ./...` prints its packages in order, so one slow package holds
 // back the lines of every package after it; testrun prints them as they
-// end. It never runs more test binaries at once than the machine has CPUs
-// (-p). Each line ends with the package's CPU time (go test and the test
+// end. It runs one test binary more than the machine has CPUs (-p): the
+// suites wait on timers about a third of the time, and the extra package
+// fills it. Each line ends with the package's CPU time (go test and the test
 // binary, user and system), the cost that decides how long the whole run
 // takes on a small machine.
 //

@@ -62,7 +62,12 @@ type result struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("testrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	parallel := fs.Int("p", runtime.NumCPU(), "packages tested at once")
+	// One package more than the CPUs: the suites wait on timers (settles,
+	// grace periods, agents' exits) a third of the time, and a quiet 2-core
+	// run with two at a time kept the CPUs 85% busy (docs/performance.md).
+	// make stress passes with two busy loops beside two packages, a load
+	// above this one.
+	parallel := fs.Int("p", runtime.NumCPU()+1, "packages tested at once")
 	race := fs.Bool("race", false, "build with the race detector")
 	var plain []string
 	fs.Func("plain", "a package pattern also tested without -race, in the same queue (repeatable)", func(v string) error {
