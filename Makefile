@@ -11,8 +11,8 @@ build:
 	$(GO) build -o $(BIN) ./cmd/todoharness
 
 # The test command of the README and of .ci/run: formatting, vet, and every
-# suite under the race detector, as many packages at once as the machine has
-# CPUs, one line per package as it finishes (scripts/testrun); and, in the
+# suite under the race detector, one package more at once than the machine
+# has CPUs, one line per package as it finishes (scripts/testrun); and, in the
 # same queue, the exploration package again without -race (its long
 # explorations skip under -race, saying so: they take ten minutes and more
 # there). With-key specs skip (with a reason) when DEEPSEEK_API_KEY is unset
