@@ -9,14 +9,14 @@
 //		Agent: driver.Target{Command: []string{"my-agent", "--acp", "--base-url", "{{.BaseURL}}"}},
 //		Cases: cases, // conformance.LoadCases(conformancefixtures.FS, ".")
 //	})
-//	// rep.OK, rep.Checks, rep.WriteSummary / WriteJSON / WriteTranscripts
+//	// rep.OK, rep.Checks, rep.WriteJSON; report.WriteSummary(w, rep, false)
 //
 // Run is three parts. The drive starts the agent and runs each case's steps
 // (caseRun: set up, run, one explicit teardown) and collects its Evidence:
 // the ACP wire both ways with the time of every line, the steps, the model
 // journal, the processes. Evidence is plain data and serialises to JSON
-// (evidence.json per case under Config.Out; ReadEvidenceDir reads them
-// back). Judge, in the spirit of testing/fstest.TestFS, is a pure function
+// (evidence.json per case, which report.WriteTranscripts writes under
+// --out; ReadEvidenceDir reads them back). Judge, in the spirit of testing/fstest.TestFS, is a pure function
 // from the evidence, the catalogue and the baseline to the Report: it
 // starts nothing, so a saved run is judged again with the current catalogue
 // (`todoharness conform --judge DIR`).
@@ -101,14 +101,14 @@
 //
 // # Reports
 //
-// Report.WriteSummary is the table and the verdict; WriteJSON the whole
-// report, naming what judged what (ToolVersion, CatalogueVersion, the
-// agent's own AgentInfo from its initialize answer, Started, durations in
-// milliseconds); WriteTranscripts the evidence and a transcript per
-// failing case. Package conformance/report draws a Report in the other
-// formats: JUnit XML (one test case per check), the HTML page (`conform
-// --html`, `peers --html`) and GitHub Actions annotations (`conform
-// --format github`). Config.Strict (JudgeConfig
+// Report.WriteJSON writes the whole report, naming what judged what
+// (ToolVersion, CatalogueVersion, the agent's own AgentInfo from its
+// initialize answer, Started, durations in milliseconds). Package
+// conformance/report draws a Report for readers: the text summary (the
+// table and the verdict, report.WriteSummary), the evidence and a
+// transcript per failing case (report.WriteTranscripts), JUnit XML (one
+// test case per check), the HTML page (`conform --html`, `peers --html`)
+// and GitHub Actions annotations (`conform --format github`). Config.Strict (JudgeConfig
 // .Strict, `--strict`) makes a failed SHOULD check fail the run as a MUST
 // does: Report.Required says which checks must pass, Report.FailsRun which
 // results fail the run, and every writer asks them.

@@ -43,9 +43,6 @@ type Config struct {
 	// Progress receives one line per finished case (nil: none), one write
 	// at a time.
 	Progress io.Writer
-	// Out, if set, receives a transcript folder for every case with a
-	// failed check (ACP wire both ways, model journal, stderr).
-	Out string
 	// TempDir is where case working directories are made (default: the
 	// system's); KeepDirs keeps them after the run.
 	TempDir  string
@@ -101,16 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		evs = append(evs, got...)
 	}
-	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator, Strict: cfg.Strict})
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Out != "" {
-		if err := rep.WriteTranscripts(cfg.Out); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
+	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator, Strict: cfg.Strict})
 }
 
 // prepare fills in the defaults of the configuration and checks it: the

@@ -84,7 +84,7 @@ type Evidence struct {
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`
 
-	// PlanTies records, in a written evidence.json (Config.Out), which
+	// PlanTies records, in a written evidence.json (--out), which
 	// write the judge tied each plan update of a prompt to, and why. It is
 	// derived: the judge never reads it, and ties them again.
 	PlanTies []PlanTie `json:"planTies,omitempty"`
@@ -489,6 +489,16 @@ type result struct {
 	// Inferred: IsError is not on the wire but inferred (see writes).
 	Inferred bool
 	Text     string
+}
+
+// ResultRequest is the first model request that carried the result of
+// scripted call callID (false: none did).
+func (ev *Evidence) ResultRequest(callID string) (mockmodel.JournalEntry, bool) {
+	res := ev.resultOf(callID)
+	if !res.Found {
+		return mockmodel.JournalEntry{}, false
+	}
+	return ev.Journal[res.Request], true
 }
 
 // resultOf finds the tool result for callID in the model journal.

@@ -24,7 +24,7 @@ import (
 const EvidenceFormat = 1
 
 // EvidenceFile is the name of a case's evidence inside its folder under
-// Config.Out.
+// --out (report.WriteTranscripts).
 const EvidenceFile = "evidence.json"
 
 // MarshalEvidence encodes ev as indented JSON (the evidence.json format).
@@ -89,7 +89,7 @@ func WriteEvidence(dir string, ev *Evidence) error {
 }
 
 // ReadEvidenceDir reads the evidence of a run: every <case>/evidence.json
-// directly under dir (what Config.Out holds after a run), in the order the
+// directly under dir (what --out holds after a run), in the order the
 // cases ran. An evidence.json must be a regular file (a link to one is
 // followed) of at most MaxEvidenceBytes: a FIFO, a device or a longer file
 // is refused, never waited on or read to its end.

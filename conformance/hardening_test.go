@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,30 +98,6 @@ func TestRunWireFlood(t *testing.T) {
 	}
 	if c, _ := rep.Check("RUN-1"); c.Outcome != Fail || !strings.Contains(c.Reason, "cap") {
 		t.Errorf("RUN-1: %s %q, want a failure naming the cap", c.Outcome, c.Reason)
-	}
-}
-
-// A capped wire line, a capped model body and text, and the descendants
-// the runner killed are marked in the transcript.
-func TestTranscriptMarksCapsAndKills(t *testing.T) {
-	c := &Case{ID: "c", Title: "t", Source: "(test)"}
-	ev := &Evidence{Case: c,
-		Procs: []ProcResult{{Argv: []string{"agent"}, Killed: []string{"pid 42 (sleep)"}}},
-		Wire:  []WireMsg{{Dir: Received, Line: "aaaa", Kind: KindInvalid, Capped: true, Size: 1 << 30, Problem: "a line of 1073741824 bytes, over the runner's cap"}},
-		Journal: []mockmodel.JournalEntry{{Wire: mockmodel.WireOpenAIChat, RawCapped: true, RawBytes: 20 << 20, RawSHA256: "abc",
-			Capped: []string{"messages[0].content[0].text: 20971520 bytes, sha256 def, first 1048576 kept"}}}}
-	d := t.TempDir()
-	if err := writeTranscript(d, &CaseResult{ID: "c", Title: "t", ev: ev}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(d, "transcript.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"killed by the runner: pid 42 (sleep)", "CAPPED: a line of 1073741824 bytes", "BODY CAPPED: 20971520 bytes, sha256 abc", "CAPPED: messages[0].content[0].text: 20971520 bytes"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("the transcript does not say %q:\n%s", want, b)
-		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -392,46 +391,6 @@ func TestInProcessAbandoned(t *testing.T) {
 	}
 	if !rep.Cases[0].Completed {
 		t.Errorf("the case did not complete: %s", rep.Cases[0].Error)
-	}
-}
-
-// A panic in the function is the agent's crash: status 2, the panic and
-// its stack on its stderr; the runner goes on.
-func TestInProcessPanic(t *testing.T) {
-	t.Parallel()
-	out := t.TempDir()
-	rep := runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int {
-		fmt.Fprintln(p.Stderr, "stub: starting")
-		stubServe(p, func() { panic("boom") })
-		return 0
-	}), stubCase(true), func(c *Config) { c.Out = out })
-	cr := rep.Cases[0]
-	pr := cr.ev.Procs[0]
-	if pr.Exit != "panic: boom (exit status 2)" {
-		t.Errorf("Exit %q, want panic: boom (exit status 2)", pr.Exit)
-	}
-	if !strings.HasPrefix(pr.Stderr, "stub: starting\npanic: boom\n\ngoroutine ") || !strings.Contains(pr.Stderr, "TestInProcessPanic") {
-		t.Errorf("Stderr %q, want what the agent wrote, then the panic and the stack through TestInProcessPanic", pr.Stderr)
-	}
-	run, _ := rep.Check("RUN-1")
-	if run.Outcome != Fail || !strings.Contains(run.Reason, "step 3 (prompt)") || !strings.Contains(run.Reason, "the agent exited (panic: boom (exit status 2))") ||
-		!strings.Contains(run.Reason, "stderr: ") {
-		t.Errorf("RUN-1: %s %q, want a failure at the prompt naming the panic and quoting stderr", run.Outcome, run.Reason)
-	}
-	if !strings.HasPrefix(cr.Transcript, out) {
-		t.Errorf("transcript folder %q, want it under %s", cr.Transcript, out)
-	}
-	b, err := os.ReadFile(filepath.Join(cr.Transcript, "transcript.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "in-process agent 1: stub-agent --acp\n") || !strings.Contains(string(b), "panic: boom (exit status 2)") {
-		t.Errorf("the transcript does not name the in-process agent and its panic:\n%s", b)
-	}
-	// A second run in the same process works: the panic was contained.
-	rep = runStub(t, stubTarget(func(ctx context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 }), stubCase(false), nil)
-	if c, _ := rep.Check("RUN-1"); c.Outcome != Pass {
-		t.Errorf("after the panic, RUN-1: %s %q", c.Outcome, c.Reason)
 	}
 }
 

@@ -324,21 +324,6 @@ func caseFailures(ev *Evidence, cat []Check, v *SchemaValidator) []string {
 	return out
 }
 
-// tieAt says which write the plan update at seq was tied to, and why
-// ("" when seq is no plan update of a prompt).
-func (cr *CaseResult) tieAt(seq int) string {
-	for _, t := range cr.Plans {
-		if t.Seq != seq {
-			continue
-		}
-		if t.Call == "" {
-			return "tied to no write: " + t.Why
-		}
-		return "tied to " + t.Call + ": " + t.Why
-	}
-	return ""
-}
-
 // caseResult is the report's row of a case, from its evidence.
 func caseResult(ev *Evidence) *CaseResult {
 	cr := &CaseResult{ID: ev.Case.ID, Title: ev.Case.Title, Run: ev.Repeat, Duration: ev.Duration, Completed: ev.Aborted == "" && ev.Stopped == "" && ev.NotRun == "" && ev.Interrupted == "", ev: ev}
@@ -382,7 +367,7 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 		}
 	}
 	firstOf := func(o Outcome, vs []CaseVerdict) (Outcome, string) {
-		reason := vs[0].Case + ": " + vs[0].Reason + vs[0].more()
+		reason := vs[0].Case + ": " + vs[0].Reason + vs[0].More()
 		if len(vs) > 1 {
 			reason += fmt.Sprintf(" (and %d more case(s))", len(vs)-1)
 		}
@@ -417,9 +402,9 @@ func failureList(v verdict) []Failure {
 	return out
 }
 
-// more says how many failures of the check the case had besides the one
+// More says how many failures of the check the case had besides the one
 // its reason shows ("" for one): the JSON report lists them all.
-func (cv CaseVerdict) more() string {
+func (cv CaseVerdict) More() string {
 	if len(cv.Failures) < 2 {
 		return ""
 	}

@@ -92,68 +92,6 @@ func TestUnmarshalEvidenceRefusesAnUnknownDialect(t *testing.T) {
 	}
 }
 
-// Writing transcripts under an --out folder that already holds links
-// never writes through them: a case folder that is a link is refused, a
-// file that is a link is replaced by the file.
-func TestWriteTranscriptsNeverFollowsLinks(t *testing.T) {
-	evs := savedRun(t, "fake-no-plan")
-	rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var failing *CaseResult
-	for _, cr := range rep.Cases {
-		if cr.ev != nil && len(cr.Failed) > 0 {
-			failing = cr
-			break
-		}
-	}
-	if failing == nil {
-		t.Fatal("no failing case in fake-no-plan")
-	}
-	name := safeName(failing.ID)
-
-	t.Run("a case folder that is a link", func(t *testing.T) {
-		out, outside := t.TempDir(), t.TempDir()
-		if err := os.Symlink(outside, filepath.Join(out, name)); err != nil {
-			t.Fatal(err)
-		}
-		err := rep.WriteTranscripts(out)
-		if !errors.Is(err, safefile.ErrLink) {
-			t.Fatalf("WriteTranscripts = %v, want a refusal of the link", err)
-		}
-		if left, _ := os.ReadDir(outside); len(left) > 0 {
-			t.Fatalf("written through the link: %v", left)
-		}
-	})
-	t.Run("a file that is a link", func(t *testing.T) {
-		out, outside := t.TempDir(), t.TempDir()
-		victim := filepath.Join(outside, "victim")
-		if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(filepath.Join(out, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []string{EvidenceFile, "transcript.txt"} {
-			if err := os.Symlink(victim, filepath.Join(out, name, f)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := rep.WriteTranscripts(out); err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(victim); string(b) != "keep" {
-			t.Fatalf("the file outside was written through a link: %.60q", b)
-		}
-		for _, f := range []string{EvidenceFile, "transcript.txt"} {
-			if fi, err := os.Lstat(filepath.Join(out, name, f)); err != nil || !fi.Mode().IsRegular() {
-				t.Fatalf("%s is not a regular file: %v", f, err)
-			}
-		}
-	})
-}
-
 // A baseline entry with `cases: []` names no case: it is refused, saying
 // to leave the key out for every case (a missing key still means every
 // case).

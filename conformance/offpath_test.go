@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -321,56 +320,8 @@ func TestBaselineMatchesEachFailure(t *testing.T) {
 			}
 		})
 	}
-	// The summary shows the first failure and the count.
-	s := summary(t, judgeSaved(t, "bridge-wrong-counts", nil, "replace"))
-	if !strings.Contains(s, "(+1 more failure(s) of this check in this case: see the JSON report)") {
-		t.Errorf("the summary does not count the failures:\n%s", s)
-	}
-}
-
-// The transcript (--out) lists every failure of the case and marks which
-// write each plan line was tied to; the JSON report carries the ties.
-func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
-	t.Parallel()
-	rep := judgeSaved(t, "bridge-wrong-counts", nil, "replace")
-	b := transcriptOf(t, rep.Cases[0])
-	for _, want := range []string{
-		"\n  TW-COUNTS-1: call_1: the result ",
-		"\n  TW-COUNTS-1: call_2: the result ",
-		"      ^^^ PLAN tied to call_1: shows its accepted list",
-		"      ^^^ PLAN tied to call_2: shows its accepted list",
-	} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("the transcript lacks %q:\n%s", want, b)
-		}
-	}
-	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(js.String(), `"call": "call_2"`) || !strings.Contains(js.String(), `"failures": [`) {
-		t.Errorf("the JSON report lacks the plan ties or the failures")
-	}
-	// --out: the evidence written records the ties, and judged again it
-	// gives the same verdict.
-	out := t.TempDir()
-	if err := rep.WriteTranscripts(out); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ReadEvidenceDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(again) != 1 || len(again[0].PlanTies) != 2 || again[0].PlanTies[1].Call != "call_2" {
-		t.Fatalf("the written evidence records the ties %+v", again[0].PlanTies)
-	}
-	rep2, err := Judge(again, JudgeConfig{Validator: sharedValidator(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, _ := rep2.Check("TW-COUNTS-1"); c.Outcome != Fail || len(c.Cases[0].Failures) != 2 {
-		t.Errorf("judged again: TW-COUNTS-1 %s %+v", c.Outcome, c.Cases)
-	}
+	// The summary shows the first failure and the count:
+	// report_text_test.go's TestSummaryCountsTheFailuresOfACase.
 }
 
 // A load's replay sent after its answer, arriving only once the next

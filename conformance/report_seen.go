@@ -8,6 +8,60 @@ import (
 	"github.com/todoharness/todoharness/driver"
 )
 
+// OneLine is s on one line (runs of white space as one space), cut to
+// about n bytes.
+func OneLine(s string, n int) string { return oneLine(s, n) }
+
+// PassSeen is the REASON of a passing check: where the check held ("12
+// cases: " or the one case) and what the run saw there ("3 plans, each the
+// list of the accepted write before it"), added up over the cases. When
+// the evidence is not at hand: the cases' own notes, else the check's
+// title.
+func (r *Report) PassSeen(c CheckResult) string {
+	var names, notes []string
+	rule, ok := seenRuleOf(c.ID)
+	var seen tally
+	for _, cv := range c.Cases {
+		if cv.Outcome != Pass {
+			continue
+		}
+		names = append(names, cv.Case)
+		if cv.Reason != "" {
+			notes = append(notes, cv.Case+": "+cv.Reason)
+		}
+		if ev := r.evidenceOf(cv.Case); ev == nil {
+			ok = false
+		} else if ok {
+			seen = seen.add(rule.count(ev))
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return c.Title
+	case !ok && len(notes) > 0:
+		return strings.Join(notes, "; ")
+	}
+	what := c.Title
+	if ok {
+		what = rule.say(seen)
+	}
+	if len(names) == 1 {
+		return names[0] + ": " + what
+	}
+	return fmt.Sprintf("%d cases: %s", len(names), what)
+}
+
+// evidenceOf is the evidence of case id (its first run), nil when the
+// report has none.
+func (r *Report) evidenceOf(id string) *Evidence {
+	for _, cr := range r.Cases {
+		if cr.ID == id {
+			return cr.ev
+		}
+	}
+	return nil
+}
+
 // What a passing check saw: the REASON of a passing row in the summary
 // and the HTML report says what the run showed (counts added up over the
 // cases the check passed on), not the check's title.

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -114,64 +113,6 @@ func TestLateUpdatesTenRunsAgree(t *testing.T) {
 	if !slices.Equal(rep.Failing, []string{"ACP-TURN-1"}) || len(rep.Flaky) > 0 || rep.Verdict != VerdictFail {
 		dumpFailures(t, rep)
 		t.Errorf("verdict %s (failing %v, flaky %v): want FAIL on ACP-TURN-1 alone (a MUST check), nothing flaky", rep.Verdict, rep.Failing, rep.Flaky)
-	}
-}
-
-// --repeat on a racy agent (its plan is missing in every other process)
-// reports the plan check FLAKY, with the runs of each outcome, and the
-// verdict is not PASS.
-func TestRepeatReportsFlaky(t *testing.T) {
-	t.Parallel()
-	var cases []*Case
-	for _, c := range builtinCases(t) {
-		if c.ID == "plan-basic" {
-			cases = append(cases, c)
-		}
-	}
-	tg := fakeTarget(t, "flip-plan")
-	tg.Env = append(tg.Env, fakeCounterEnv+"="+filepath.Join(t.TempDir(), "count"))
-	out := t.TempDir()
-	rep := runFake(t, "", func(c *Config) {
-		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat, c.Out = tg, cases, DialectTodoWrite, 1, 5, out
-	})
-	// The evidence of each run is kept apart, and judged again it is as
-	// flaky (--judge DIR).
-	saved, err := ReadEvidenceDir(out)
-	if err != nil || len(saved) != 5 {
-		t.Fatalf("%d saved evidence files (%v), want one per run", len(saved), err)
-	}
-	again, err := Judge(saved, JudgeConfig{Validator: sharedValidator(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := again.Check("TW-PLAN-1"); p.Outcome != Flaky {
-		t.Errorf("judged again: TW-PLAN-1 %s, want flaky", p.Outcome)
-	}
-	p, _ := rep.Check("TW-PLAN-1")
-	if p.Outcome != Flaky {
-		dumpFailures(t, rep)
-		t.Fatalf("TW-PLAN-1 %s %q, want flaky", p.Outcome, p.Reason)
-	}
-	if want := "fail in runs 1,3,5: plan-basic: no plan update shows call_1"; !strings.Contains(p.Reason, want) || !strings.Contains(p.Reason, "pass in runs 2,4") {
-		t.Errorf("reason %q, want the runs of each outcome (%q, pass in runs 2,4)", p.Reason, want)
-	}
-	// With no plan, the checks about plan entries are not judged in runs
-	// 1,3,5: not-run there, pass in 2,4, flaky too; the client ends the
-	// turn with no plan in runs 1,3,5 (TW-FINAL-1).
-	if want := []string{"TW-PLAN-1", "TW-FINAL-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}; rep.OK || rep.Verdict != VerdictFail || !reflect.DeepEqual(rep.Flaky, want) {
-		t.Errorf("verdict %s, flaky %v: want FAIL for the flaky MUST checks %v", rep.Verdict, rep.Flaky, want)
-	}
-	if r, _ := rep.Check("TW-PLAN-PRIORITY-1"); r.Outcome != Flaky {
-		t.Errorf("TW-PLAN-PRIORITY-1 %s: no plan entry in runs 1,3,5, judged in 2,4", r.Outcome)
-	}
-	var sum strings.Builder
-	if err := rep.WriteSummary(&sum); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"TW-PLAN-1", "FLAKY", "flaky (the outcome differed between runs): TW-PLAN-1", "run 2: pass"} {
-		if !strings.Contains(sum.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, sum.String())
-		}
 	}
 }
 

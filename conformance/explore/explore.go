@@ -29,7 +29,7 @@ const FailuresDir = "explore-failures"
 type Config struct {
 	// Run is the run every batch of scenarios is: the agent under test,
 	// timeouts, settle, parallelism, dialect, policy, baseline, strict.
-	// Its Cases, Out, Progress and Repeat are ignored.
+	// Its Cases, Progress and Repeat are ignored.
 	Run conformance.Config
 	// Seed draws the scenarios; N is how many (of the whole run, over
 	// every shard), For a time budget (either may be 0, not both).
@@ -204,7 +204,7 @@ func (c *Config) withDefaults() error {
 	if c.ShrinkRuns <= 0 {
 		c.ShrinkRuns = 60
 	}
-	c.Run.Out, c.Run.Progress, c.Run.Repeat, c.Run.Only = "", nil, 1, nil
+	c.Run.Progress, c.Run.Repeat, c.Run.Only = nil, 1, nil
 	return nil
 }
 

@@ -76,7 +76,7 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 					continue
 				}
 				if n++; n <= githubCasesShown {
-					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, conformance.CutReason(cv.Reason, 300))
+					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, CutReason(cv.Reason, 300))
 				}
 			}
 			if n > githubCasesShown {
@@ -88,7 +88,7 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 	}
 	switch r.Verdict {
 	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:
-		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(r.VerdictLine()))
+		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(VerdictLine(r)))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("conformance: write GitHub annotations: %w", err)

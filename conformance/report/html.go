@@ -93,7 +93,7 @@ func WritePeersHTML(w io.Writer, peers []PeerResult) error {
 					row.Cells = append(row.Cells, htmlCell{Outcome: "none", Symbol: "·", Title: id + ": not in this report"})
 					continue
 				}
-				cell := htmlCell{Outcome: conformance.OutcomeClass(c), Symbol: outcomeSymbol(c), Title: id + ": " + outcomeLabel(c) + " — " + c.Reason}
+				cell := htmlCell{Outcome: OutcomeClass(c), Symbol: outcomeSymbol(c), Title: id + ": " + outcomeLabel(c) + " — " + c.Reason}
 				if failureShown(c) {
 					cell.Href = "#" + key + "check-" + c.ID
 				}
@@ -222,7 +222,7 @@ type htmlReq struct {
 // htmlAgentOf builds one agent's view of the report.
 func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent {
 	a := htmlAgent{Key: key, Name: name, Verdict: r.Verdict, VerdictClass: strings.ToLower(r.Verdict),
-		VerdictLine: strings.TrimPrefix(r.VerdictLine(), r.Verdict+": ")}
+		VerdictLine: strings.TrimPrefix(VerdictLine(r), r.Verdict+": ")}
 	if verdictNote != "" && verdictNote != r.Verdict {
 		a.VerdictLine = verdictNote
 	}
@@ -269,7 +269,7 @@ func (a *htmlAgent) addChecks(r *conformance.Report) {
 	counts := map[string]int{}
 	levels := map[string]bool{}
 	for _, c := range r.Checks {
-		cls := conformance.OutcomeClass(c)
+		cls := OutcomeClass(c)
 		counts[cls]++
 		levels[string(c.Level)] = true
 		hc := htmlCheck{ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: cls, Title: c.Title, Reason: c.Reason}
@@ -317,7 +317,7 @@ func caseAnchors(r *conformance.Report, key string) map[string]string {
 
 // addRoots adds the root causes, each linked to where it is.
 func (a *htmlAgent) addRoots(r *conformance.Report, caseAnchor map[string]string) {
-	for _, rc := range r.RootCauses() {
+	for _, rc := range RootCauses(r) {
 		hr := htmlRoot{Checks: rc.Checks, What: rc.What}
 		for _, wh := range rc.Where {
 			href := "#" + caseAnchor[wh.Case]
@@ -336,7 +336,7 @@ func (a *htmlAgent) addFailures(r *conformance.Report, caseAnchor map[string]str
 		if !failureShown(c) {
 			continue
 		}
-		f := htmlFailure{Anchor: a.Key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: conformance.OutcomeClass(c),
+		f := htmlFailure{Anchor: a.Key + "check-" + c.ID, ID: c.ID, Level: string(c.Level), Outcome: outcomeLabel(c), Class: OutcomeClass(c),
 			Title: c.Title, Spec: c.Spec, Source: c.Source, Expected: c.Expected, Stale: c.Stale, FailsRun: r.FailsRun(c)}
 		if c.Outcome == conformance.Flaky {
 			f.Runs = c.Runs
@@ -382,7 +382,7 @@ func (a *htmlAgent) addCases(r *conformance.Report) {
 		}
 	}
 	for _, cr := range r.Cases {
-		hc := htmlCaseOf(cr, a.Key, r.RequestMarks(cr))
+		hc := htmlCaseOf(cr, a.Key, RequestMarks(r, cr))
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
 		a.Cases = append(a.Cases, hc)
@@ -403,7 +403,7 @@ func outcomeLabel(c conformance.CheckResult) string {
 }
 
 func outcomeSymbol(c conformance.CheckResult) string {
-	switch conformance.OutcomeClass(c) {
+	switch OutcomeClass(c) {
 	case "pass":
 		return "✓"
 	case "fail":

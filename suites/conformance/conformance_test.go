@@ -22,6 +22,7 @@ import (
 
 	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/harness/breakage"
@@ -167,7 +168,7 @@ func plannedRuns(plan map[string]plannedRun) func(name string) *conformance.Repo
 // explain is the summary table, for failure messages.
 func explain(rep *conformance.Report) string {
 	var b strings.Builder
-	_ = rep.WriteSummary(&b)
+	_ = report.WriteSummary(&b, rep, false)
 	for _, c := range rep.Cases {
 		if c.Error != "" {
 			fmt.Fprintf(&b, "case %s: %s\n", c.ID, c.Error)

@@ -241,7 +241,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := o.run.config(target, cases, preset, errw)
-	cfg.Dialect, cfg.Out, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.out, o.keep, o.modelName, o.policy, o.keepGoing, only
+	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
 	cfg.Strict, cfg.Validator = o.strict, schemaValidatorOf(cmd.Context())
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
@@ -262,6 +262,11 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
+	}
+	if o.out != "" {
+		if err := report.WriteTranscripts(o.out, rep); err != nil {
+			return err
+		}
 	}
 	return finishConform(cmd, o, cfg, seed, rep)
 }
@@ -492,7 +497,7 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	if o.out != "" {
-		if err := rep.WriteTranscripts(o.out); err != nil {
+		if err := report.WriteTranscripts(o.out, rep); err != nil {
 			return err
 		}
 	}
@@ -519,7 +524,7 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 		return err
 	}
 	fmt.Fprintln(out)
-	if err := rep.WriteSummaryColor(out, o.color); err != nil {
+	if err := report.WriteSummary(out, rep, o.color); err != nil {
 		return err
 	}
 	for _, c := range rep.Cases {

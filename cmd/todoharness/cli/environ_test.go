@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/harness/acp"
@@ -69,7 +70,7 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 	}
 	summary := func(rep *conformance.Report) string {
 		var b strings.Builder
-		_ = rep.WriteSummary(&b)
+		_ = report.WriteSummary(&b, rep, false)
 		return b.String()
 	}
 	t.Run("reference", func(t *testing.T) {

@@ -171,10 +171,14 @@ func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conforma
 	target.Name = fmt.Sprintf("%s %s (%s)", p.Name, row.Version, p.Package)
 	target.Env = append([]string{"PATH=" + path}, target.Env...)
 	cfg := o.run.config(target, cases, &p, prefixWriter{w: errw, prefix: "peers: " + p.Name + ": "})
-	cfg.Out, cfg.Validator = filepath.Join(dir, "transcripts"), v
-	_ = os.RemoveAll(cfg.Out)
+	out := filepath.Join(dir, "transcripts")
+	cfg.Validator = v
+	_ = os.RemoveAll(out)
 	logf("%s %s: running the catalogue (%d cases, timeout %s per case)", p.Name, row.Version, len(cases), cfg.Timeout)
 	rep, err := conformance.Run(ctx, cfg)
+	if err == nil {
+		err = report.WriteTranscripts(out, rep)
+	}
 	if err != nil {
 		row.Verdict = "could not run: " + err.Error()
 		return row

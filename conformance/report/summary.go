@@ -1,0 +1,272 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
+)
+
+// WriteSummary writes r's summary table and its verdict. The checks no
+// selected case feeds share one line after the table. With color set, the
+// outcomes and the verdict are in colour (the command line sets it on a
+// terminal, unless NO_COLOR is set).
+func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
+	paint := painter(color)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// The header is painted too (in the terminal's own colour): every
+	// cell of the column then carries the same bytes of codes.
+	fmt.Fprintf(tw, "ID\tLEVEL\t%s\tREASON\n", paint("", "OUTCOME"))
+	var unfed []string
+	for _, c := range r.Checks {
+		if c.Outcome == conformance.NotRun && c.Reason == conformance.NoCaseFeeds && !c.Stale {
+			unfed = append(unfed, c.ID)
+			continue
+		}
+		outcome := strings.ToUpper(string(c.Outcome))
+		if c.Stale {
+			outcome = "STALE"
+		}
+		reason := c.Reason
+		switch {
+		case c.Stale:
+			reason = "a baseline entry (" + c.Expected + ") matches no failure: remove it from the baseline"
+		case c.Outcome == conformance.XFail:
+			reason = "expected: " + c.Expected + " — " + reason
+		case c.Outcome == conformance.Pass:
+			reason = r.PassSeen(c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(OutcomeClass(c), outcome), CutReason(reason, 140))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("conformance: write summary: %w", err)
+	}
+	if len(unfed) > 0 {
+		fmt.Fprintf(w, "NOT RUN (no selected case feeds them): %s\n", strings.Join(unfed, ", "))
+	}
+	writeFailures(w, r)
+	counts := map[conformance.Outcome]int{}
+	for _, c := range r.Checks {
+		counts[c.Outcome]++
+	}
+	fmt.Fprintf(w, "\nagent: %s\n", r.Agent)
+	if r.AgentInfo != nil {
+		fmt.Fprintf(w, "agent info: %s (its initialize answer)\n", r.AgentInfo)
+	}
+	fmt.Fprintf(w, "dialect: %s (%s)\n", r.Dialect, r.DialectSource)
+	if r.Policy != "" {
+		fmt.Fprintf(w, "policy: %s (%s)\n", r.Policy, r.PolicySource)
+	}
+	if len(r.Wires) > 0 {
+		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
+	}
+	if r.Repeat > 1 {
+		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
+	}
+	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %d cases in %.2fs\n",
+		len(r.Checks), counts[conformance.Pass], counts[conformance.Fail], counts[conformance.XFail], counts[conformance.NotRun], counts[conformance.NA], len(r.Cases), r.Duration.Seconds())
+	if r.Strict {
+		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
+	}
+	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), VerdictLine(r)))
+	return err
+}
+
+// VerdictLine is the last line of r's summary: the verdict and why.
+func VerdictLine(r *conformance.Report) string {
+	switch r.Verdict {
+	case conformance.VerdictPass:
+		if r.Strict {
+			return "PASS: every MUST and SHOULD check passes"
+		}
+		return "PASS: every MUST check passes"
+	case conformance.VerdictInterrupted:
+		return "INTERRUPTED: " + r.Interrupted + "; the run stopped before it finished, nothing is blamed on the agent"
+	case conformance.VerdictIncomplete:
+		what := "MUST"
+		if r.Strict {
+			what = "MUST and SHOULD"
+		}
+		return "INCOMPLETE: " + what + " checks not judged: " + notJudgedWhy(r)
+	}
+	var why, must, should []string
+	for _, id := range r.Failing {
+		if c, _ := r.Check(id); c.Level == conformance.SHOULD {
+			should = append(should, id)
+		} else {
+			must = append(must, id)
+		}
+	}
+	if len(must) > 0 {
+		why = append(why, "MUST failed: "+strings.Join(must, ", "))
+	}
+	if len(should) > 0 {
+		why = append(why, "SHOULD failed (--strict): "+strings.Join(should, ", "))
+	}
+	if len(r.Flaky) > 0 {
+		why = append(why, "flaky (the outcome differed between runs): "+strings.Join(r.Flaky, ", "))
+	}
+	if len(r.Stale) > 0 {
+		why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
+	}
+	return "FAIL: " + strings.Join(why, "; ")
+}
+
+// notJudgedWhy lists the MUST checks not judged, grouped by why.
+func notJudgedWhy(r *conformance.Report) string {
+	var order []string
+	byWhy := map[string][]string{}
+	for _, id := range r.NotJudged {
+		c, _ := r.Check(id)
+		why := c.Reason
+		if why == conformance.NoCaseFeeds {
+			why = "no selected case feeds them"
+		}
+		if _, ok := byWhy[why]; !ok {
+			order = append(order, why)
+		}
+		byWhy[why] = append(byWhy[why], id)
+	}
+	var parts []string
+	for _, why := range order {
+		parts = append(parts, strings.Join(byWhy[why], ", ")+" ("+conformance.OneLine(why, 120)+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// writeFailures writes the failures that share a root cause, then each
+// failure with the clause it tests, so the table reads as a verdict clause
+// by clause without opening the JSON report.
+func writeFailures(w io.Writer, r *conformance.Report) {
+	if rcs := RootCauses(r); len(rcs) > 0 {
+		fmt.Fprintln(w, "\nFailures that share a root cause (the same wire line, see the transcript's FAILED marks; or the same scripted call):")
+		for _, rc := range rcs {
+			where := make([]string, len(rc.Where))
+			for i, a := range rc.Where {
+				where[i] = a.String()
+			}
+			if len(where) > 4 {
+				where = append(where[:4], fmt.Sprintf("… %d more", len(where)-4))
+			}
+			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(where, ", "))
+		}
+	}
+	first := true
+	for _, c := range r.Checks {
+		if c.Outcome != conformance.Fail && c.Outcome != conformance.XFail && c.Outcome != conformance.Flaky && !c.Stale {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nWhat the failing checks test:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, conformance.OneLine(c.Spec, 300), c.Source)
+		if c.Outcome == conformance.Flaky {
+			for _, ro := range c.Runs {
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, conformance.OneLine(ro.Reason, len(ro.Reason)))
+			}
+			continue
+		}
+		for _, cv := range c.Cases {
+			switch cv.Outcome {
+			case conformance.Fail:
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, conformance.OneLine(cv.Reason, len(cv.Reason)), cv.More())
+			case conformance.XFail:
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, conformance.OneLine(cv.Reason, len(cv.Reason)))
+			}
+		}
+	}
+}
+
+// maxHint bounds the tail of a reason kept whole as its fix hint;
+// minSeen is the least of the observation before it that is kept.
+const (
+	maxHint = 240
+	minSeen = 100
+)
+
+// CutReason is reason on one line in about n bytes, its fix hint never cut:
+// a reason is what was seen, then after "; " what to do or the rule that
+// decided. The part from the first "; " outside a quoted string is kept
+// whole (up to maxHint bytes), and the observation before it is shortened
+// instead. A reason with no such tail is cut at n.
+func CutReason(reason string, n int) string {
+	s := strings.Join(strings.Fields(reason), " ")
+	if len(s) <= n {
+		return s
+	}
+	head, hint, ok := splitHint(s)
+	if !ok || len(hint) > maxHint {
+		return driver.Truncate(s, n)
+	}
+	// The observation keeps at least minSeen bytes: what was seen is the
+	// row's first news, the hint its second.
+	room := max(n-len(hint), minSeen)
+	return driver.Truncate(head, room) + hint
+}
+
+// splitHint splits s at its first "; " outside a double-quoted string (Go
+// %q quoting: \" inside does not end it); hint starts with the "; ".
+func splitHint(s string) (head, hint string, ok bool) {
+	in, esc, at := false, false, -1
+	for i := 0; i < len(s) && at < 0; i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == ';' && i+1 < len(s) && s[i+1] == ' ':
+			at = i
+		}
+	}
+	if at < 0 {
+		return s, "", false
+	}
+	return s[:at], s[at:], true
+}
+
+// OutcomeClass is the class of c's outcome: its outcome, or "stale",
+// "notrun", "na" (the summary's colour, the HTML report's style).
+func OutcomeClass(c conformance.CheckResult) string {
+	switch {
+	case c.Stale:
+		return "stale"
+	case c.Outcome == conformance.NotRun:
+		return "notrun"
+	case c.Outcome == conformance.NA:
+		return "na"
+	}
+	return string(c.Outcome)
+}
+
+// ANSI colours of the summary, by outcome class (OutcomeClass) or verdict.
+// Every code is 5 bytes, so a column of painted cells stays aligned in a
+// tabwriter.
+func colourOf(class string) string {
+	switch class {
+	case "pass":
+		return "\x1b[32m" // green
+	case "fail", "stale", "interrupted":
+		return "\x1b[31m" // red
+	case "xfail", "flaky", "incomplete":
+		return "\x1b[33m" // yellow
+	case "notrun", "na":
+		return "\x1b[90m" // grey
+	}
+	return "\x1b[39m" // the terminal's own
+}
+
+// painter returns a function that wraps text in the colour of its class,
+// or leaves it as it is when color is off.
+func painter(color bool) func(class, text string) string {
+	if !color {
+		return func(_, text string) string { return text }
+	}
+	return func(class, text string) string { return colourOf(class) + text + "\x1b[0m" }
+}
