@@ -1,6 +1,10 @@
 package conformance
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/todoharness/todoharness/driver"
+)
 
 // BenchmarkSchemaValidator measures compiling the ACP schema and validating
 // a plan notification with it.
@@ -8,13 +12,13 @@ func BenchmarkSchemaValidator(b *testing.B) {
 	line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"medium","status":"pending"}]}}}`
 	b.Run("compile", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := NewSchemaValidator(); err != nil {
+			if _, err := driver.NewSchemaValidator(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("validate", func(b *testing.B) {
-		v, err := NewSchemaValidator()
+		v, err := driver.NewSchemaValidator()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/yamlx"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -32,8 +33,8 @@ type Case struct {
 	Probe bool `yaml:"probe" json:"probe,omitempty"`
 	// Checks lists the IDs of the checks this case feeds (Always checks are
 	// fed by every case).
-	Checks []string `yaml:"checks" json:"checks"`
-	Steps  []Step   `yaml:"steps" json:"steps"`
+	Checks []string      `yaml:"checks" json:"checks"`
+	Steps  []driver.Step `yaml:"steps" json:"steps"`
 	// Script is the mock model's turns in canonical form (todo_write), in
 	// the mock's own turn type (mockmodel.DecodeTurns reads them, with
 	// line numbers); the runner translates todo calls into the agent's
@@ -168,7 +169,7 @@ func (c *Case) Validate(cat []Check) error {
 	if c.ID == "" {
 		return errors.New("case has no id")
 	}
-	if len(c.Steps) == 0 || c.Steps[0].Op != OpInitialize {
+	if len(c.Steps) == 0 || c.Steps[0].Op != driver.OpInitialize {
 		return errors.New("steps: the first step must be initialize")
 	}
 	prompts, err := c.validateSteps()
@@ -195,17 +196,17 @@ func (c *Case) validateSteps() (prompts int, err error) {
 	for i, s := range c.Steps {
 		where := fmt.Sprintf("steps[%d] (%s)", i, s.Op)
 		switch s.Op {
-		case OpInitialize:
+		case driver.OpInitialize:
 			if initialized {
 				return 0, fmt.Errorf("%s: already initialized (restart first)", where)
 			}
 			initialized = true
-		case OpNewSession:
+		case driver.OpNewSession:
 			if !initialized {
 				return 0, fmt.Errorf("%s: initialize first", where)
 			}
 			session = true
-		case OpPrompt:
+		case driver.OpPrompt:
 			if !initialized || !session {
 				return 0, fmt.Errorf("%s: needs an initialized process and a session", where)
 			}
@@ -213,22 +214,22 @@ func (c *Case) validateSteps() (prompts int, err error) {
 				return 0, fmt.Errorf("%s: empty text", where)
 			}
 			prompts++
-			if s.Cancel && i+1 < len(c.Steps) && c.Steps[i+1].Op == OpPrompt {
+			if s.Cancel && i+1 < len(c.Steps) && c.Steps[i+1].Op == driver.OpPrompt {
 				return 0, fmt.Errorf("%s: cancel: a cancelled prompt may leave script turns unasked, so the next prompt cannot be tied to its turns (restart or load next)", where)
 			}
-		case OpRestart:
+		case driver.OpRestart:
 			if !session {
 				return 0, fmt.Errorf("%s: nothing to restart (no session yet)", where)
 			}
 			initialized = false
-		case OpLoadSession:
+		case driver.OpLoadSession:
 			if !initialized || !session {
 				return 0, fmt.Errorf("%s: needs an initialized process and an earlier newSession", where)
 			}
 		default:
 			return 0, fmt.Errorf("%s: unknown op (want initialize, newSession, prompt, restart or loadSession)", where)
 		}
-		if s.Cancel && s.Op != OpPrompt {
+		if s.Cancel && s.Op != driver.OpPrompt {
 			return 0, fmt.Errorf("%s: cancel is only meaningful on a prompt step", where)
 		}
 	}
@@ -249,8 +250,8 @@ func (c *Case) validateScript(prompts int) error {
 			if call.Name == "" {
 				return fmt.Errorf("%s: toolCalls[%d]: no name", turnWhere(i, t), j)
 			}
-			if call.Reject && call.Name != DialectTodoWrite {
-				return fmt.Errorf("%s: toolCalls[%d]: reject is only meaningful on %s calls", turnWhere(i, t), j, DialectTodoWrite)
+			if call.Reject && call.Name != driver.DialectTodoWrite {
+				return fmt.Errorf("%s: toolCalls[%d]: reject is only meaningful on %s calls", turnWhere(i, t), j, driver.DialectTodoWrite)
 			}
 		}
 	}
@@ -263,8 +264,8 @@ func (c *Case) validateScript(prompts int) error {
 	if c.Probe {
 		for i, t := range c.Script {
 			for _, call := range t.ToolCalls {
-				if call.Name == DialectTodoWrite {
-					return fmt.Errorf("%s: a probe case must not call %s (the dialect is not known yet)", turnWhere(i, t), DialectTodoWrite)
+				if call.Name == driver.DialectTodoWrite {
+					return fmt.Errorf("%s: a probe case must not call %s (the dialect is not known yet)", turnWhere(i, t), driver.DialectTodoWrite)
 				}
 			}
 		}
@@ -309,7 +310,7 @@ func (c *Case) Writes() []Write {
 	for ti, t := range c.Script {
 		for _, call := range t.ToolCalls {
 			n++
-			if call.Name != DialectTodoWrite {
+			if call.Name != driver.DialectTodoWrite {
 				continue
 			}
 			id := call.ID

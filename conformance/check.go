@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // CatalogueVersion is the version of the catalogue and the built-in cases
@@ -221,7 +223,7 @@ const (
 	srcREADME   = srcUpstream + "packages/todo/tool-todo/README.md"
 	srcRFC      = srcUpstream + "docs/rfc/implemented/feature/2026-06-29-todo-write-tool.md"
 	srcDoc      = "todoharness docs/conformance.md"
-	srcSchema   = "ACP JSON schema (" + ACPSchemaSource + ")"
+	srcSchema   = "ACP JSON schema (" + driver.ACPSchemaSource + ")"
 	srcACP      = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
 	// srcPromptTurn is the protocol's own text on when a prompt turn ends.
 	srcPromptTurn = "ACP protocol v1, Prompt Turn, 4. Check for Completion (agentclientprotocol/agent-client-protocol@00816b899c docs/protocol/prompt-turn.mdx): " +
@@ -324,7 +326,7 @@ func Catalogue() []Check {
 			eval:   evalTool,
 		},
 		{
-			ID: "TW-SCHEMA-1", Level: MUST, Dialects: []string{DialectTodoWrite},
+			ID: "TW-SCHEMA-1", Level: MUST, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the tool schema is an object requiring the complete todos array of {content: string, status}",
 			Spec:   "The model sees `todo_write` with the complete-list array and the three status values.",
 			Source: srcREADME,
@@ -373,14 +375,14 @@ func Catalogue() []Check {
 			eval:   evalRejectKeep,
 		},
 		{
-			ID: "TW-COUNTS-1", Level: MUST, Dialects: []string{DialectTodoWrite},
+			ID: "TW-COUNTS-1", Level: MUST, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "a successful result reports the pending, in-progress and completed counts of the new list",
 			Spec:   "The tool result reports only pending, in-progress, and completed counts; the full `todo/write` session event is UI and replay state, not a second model message.",
 			Source: srcREADME,
 			eval:   evalCounts,
 		},
 		{
-			ID: "TW-COUNTS-2", Level: INFO, Dialects: []string{DialectTodoWrite},
+			ID: "TW-COUNTS-2", Level: INFO, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the result text is worded as the original: \"Updated todo list: P pending, I in progress, C completed.\"",
 			Spec:   "The result itself is small and fixed-shape.",
 			Source: srcREADME,
@@ -423,7 +425,7 @@ func Catalogue() []Check {
 			eval:   evalPriority,
 		},
 		{
-			ID: "TW-PLAN-PRIORITY-2", Level: SHOULD, Dialects: []string{DialectTodoWrite},
+			ID: "TW-PLAN-PRIORITY-2", Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the synthesized priority is the constant \"medium\"",
 			Spec:   "Rather than burden the schema with a field the model must always supply, the bridge synthesizes a constant priority: 'medium' on every entry when it builds the plan.",
 			Source: srcRFC,
@@ -465,7 +467,7 @@ func validCheck(id, title, spec string) Check {
 	if strings.HasPrefix(spec, "We take") || strings.HasPrefix(spec, "The schema") {
 		src = srcRFC
 	}
-	return Check{ID: id, Level: MUST, Dialects: []string{DialectTodoWrite}, Title: title, Spec: spec, Source: src, eval: evalRejected}
+	return Check{ID: id, Level: MUST, Dialects: []string{driver.DialectTodoWrite}, Title: title, Spec: spec, Source: src, eval: evalRejected}
 }
 
 // catalogueIndex maps IDs to checks.

@@ -51,7 +51,7 @@ type Config struct {
 	Model string
 	// Validator checks messages against the ACP schema (nil: compile one;
 	// pass one to share it between runs).
-	Validator *SchemaValidator
+	Validator *driver.SchemaValidator
 	// KeepGoing runs every case even when the first one could not get
 	// initialize answered (by default the run stops there: every other
 	// case would time out the same way).
@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	validator := cfg.Validator
 	if validator == nil {
 		var err error
-		if validator, err = NewSchemaValidator(); err != nil {
+		if validator, err = driver.NewSchemaValidator(); err != nil {
 			return nil, err
 		}
 	}
@@ -199,7 +199,7 @@ type caseSet struct {
 	firstRelease func()
 	sem          chan struct{}
 	// dialect and itemProps are the agent's todo tool.
-	dialect   Dialect
+	dialect   driver.Dialect
 	itemProps map[string]bool
 }
 
@@ -208,7 +208,7 @@ type caseSet struct {
 // builtin one when no case is marked probe).
 func (d *caseSet) chooseFirst() error {
 	if name := d.r.cfg.Dialect; name != "" {
-		dl, err := DialectByName(name)
+		dl, err := driver.DialectByName(name)
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ func (d *caseSet) chooseFirst() error {
 		d.cases = append([]*Case{builtinProbe()}, d.cases...)
 		d.first = 0
 	}
-	d.dialect, _ = DialectByName(DialectTodoWrite)
+	d.dialect, _ = driver.DialectByName(driver.DialectTodoWrite)
 	d.info.DialectSource = "default (nothing detected)"
 	return nil
 }
@@ -232,7 +232,7 @@ func (d *caseSet) detect(tools []llm.ToolSpec) {
 		names = append(names, t.Name)
 	}
 	d.info.ToolsOffered = names
-	if dl, ok := DetectDialect(names); ok {
+	if dl, ok := driver.DetectDialect(names); ok {
 		d.dialect, d.info.DialectSource = dl, "detected"
 		for _, t := range tools {
 			if t.Name == dl.Tool {
@@ -329,8 +329,8 @@ func builtinProbe() *Case {
 	return &Case{
 		ID: "probe", Title: "the tools the agent offers the model (dialect detection)", Probe: true,
 		Checks: []string{"TW-TOOL-1", "TW-SCHEMA-1", "TW-SCHEMA-2"},
-		Steps: []Step{{Op: OpInitialize}, {Op: OpNewSession},
-			{Op: OpPrompt, Text: "Reply with the single word OK."}},
+		Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession},
+			{Op: driver.OpPrompt, Text: "Reply with the single word OK."}},
 		Script: []mockmodel.Turn{{Text: "OK"}},
 		Source: "(built in)",
 	}
@@ -338,7 +338,7 @@ func builtinProbe() *Case {
 
 type runner struct {
 	cfg       Config
-	validator *SchemaValidator
+	validator *driver.SchemaValidator
 	// progressMu serializes the progress lines of cases finishing at once
 	// (Config.Progress need not be safe for concurrent use) and guards
 	// done, the number of lines written.
@@ -347,6 +347,43 @@ type runner struct {
 	// run is the number of the run being driven (1, 2, ...) when
 	// Config.Repeat asks for several, else 0.
 	run int
+}
+
+// runCase drives one case to completion or abortion and returns its
+// evidence; it never returns an error: whatever went wrong is in the
+// evidence (Aborted).
+//
+// release, when not nil, is called once the last step is answered (or the
+// case ends before): what is left is waiting (the settle, the exit), and
+// the runner gives the case's parallel slot to the next one.
+func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemProps map[string]bool, gate *probeGate, release func()) *Evidence {
+	start := time.Now()
+	ev := &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
+		memo: &judgeMemo{}}
+	script, err := c.script(d, itemProps)
+	if err != nil {
+		ev.Aborted, ev.Duration = err.Error(), time.Since(start)
+		return ev
+	}
+	ev.Script = script
+	cfg := r.cfg
+	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
+		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Script: script, Start: start},
+		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, LastAnswered: release}
+	if gate != nil && gate.detect {
+		dc.FirstRequest = func(initAnswered bool, tools []llm.ToolSpec) { gate.close(initAnswered, nonNil(tools)) }
+	} else if gate != nil {
+		dc.Initialized = func() { gate.close(true, nil) }
+	}
+	rec := driver.RunCase(ctx, dc)
+	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait
+	ev.Wire, ev.Journal, ev.SideRequests, ev.Steps, ev.Procs = rec.Wire, rec.Journal, rec.SideRequests, rec.Steps, rec.Procs
+	ev.Aborted, ev.Stopped, ev.Interrupted, ev.LoadSkipped = rec.Aborted, rec.Stopped, rec.Interrupted, rec.LoadSkipped
+	ev.PromptsRun, ev.ModelErrors = rec.PromptsRun, rec.ModelErrors
+	// The judge's heavy part, here in the case's goroutine while other
+	// cases run, not in the judge's single pass after the last case.
+	ev.warmJudgeMemo(r.validator)
+	return ev
 }
 
 // progress writes the live line of a finished case: ok, the checks it
@@ -393,7 +430,7 @@ func (r *runner) progress(ev *Evidence, total int) {
 
 // unrunCase is the evidence of a case that was not started: the run was
 // interrupted (interrupted set) or stopped early (notRun).
-func unrunCase(c *Case, d Dialect, interrupted, notRun string) *Evidence {
+func unrunCase(c *Case, d driver.Dialect, interrupted, notRun string) *Evidence {
 	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun,
 		memo: &judgeMemo{}}
 }
@@ -447,7 +484,7 @@ func nonNil(ts []llm.ToolSpec) []llm.ToolSpec {
 // in the case (with a result or an error).
 func initAnswered(ev *Evidence) bool {
 	for _, s := range ev.Steps {
-		if s.Op == OpInitialize && s.RespSeq >= 0 {
+		if s.Op == driver.OpInitialize && s.RespSeq >= 0 {
 			return true
 		}
 	}
@@ -457,14 +494,14 @@ func initAnswered(ev *Evidence) bool {
 // script builds the mock-model script of a case in the agent's dialect:
 // the case's own turns with every todo_write call (name, arguments, and
 // the tool named by expect.toolsInclude) translated.
-func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, error) {
+func (c *Case) script(d driver.Dialect, itemProps map[string]bool) (*mockmodel.Script, error) {
 	s := &mockmodel.Script{Name: c.ID, Path: c.Source, SideText: SideText}
 	for _, t := range c.Script {
 		if e := t.Expect; e != nil {
 			me := *e
 			me.ToolsInclude = nil
 			for _, n := range e.ToolsInclude {
-				if n == DialectTodoWrite {
+				if n == driver.DialectTodoWrite {
 					n = d.Tool
 				}
 				me.ToolsInclude = append(me.ToolsInclude, n)
@@ -474,7 +511,7 @@ func (c *Case) script(d Dialect, itemProps map[string]bool) (*mockmodel.Script, 
 		calls := t.ToolCalls
 		t.ToolCalls = nil
 		for _, call := range calls {
-			if call.Name == DialectTodoWrite {
+			if call.Name == driver.DialectTodoWrite {
 				call.Name = d.Tool
 				call.Arguments = d.TranslateArgs(call.Arguments, itemProps)
 			}
@@ -499,7 +536,7 @@ func safeName(s string) string {
 
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return truncate(s, n)
+	return driver.Truncate(s, n)
 }
 
 // modelWires lists the model APIs the agent used, in order of first use.

@@ -20,7 +20,7 @@ func evalRun(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		v := failf("%s", ev.Aborted)
 		if len(ev.Procs) > 0 {
-			if tail := lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 3); len(tail) > 0 {
+			if tail := driver.LastLines(ev.Procs[len(ev.Procs)-1].Stderr, 3); len(tail) > 0 {
 				v.Reason += "; stderr: " + strings.Join(tail, " | ")
 			}
 		}
@@ -40,7 +40,7 @@ func evalRun(ev *Evidence) verdict {
 func evalInit(ev *Evidence) verdict {
 	n := 0
 	for _, s := range ev.Steps {
-		if s.Op != OpInitialize {
+		if s.Op != driver.OpInitialize {
 			continue
 		}
 		n++
@@ -51,7 +51,7 @@ func evalInit(ev *Evidence) verdict {
 			ProtocolVersion *int `json:"protocolVersion"`
 		}
 		if err := json.Unmarshal(s.Result, &ir); err != nil || ir.ProtocolVersion == nil {
-			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, truncate(string(s.Result), 160)).at(s.RespSeq, "no protocolVersion")
+			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, driver.Truncate(string(s.Result), 160)).at(s.RespSeq, "no protocolVersion")
 		}
 		if *ir.ProtocolVersion != 1 {
 			return failf("initialize (process %d) answered protocolVersion %d, want 1", s.Proc+1, *ir.ProtocolVersion).at(s.RespSeq, fmt.Sprintf("protocolVersion %d, want 1", *ir.ProtocolVersion))
@@ -70,8 +70,8 @@ func evalJSONRPC(ev *Evidence) verdict {
 	var bad []string
 	lines := map[int]string{}
 	for _, m := range ev.Wire {
-		if m.Dir == Received && m.Kind == KindInvalid {
-			bad = append(bad, fmt.Sprintf("line %q: %s", truncate(m.Line, 60), m.Problem))
+		if m.Dir == driver.Received && m.Kind == driver.KindInvalid {
+			bad = append(bad, fmt.Sprintf("line %q: %s", driver.Truncate(m.Line, 60), m.Problem))
 			lines[m.Seq] = m.Problem
 		}
 	}
@@ -162,9 +162,9 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 }
 
 // findSchemaProblems validates each message the agent sent.
-func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schemaProblem, n int) {
+func findSchemaProblems(wire []driver.WireMsg, v *driver.SchemaValidator) (bad, draft []schemaProblem, n int) {
 	for _, m := range wire {
-		if m.Dir != Received || m.Kind == KindInvalid {
+		if m.Dir != driver.Received || m.Kind == driver.KindInvalid {
 			continue
 		}
 		n++
@@ -173,7 +173,7 @@ func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schema
 			continue
 		}
 		what := m.Method
-		if m.Kind == KindResponse {
+		if m.Kind == driver.KindResponse {
 			what = "response to " + m.ReplyTo
 		}
 		if kind := updateKind(m); kind != "" {
@@ -190,10 +190,10 @@ func findSchemaProblems(wire []WireMsg, v *SchemaValidator) (bad, draft []schema
 
 // UpdateKind returns the sessionUpdate kind of a session/update message
 // ("" for another message).
-func UpdateKind(m WireMsg) string { return updateKind(m) }
+func UpdateKind(m driver.WireMsg) string { return updateKind(m) }
 
 // updateKind returns the sessionUpdate kind of a session/update message.
-func updateKind(m WireMsg) string { return m.UpdateKind() }
+func updateKind(m driver.WireMsg) string { return m.UpdateKind() }
 
 // turnUpdates are the session/update kinds that report a prompt turn's
 // progress (the others, such as available_commands_update, are about the
@@ -215,16 +215,16 @@ type lateUpdate struct {
 // runner waits for the wires to settle after every answer).
 func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 	late = map[int][]lateUpdate{}
-	bySeq := map[int]WireMsg{}
+	bySeq := map[int]driver.WireMsg{}
 	for _, m := range ev.Wire {
 		bySeq[m.Seq] = m
 	}
 	for k, s := range ev.Steps {
-		if s.Op != OpPrompt || s.RespSeq < 0 {
+		if s.Op != driver.OpPrompt || s.RespSeq < 0 {
 			continue
 		}
 		resp, ok := bySeq[s.RespSeq]
-		if !ok || resp.Kind != KindResponse {
+		if !ok || resp.Kind != driver.KindResponse {
 			continue
 		}
 		answered++
@@ -239,7 +239,7 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 			if m.Seq <= s.RespSeq || (end >= 0 && m.Seq >= end) || m.Proc != resp.Proc {
 				continue
 			}
-			if m.Dir != Received || m.Kind != KindNotification {
+			if m.Dir != driver.Received || m.Kind != driver.KindNotification {
 				continue
 			}
 			if kind := updateKind(m); turnUpdates[kind] {
@@ -368,7 +368,7 @@ func evalStatusEnum(ev *Evidence) verdict {
 			return failf("%s enum is %v, missing %q", d.StatusField, got, w)
 		}
 	}
-	if d.Name == DialectTodoWrite && len(got) != len(statusTriple()) {
+	if d.Name == driver.DialectTodoWrite && len(got) != len(statusTriple()) {
 		return failf("status enum is %v, want exactly %v", got, statusTriple())
 	}
 	return pass()
@@ -430,7 +430,7 @@ func evalEmpty(ev *Evidence) verdict {
 	return judgeEach(m.writes, func(w writeObs) bool { return w.Shaped && len(w.Todos) == 0 && !w.Reject }, func(fs *failures, i int, w writeObs) {
 		switch {
 		case w.Result.Found && w.Result.IsError:
-			fs.add(failf("the empty list (%s) was rejected: %q", w.CallID, truncate(w.Result.Text, 120)))
+			fs.add(failf("the empty list (%s) was rejected: %q", w.CallID, driver.Truncate(w.Result.Text, 120)))
 		case m.planOf[i] < 0:
 			fs.add(failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i)))
 		}
@@ -453,7 +453,7 @@ func rejectedCall(ev *Evidence, m matching, i int) verdict {
 	case !w.Result.Found:
 		return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
 	case !w.Result.IsError:
-		seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, truncate(w.Result.Text, 120))
+		seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, driver.Truncate(w.Result.Text, 120))
 		wire := ev.flaglessWire(w.Result)
 		switch {
 		case wire != "" && readsAsRefusal(w.Result.Text):
@@ -521,11 +521,11 @@ func evalCounts(ev *Evidence) verdict {
 		}{{reCountPending, "pending", p}, {reCountInProgress, "in progress", i}, {reCountCompleted, "completed", c}} {
 			mm := x.re.FindStringSubmatch(w.Result.Text)
 			if mm == nil {
-				fs.add(failf("%s: the result %q does not report the %s count", w.CallID, truncate(w.Result.Text, 120), x.name))
+				fs.add(failf("%s: the result %q does not report the %s count", w.CallID, driver.Truncate(w.Result.Text, 120), x.name))
 				break
 			}
 			if got, _ := strconv.Atoi(mm[1]); got != x.want {
-				fs.add(failf("%s: the result %q reports %d %s, the list has %d", w.CallID, truncate(w.Result.Text, 120), got, x.name, x.want))
+				fs.add(failf("%s: the result %q reports %d %s, the list has %d", w.CallID, driver.Truncate(w.Result.Text, 120), got, x.name, x.want))
 				break
 			}
 		}
@@ -537,7 +537,7 @@ func evalCountsText(ev *Evidence) verdict {
 		p, i, c := counts(w.Todos)
 		want := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
 		if w.Result.Text != want {
-			fs.add(failf("%s: result %q, the original says %q", w.CallID, truncate(w.Result.Text, 120), want))
+			fs.add(failf("%s: result %q, the original says %q", w.CallID, driver.Truncate(w.Result.Text, 120), want))
 		}
 	}, "no accepted write with a result the model saw")
 }
@@ -602,7 +602,7 @@ func evalHistory(ev *Evidence) verdict {
 			for _, mk := range markers {
 				if strings.Contains(t.text, mk) && !leaked[t.where] {
 					leaked[t.where] = true // later requests repeat the same message
-					fs.add(failf("model request %d: %s carries the list item %q: %q; the tool result reports only the counts, the list travels in the call alone", e.Index+1, t.where, mk, truncate(t.text, 120)))
+					fs.add(failf("model request %d: %s carries the list item %q: %q; the tool result reports only the counts, the list travels in the call alone", e.Index+1, t.where, mk, driver.Truncate(t.text, 120)))
 					break
 				}
 			}
@@ -626,7 +626,7 @@ func evalHistoryCall(ev *Evidence) verdict {
 				}
 				found = true
 				if !jsonEqual(tc.Arguments, want) {
-					fs.add(failf("model request %d: the call %s has arguments %s, the model sent %s", e.Index+1, w.CallID, truncate(tc.Arguments, 100), truncate(caseJSON(want), 100)))
+					fs.add(failf("model request %d: the call %s has arguments %s, the model sent %s", e.Index+1, w.CallID, driver.Truncate(tc.Arguments, 100), driver.Truncate(caseJSON(want), 100)))
 				}
 			}
 		}
@@ -782,7 +782,7 @@ func finalStates(ev *Evidence) []finalState {
 	var points []finalState
 	prompts := 0
 	for k, s := range ev.Steps {
-		if s.ReqSeq < 0 || s.Error != "" || (s.Op != OpPrompt && s.Op != OpLoadSession) {
+		if s.ReqSeq < 0 || s.Error != "" || (s.Op != driver.OpPrompt && s.Op != driver.OpLoadSession) {
 			continue
 		}
 		end := -1
@@ -793,7 +793,7 @@ func finalStates(ev *Evidence) []finalState {
 			}
 		}
 		pt := finalState{what: "session/load", proc: s.Proc, end: end, start: s.ReqSeq, prompts: prompts}
-		if s.Op == OpPrompt {
+		if s.Op == driver.OpPrompt {
 			prompts = s.Prompt + 1
 			pt.what, pt.prompts, pt.start = fmt.Sprintf("the end of prompt %d", s.Prompt+1), prompts, -1
 		}
@@ -850,7 +850,7 @@ func evalNonNull(ev *Evidence) verdict {
 
 func evalLoadCap(ev *Evidence) verdict {
 	for _, s := range ev.Steps {
-		if s.Op == OpInitialize && s.Error == "" {
+		if s.Op == driver.OpInitialize && s.Error == "" {
 			var ir struct {
 				AgentCapabilities struct {
 					LoadSession *bool `json:"loadSession"`
@@ -868,7 +868,7 @@ func evalLoadCap(ev *Evidence) verdict {
 
 // loadExpect is the list a load must end on and the plans the load showed.
 func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
-	if !ev.Case.HasStep(OpLoadSession) {
+	if !ev.Case.HasStep(driver.OpLoadSession) {
 		v := skipf("the case has no loadSession step")
 		return nil, nil, &v
 	}
@@ -877,7 +877,7 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 		// replay the plan.
 		v := failf("the agent does not advertise agentCapabilities.loadSession; the spec makes the plan durable across session/load (advertise loadSession and replay the last plan before answering session/load)")
 		for _, s := range ev.Steps {
-			if s.Op == OpInitialize && s.RespSeq >= 0 {
+			if s.Op == driver.OpInitialize && s.RespSeq >= 0 {
 				v = v.at(s.RespSeq, "no agentCapabilities.loadSession: true")
 				break
 			}
@@ -885,7 +885,7 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 		return nil, nil, &v
 	}
 	for _, s := range ev.Steps {
-		if s.Op == OpLoadSession && s.Error != "" {
+		if s.Op == driver.OpLoadSession && s.Error != "" {
 			v := failf("session/load was answered with an error: %s", s.Error).at(s.RespSeq, "session/load answered with an error")
 			return nil, nil, &v
 		}
@@ -969,7 +969,7 @@ func evalExit(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		return skipf("the case did not complete")
 	}
-	return judgeEach(ev.Procs, nil, func(fs *failures, _ int, p ProcResult) {
+	return judgeEach(ev.Procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
 		if !p.ExitedEarly && !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
 			fs.add(failf("agent process %d %s", p.Index+1, p.Shutdown))
 		}

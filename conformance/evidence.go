@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -31,7 +32,7 @@ type Evidence struct {
 	Repeat int `json:"repeat,omitempty"`
 
 	Case    *Case             `json:"case"`
-	Dialect Dialect           `json:"dialect"`
+	Dialect driver.Dialect    `json:"dialect"`
 	Script  *mockmodel.Script `json:"script,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	// Home is the case's throw-away home folder (see Target.Home).
@@ -47,7 +48,7 @@ type Evidence struct {
 	Answered time.Duration `json:"answered,omitempty"`
 	ExitWait time.Duration `json:"exitWait,omitempty"`
 
-	Wire []WireMsg `json:"wire"`
+	Wire []driver.WireMsg `json:"wire"`
 	// Journal is what the agent sent the model for the script, in the
 	// mock's canonical form (whatever wire API it came on): the checks
 	// read only its canonical fields (Messages, Tools, System, TurnIndex,
@@ -57,8 +58,8 @@ type Evidence struct {
 	// SideRequests are the requests that offered no tools (titles, topic
 	// checks), answered with SideText outside the script.
 	SideRequests []mockmodel.JournalEntry `json:"sideRequests,omitempty"`
-	Steps        []StepResult             `json:"steps"`
-	Procs        []ProcResult             `json:"procs"`
+	Steps        []driver.StepResult      `json:"steps"`
+	Procs        []driver.ProcResult      `json:"procs"`
 	Writes       []Write                  `json:"writes"`
 
 	// Aborted says why the case did not run to completion ("" when it did):
@@ -92,7 +93,7 @@ type Evidence struct {
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the
 	// case has ended (nil: nothing kept).
-	validator *SchemaValidator
+	validator *driver.SchemaValidator
 	memo      *judgeMemo
 }
 
@@ -105,8 +106,8 @@ type Evidence struct {
 type judgeMemo struct {
 	schema struct {
 		mu         sync.Mutex
-		v          *SchemaValidator // the validator the result is from
-		wire       int              // the number of messages it covers
+		v          *driver.SchemaValidator // the validator the result is from
+		wire       int                     // the number of messages it covers
 		bad, draft []schemaProblem
 		n          int
 	}
@@ -122,7 +123,7 @@ type judgeMemo struct {
 // from its evidence with validator v (the schema validation, the plan
 // updates) and keeps it in the memo: judged later, the case reads it
 // there. Nothing else changes.
-func (ev *Evidence) warmJudgeMemo(v *SchemaValidator) {
+func (ev *Evidence) warmJudgeMemo(v *driver.SchemaValidator) {
 	if ev.memo == nil || v == nil || ev.NotRun != "" || ev.Interrupted != "" {
 		return
 	}
@@ -249,11 +250,11 @@ func (ev *Evidence) findPlans() []planObs {
 		if m.Proc != curProc {
 			cur, prev, curProc, lastCall = planSegment{}, planSegment{}, m.Proc, ""
 		}
-		if s, ok := bySeq[m.Seq]; ok && m.Dir == Sent {
+		if s, ok := bySeq[m.Seq]; ok && m.Dir == driver.Sent {
 			prev, cur, lastCall = cur, s, ""
 			continue
 		}
-		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" || foreign[m.Seq] {
+		if m.Dir != driver.Received || m.Kind != driver.KindNotification || m.Method != "session/update" || foreign[m.Seq] {
 			continue // an update for another session counts for no plan check (ACP-SESSION-1)
 		}
 		var n struct {
@@ -310,9 +311,9 @@ func (ev *Evidence) planSegments() map[int]planSegment {
 			continue
 		}
 		switch s.Op {
-		case OpPrompt:
+		case driver.OpPrompt:
 			bySeq[s.ReqSeq] = planSegment{kind: "prompt", prompt: s.Prompt, respSeq: s.RespSeq}
-		case OpLoadSession:
+		case driver.OpLoadSession:
 			bySeq[s.ReqSeq] = planSegment{kind: "load", respSeq: s.RespSeq}
 		default:
 			bySeq[s.ReqSeq] = planSegment{kind: "", respSeq: s.RespSeq}
@@ -337,7 +338,7 @@ func (ev *Evidence) readPlanEntries(p *planObs, update map[string]json.RawMessag
 		for _, e := range entries {
 			var pe PlanEntry
 			_ = json.Unmarshal(e["content"], &pe.Content)
-			if ev.Dialect.Name != DialectTodoWrite {
+			if ev.Dialect.Name != driver.DialectTodoWrite {
 				// Trimming is todo_write's rule: other agents may show
 				// content as the model sent it, and the canonical lists
 				// are trimmed.
@@ -387,7 +388,7 @@ func (ev *Evidence) updateSessions() sessionUse {
 	}
 	reqs := map[int]stepAt{}
 	for _, s := range ev.Steps {
-		if s.ReqSeq >= 0 && (s.Op == OpNewSession || s.Op == OpLoadSession) {
+		if s.ReqSeq >= 0 && (s.Op == driver.OpNewSession || s.Op == driver.OpLoadSession) {
 			reqs[s.ReqSeq] = stepAt{s.Op, s.RespSeq, s.Result}
 		}
 	}
@@ -400,18 +401,18 @@ func (ev *Evidence) updateSessions() sessionUse {
 		if known[m.Proc] == nil {
 			known[m.Proc] = map[string]bool{}
 		}
-		if st, ok := reqs[m.Seq]; ok && m.Dir == Sent {
+		if st, ok := reqs[m.Seq]; ok && m.Dir == driver.Sent {
 			sess.SessionID = ""
 			var req struct {
 				Params struct {
 					SessionID string `json:"sessionId"`
 				} `json:"params"`
 			}
-			if st.op == OpLoadSession && json.Unmarshal([]byte(m.Line), &req) == nil && req.Params.SessionID != "" {
+			if st.op == driver.OpLoadSession && json.Unmarshal([]byte(m.Line), &req) == nil && req.Params.SessionID != "" {
 				known[m.Proc][req.Params.SessionID] = true
 				loading[m.Proc], loadEnd[m.Proc] = req.Params.SessionID, st.respSeq
 			}
-			if st.op == OpNewSession && json.Unmarshal(st.result, &sess) == nil && sess.SessionID != "" {
+			if st.op == driver.OpNewSession && json.Unmarshal(st.result, &sess) == nil && sess.SessionID != "" {
 				known[m.Proc][sess.SessionID] = true
 			}
 			continue
@@ -419,7 +420,7 @@ func (ev *Evidence) updateSessions() sessionUse {
 		if l := loading[m.Proc]; l != "" && loadEnd[m.Proc] >= 0 && m.Seq >= loadEnd[m.Proc] {
 			delete(loading, m.Proc)
 		}
-		if m.Dir != Received || m.Kind != KindNotification || m.Method != "session/update" {
+		if m.Dir != driver.Received || m.Kind != driver.KindNotification || m.Method != "session/update" {
 			continue
 		}
 		u.updates++
@@ -529,7 +530,7 @@ func (ev *Evidence) writes() []writeObs {
 			continue // its prompt was never sent
 		}
 		o := writeObs{Write: w, Result: ev.resultOf(w.CallID)}
-		if o.Result.Found && !o.Result.IsError && w.Reject && ev.Dialect.Name != DialectTodoWrite &&
+		if o.Result.Found && !o.Result.IsError && w.Reject && ev.Dialect.Name != driver.DialectTodoWrite &&
 			ev.Journal[o.Result.Request].ToolErrors == mockmodel.ToolErrorsPrefix && !ev.shown(w) {
 			// OpenAI chat and Responses carry no error flag: the mock reads
 			// the harness's "Error:" wording, which other agents do not use
@@ -827,10 +828,10 @@ func (ev *Evidence) allRequests() []mockmodel.JournalEntry {
 func (ev *Evidence) promptsBeforeRestart() int {
 	n := 0
 	for _, s := range ev.Case.Steps {
-		if s.Op == OpRestart || s.Op == OpLoadSession {
+		if s.Op == driver.OpRestart || s.Op == driver.OpLoadSession {
 			return n
 		}
-		if s.Op == OpPrompt {
+		if s.Op == driver.OpPrompt {
 			n++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/breakage"
 )
 
@@ -43,9 +44,9 @@ func (c fakeCapture) name() string {
 // banner on stdout, a slow exit).
 func fakeCaptures() []fakeCapture {
 	out := []fakeCapture{{mode: "ok"}, {mode: "garbage"}, {mode: "slow-exit"}, {mode: "accept-dup-raw"},
-		{mode: "no-error-prefix"}, {mode: "no-error-prefix", dialect: DialectOpencode},
-		{mode: "accept-empty", dialect: DialectOpencode}, {mode: "plan-on-reject", dialect: DialectOpencode},
-		{mode: "ok", dialect: DialectCodex}}
+		{mode: "no-error-prefix"}, {mode: "no-error-prefix", dialect: driver.DialectOpencode},
+		{mode: "accept-empty", dialect: driver.DialectOpencode}, {mode: "plan-on-reject", dialect: driver.DialectOpencode},
+		{mode: "ok", dialect: driver.DialectCodex}}
 	for _, b := range breakage.In(breakage.Fake) {
 		out = append(out, fakeCapture{mode: b.Name, broken: b.FailsCheck("RUN-1")})
 	}

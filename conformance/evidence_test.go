@@ -44,9 +44,9 @@ func savedCase(t *testing.T, run, id string) *Evidence {
 		if ev.Case.ID == id {
 			e := judgeable(ev, sharedValidator(t))
 			e.memo = nil // an edit would not show through the run's memo
-			e.Wire = append([]WireMsg(nil), ev.Wire...)
-			e.Steps = append([]StepResult(nil), ev.Steps...)
-			e.Procs = append([]ProcResult(nil), ev.Procs...)
+			e.Wire = append([]driver.WireMsg(nil), ev.Wire...)
+			e.Steps = append([]driver.StepResult(nil), ev.Steps...)
+			e.Procs = append([]driver.ProcResult(nil), ev.Procs...)
 			e.Journal = append(e.Journal[:0:0], ev.Journal...)
 			return e
 		}
@@ -310,9 +310,9 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 }
 
 // received is a message from the agent at wire position seq.
-func received(seq int, line string) WireMsg {
+func received(seq int, line string) driver.WireMsg {
 	_, m := driver.Classify([]byte(line))
-	m.Seq, m.Dir = seq, Received
+	m.Seq, m.Dir = seq, driver.Received
 	return m
 }
 
@@ -328,7 +328,7 @@ func planRow(p planObs) string {
 // dropToolCalls removes the tool_call and tool_call_update notifications:
 // the plans can then only be matched to writes greedily, by content.
 func dropToolCalls(t *testing.T, ev *Evidence) {
-	var kept []WireMsg
+	var kept []driver.WireMsg
 	for _, m := range ev.Wire {
 		if k := updateKind(m); k != "tool_call" && k != "tool_call_update" {
 			kept = append(kept, m)

@@ -60,8 +60,8 @@ func UnmarshalEvidence(data []byte, name string) (*Evidence, error) {
 // knownDialect refuses a dialect that is not one of Dialects() as this
 // version defines it: the checks that apply to one dialect only would
 // otherwise all be N/A for evidence that names another.
-func knownDialect(d Dialect) error {
-	k, err := DialectByName(d.Name)
+func knownDialect(d driver.Dialect) error {
+	k, err := driver.DialectByName(d.Name)
 	if err != nil || k.Name != d.Name {
 		return fmt.Errorf("unknown dialect %q (known: %s)", d.Name, strings.Join(driver.DialectNames(), ", "))
 	}

@@ -14,9 +14,9 @@ import (
 
 // Captured runs and their judging (evidence_test.go, verdicts_test.go,
 // ci_test.go).
-func SavedRun(t *testing.T, name string) []*Evidence { return savedRun(t, name) }
-func CapturedChecks(t *testing.T) []Check            { return capturedChecks(t) }
-func SharedValidator(t *testing.T) *SchemaValidator  { return sharedValidator(t) }
+func SavedRun(t *testing.T, name string) []*Evidence       { return savedRun(t, name) }
+func CapturedChecks(t *testing.T) []Check                  { return capturedChecks(t) }
+func SharedValidator(t *testing.T) *driver.SchemaValidator { return sharedValidator(t) }
 func JudgeSaved(t *testing.T, run string, es []ExpectedFailure, only ...string) *Report {
 	return judgeSaved(t, run, es, only...)
 }

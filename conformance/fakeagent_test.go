@@ -349,7 +349,7 @@ func (f *fakeState) turn() error {
 			// Any dialect's todo tool is its own (forced into a dialect,
 			// it executes that tool's calls); any other tool is unknown.
 			text, isErr := "Error: unknown tool "+tc.Function.Name, true
-			if tc.Function.Name == f.toolName() || slices.ContainsFunc(driver.Dialects(), func(d Dialect) bool { return d.Tool == tc.Function.Name }) {
+			if tc.Function.Name == f.toolName() || slices.ContainsFunc(driver.Dialects(), func(d driver.Dialect) bool { return d.Tool == tc.Function.Name }) {
 				text, isErr = f.todoWrite(tc.Function.Arguments)
 			}
 			status := "completed"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 )
 
@@ -22,7 +23,7 @@ func FuzzLoadCase(f *testing.F) {
 	})
 	f.Add([]byte("steps: [{op: initialize}]\nscript: &a [*a]\n"))
 	f.Add([]byte("id: x\nsteps:\n  - op: initialize\n  - op: prompt\n    text: hi\n"))
-	canon, _ := DialectByName(DialectTodoWrite)
+	canon, _ := driver.DialectByName(driver.DialectTodoWrite)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := LoadCase(data, "fuzz/case.yaml", "fuzz")
 		if err != nil {
@@ -31,7 +32,7 @@ func FuzzLoadCase(f *testing.F) {
 			}
 			return
 		}
-		if c.ID == "" || len(c.Steps) == 0 || c.Steps[0].Op != OpInitialize {
+		if c.ID == "" || len(c.Steps) == 0 || c.Steps[0].Op != driver.OpInitialize {
 			t.Fatalf("a loaded case with id %q and steps %v", c.ID, c.Steps)
 		}
 		_ = c.Writes()

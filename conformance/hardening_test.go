@@ -20,7 +20,7 @@ import (
 func TestRunEchoingAgent(t *testing.T) {
 	t.Parallel()
 	rep, err := Run(context.Background(), Config{Agent: driver.Target{Command: []string{"cat"}}, Cases: oneCase(t, "plan-basic"),
-		Dialect: DialectTodoWrite, Timeout: 5 * time.Second, Grace: 200 * time.Millisecond})
+		Dialect: driver.DialectTodoWrite, Timeout: 5 * time.Second, Grace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +46,13 @@ func TestRunAgentStopsReading(t *testing.T) {
 	t.Parallel()
 	c := &Case{ID: "big-prompt", Title: "a prompt larger than a pipe", Source: "(test)",
 		Checks: []string{"RUN-1"},
-		Steps:  []Step{{Op: OpInitialize}, {Op: OpNewSession}, {Op: OpPrompt, Text: strings.Repeat("x", 1<<20)}},
+		Steps:  []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}, {Op: driver.OpPrompt, Text: strings.Repeat("x", 1<<20)}},
 		Script: []mockmodel.Turn{{Text: "OK"}}}
 	var rep *Report
 	hangCheck(t, hangLimit, "Run with a 10s case timeout", func() {
 		var err error
 		rep, err = Run(context.Background(), Config{Agent: fakeTarget(t, "stop-reading"), Cases: []*Case{c},
-			Dialect: DialectTodoWrite, Timeout: 10 * time.Second, Grace: 200 * time.Millisecond})
+			Dialect: driver.DialectTodoWrite, Timeout: 10 * time.Second, Grace: 200 * time.Millisecond})
 		if err != nil {
 			t.Error(err)
 		}
@@ -84,7 +84,7 @@ func TestRunWireFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), Config{Agent: driver.Target{Command: []string{"sh", script, "notify"}},
-		Cases: oneCase(t, "plan-basic"), Dialect: DialectTodoWrite, Timeout: time.Minute, Grace: 200 * time.Millisecond})
+		Cases: oneCase(t, "plan-basic"), Dialect: driver.DialectTodoWrite, Timeout: time.Minute, Grace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,9 +122,9 @@ func holdAgent(t *testing.T) (release <-chan struct{}, returned func()) {
 // the prompt steps of these tests are never answered).
 func stubCase(prompt bool) *Case {
 	c := &Case{ID: "inproc", Title: "an in-process agent", Source: "(test)", Checks: []string{"RUN-1"},
-		Steps: []Step{{Op: OpInitialize}, {Op: OpNewSession}}}
+		Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}}}
 	if prompt {
-		c.Steps = append(c.Steps, Step{Op: OpPrompt, Text: "hello"})
+		c.Steps = append(c.Steps, driver.Step{Op: driver.OpPrompt, Text: "hello"})
 		c.Script = []mockmodel.Turn{{Text: "OK"}}
 	}
 	return c
@@ -140,7 +140,7 @@ func stubTarget(f driver.InProcessFunc) driver.Target {
 // the grace sets its own).
 func runStub(t *testing.T, tg driver.Target, c *Case, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: DialectTodoWrite, Timeout: time.Minute,
+	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
 		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
 	if mod != nil {
 		mod(&cfg)
@@ -229,7 +229,7 @@ func TestInProcessLaunch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Step(ctx, OpInitialize, "", ""); err != nil {
+		if _, err := a.Step(ctx, driver.OpInitialize, "", ""); err != nil {
 			t.Fatalf("initialize: %v", err)
 		}
 		how, _ := a.Stop(time.Second)

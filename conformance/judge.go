@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/buildinfo"
 )
 
@@ -21,7 +22,7 @@ type JudgeConfig struct {
 	// Expected lists known failures (see ReadExpectedFailures).
 	Expected []ExpectedFailure
 	// Validator checks messages against the ACP schema (nil: compile one).
-	Validator *SchemaValidator
+	Validator *driver.SchemaValidator
 	// Strict makes a failed SHOULD check fail the run, as a MUST does.
 	Strict bool
 }
@@ -179,7 +180,7 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	v := cfg.Validator
 	if v == nil {
 		var err error
-		if v, err = NewSchemaValidator(); err != nil {
+		if v, err = driver.NewSchemaValidator(); err != nil {
 			return nil, err
 		}
 	}
@@ -232,7 +233,7 @@ func onlyChecks(cat []Check, only []string) ([]Check, error) {
 
 // judgeCheckOnCases judges check c on every case of rep that feeds it,
 // noting its failures on the cases.
-func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *SchemaValidator) CheckResult {
+func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *driver.SchemaValidator) CheckResult {
 	res := CheckResult{Check: c}
 	if !c.AppliesTo(dialect) {
 		res.Outcome = NA
@@ -282,7 +283,7 @@ func agentInfo(evs []*Evidence) *AgentInfo {
 
 // judgeable is a copy of ev that the evaluations can read with validator v
 // (the evidence itself is left as it was).
-func judgeable(ev *Evidence, v *SchemaValidator) *Evidence {
+func judgeable(ev *Evidence, v *driver.SchemaValidator) *Evidence {
 	e := *ev
 	e.validator = v
 	return &e
@@ -313,7 +314,7 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 
 // caseFailures judges one case on its own (the progress line): the checks
 // it feeds that fail on it.
-func caseFailures(ev *Evidence, cat []Check, v *SchemaValidator) []string {
+func caseFailures(ev *Evidence, cat []Check, v *driver.SchemaValidator) []string {
 	ev = judgeable(ev, v)
 	var out []string
 	for _, c := range cat {
@@ -340,7 +341,7 @@ func caseResult(ev *Evidence) *CaseResult {
 	cr.Agent = cr.Duration - cr.Waiting
 	if len(ev.Procs) > 0 {
 		cr.Startup = ev.Procs[0].Startup
-		cr.StderrTail = lastLines(ev.Procs[len(ev.Procs)-1].Stderr, 10)
+		cr.StderrTail = driver.LastLines(ev.Procs[len(ev.Procs)-1].Stderr, 10)
 	}
 	return cr
 }

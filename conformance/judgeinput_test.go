@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/safefile"
 )
 
@@ -66,9 +67,9 @@ func TestReadEvidenceDirRefusesWhatIsNotARegularFile(t *testing.T) {
 // dialect-specific checks would all be N/A), naming the file and field.
 func TestUnmarshalEvidenceRefusesAnUnknownDialect(t *testing.T) {
 	ev := savedCase(t, "reference", savedRun(t, "reference")[0].Case.ID)
-	for name, edit := range map[string]func(*Dialect){
-		"unknown name":      func(d *Dialect) { d.Name = "todo_write_v9" },
-		"known name, other": func(d *Dialect) { d.Tool = "other_tool" },
+	for name, edit := range map[string]func(*driver.Dialect){
+		"unknown name":      func(d *driver.Dialect) { d.Name = "todo_write_v9" },
+		"known name, other": func(d *driver.Dialect) { d.Tool = "other_tool" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := *ev

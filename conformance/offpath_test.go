@@ -78,7 +78,7 @@ func newSynth(t *testing.T, caseYAML string) *synth {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := DialectByName(DialectTodoWrite)
+	d, err := driver.DialectByName(driver.DialectTodoWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,31 +96,31 @@ func (s *synth) add(dir, line string) int {
 // receives the updates ups for s1, then the answer.
 func (s *synth) step(op string, ups ...string) {
 	req := map[string]string{
-		OpInitialize:  `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
-		OpNewSession:  `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
-		OpPrompt:      `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`,
-		OpLoadSession: `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/w","mcpServers":[]}}`,
+		driver.OpInitialize:  `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+		driver.OpNewSession:  `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+		driver.OpPrompt:      `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`,
+		driver.OpLoadSession: `{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/w","mcpServers":[]}}`,
 	}[op]
 	result := map[string]string{
-		OpInitialize: `{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`, OpNewSession: `{"sessionId":"s1"}`,
-		OpPrompt: `{"stopReason":"end_turn"}`, OpLoadSession: `{}`,
+		driver.OpInitialize: `{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`, driver.OpNewSession: `{"sessionId":"s1"}`,
+		driver.OpPrompt: `{"stopReason":"end_turn"}`, driver.OpLoadSession: `{}`,
 	}[op]
-	st := StepResult{Index: len(s.ev.Steps), Op: op, Proc: s.proc, ReqSeq: s.add(Sent, req)}
-	if op == OpPrompt {
+	st := driver.StepResult{Index: len(s.ev.Steps), Op: op, Proc: s.proc, ReqSeq: s.add(driver.Sent, req)}
+	if op == driver.OpPrompt {
 		st.Prompt = s.ev.PromptsRun
 		s.ev.PromptsRun++
 	}
 	for _, u := range ups {
-		s.add(Received, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`+u+`}}`)
+		s.add(driver.Received, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`+u+`}}`)
 	}
-	st.RespSeq = s.add(Received, `{"jsonrpc":"2.0","id":0,"result":`+result+`}`)
+	st.RespSeq = s.add(driver.Received, `{"jsonrpc":"2.0","id":0,"result":`+result+`}`)
 	st.Result = json.RawMessage(result)
 	s.ev.Steps = append(s.ev.Steps, st)
 }
 
 // restart ends the agent process: the next steps are another's.
 func (s *synth) restart() {
-	s.ev.Steps = append(s.ev.Steps, StepResult{Index: len(s.ev.Steps), Op: OpRestart, Proc: s.proc, ReqSeq: -1, RespSeq: -1})
+	s.ev.Steps = append(s.ev.Steps, driver.StepResult{Index: len(s.ev.Steps), Op: driver.OpRestart, Proc: s.proc, ReqSeq: -1, RespSeq: -1})
 	s.proc++
 }
 
@@ -129,9 +129,9 @@ func (s *synth) restart() {
 func synthRun(t *testing.T, caseYAML string, ups ...string) *Evidence {
 	t.Helper()
 	s := newSynth(t, caseYAML)
-	s.step(OpInitialize)
-	s.step(OpNewSession)
-	s.step(OpPrompt, ups...)
+	s.step(driver.OpInitialize)
+	s.step(driver.OpNewSession)
+	s.step(driver.OpPrompt, ups...)
 	return judgeable(s.ev, nil)
 }
 
@@ -234,7 +234,7 @@ func replayTo(t *testing.T, ev *Evidence, id string) {
 	t.Helper()
 	n := 0
 	for i, m := range ev.Wire {
-		if m.Proc == 1 && m.Dir == Received && m.Method == "session/update" {
+		if m.Proc == 1 && m.Dir == driver.Received && m.Method == "session/update" {
 			var u struct {
 				Params struct {
 					SessionID string `json:"sessionId"`
@@ -349,13 +349,13 @@ script:
   - text: DONE
   - text: DONE
 `)
-	s.step(OpInitialize)
-	s.step(OpNewSession)
-	s.step(OpPrompt, upCall("call_1"), upPlan(listA), upCallDone("call_1"))
+	s.step(driver.OpInitialize)
+	s.step(driver.OpNewSession)
+	s.step(driver.OpPrompt, upCall("call_1"), upPlan(listA), upCallDone("call_1"))
 	s.restart()
-	s.step(OpInitialize)
-	s.step(OpLoadSession)
-	s.step(OpPrompt, upPlan(listA)) // the replay, after the next request
+	s.step(driver.OpInitialize)
+	s.step(driver.OpLoadSession)
+	s.step(driver.OpPrompt, upPlan(listA)) // the replay, after the next request
 	ev := judgeable(s.ev, nil)
 	for id, want := range map[string]Outcome{"TW-LOAD-1": Fail, "TW-LOAD-2": Pass, "TW-FINAL-1": Pass, "ACP-SESSION-1": Pass} {
 		if v := judgeOne(t, ev, id); v.Outcome != want {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // An agent that leaves a child running in a session of its own (setsid:
@@ -35,7 +37,7 @@ func TestRunKillsEscapedDescendants(t *testing.T) {
 
 func testKillsEscaped(t *testing.T, pidFile, script string) {
 	rep, err := Run(context.Background(), Config{Agent: shellTarget(script), Cases: oneCase(t, "plan-basic"),
-		Dialect: DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
+		Dialect: driver.DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/todolist"
 )
 
@@ -112,7 +113,7 @@ func evalTwoActive(ev *Evidence) verdict {
 		case !w.Result.Found:
 			return failf("%s: the model never saw a result for the two-active call %s (no later model request carries it)", why, w.CallID)
 		case w.Result.IsError:
-			return failf("%s: the two-active call %s was rejected: %q", why, w.CallID, truncate(w.Result.Text, 120))
+			return failf("%s: the two-active call %s was rejected: %q", why, w.CallID, driver.Truncate(w.Result.Text, 120))
 		case m.planOf[i] < 0:
 			return failf("%s: the two-active call %s was accepted but no plan shows its list %s%s", why, w.CallID, todosString(w.Todos), shownAfter(m, i))
 		}

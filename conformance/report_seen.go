@@ -152,7 +152,7 @@ func seenACP(id string) (seenRule, bool) {
 			return nOf(t.n[0], "request", "requests") + " answered, " + nOf(t.n[1], "agent process", "agent processes") + " up until the client closed its stdin"
 		}}, true
 	case "ACP-INIT-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpInitialize)) },
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpInitialize)) },
 			func(t tally) string {
 				return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion 1"
 			}}, true
@@ -217,7 +217,7 @@ func seenTool(id string) (seenRule, bool) {
 			for _, w := range ev.writes() {
 				if acceptedWithResult(w) {
 					if t.n[0]++; t.n[0] == 1 {
-						t.example = fmt.Sprintf("%q", truncate(w.Result.Text, 80))
+						t.example = fmt.Sprintf("%q", driver.Truncate(w.Result.Text, 80))
 					}
 				}
 			}
@@ -252,7 +252,7 @@ func seenRefused(ev *Evidence) tally {
 	for _, w := range ev.writes() {
 		if w.Reject && w.Result.Found && w.Result.IsError {
 			if t.n[0]++; t.n[0] == 1 {
-				t.example = fmt.Sprintf("%q", truncate(w.Result.Text, 70))
+				t.example = fmt.Sprintf("%q", driver.Truncate(w.Result.Text, 70))
 			}
 		}
 	}
@@ -315,7 +315,7 @@ func (ev *Evidence) stepsDone(op string) int {
 func (ev *Evidence) received(valid bool) int {
 	n := 0
 	for _, m := range ev.Wire {
-		if m.Dir == Received && !(valid && m.Kind == KindInvalid) {
+		if m.Dir == driver.Received && !(valid && m.Kind == driver.KindInvalid) {
 			n++
 		}
 	}
@@ -403,12 +403,12 @@ func seenLoad(id string) (seenRule, bool) {
 				return nOf(t.n[0], "initialize answer", "initialize answers") + " with agentCapabilities.loadSession: true"
 			}}, true
 	case "TW-LOAD-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpLoadSession), ev.loadPlans(true)) },
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(true)) },
 			func(t tally) string {
 				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
 			}}, true
 	case "TW-LOAD-2":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(OpLoadSession), ev.loadPlans(false)) },
+		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(false)) },
 			func(t tally) string {
 				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
 			}}, true

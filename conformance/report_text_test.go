@@ -211,8 +211,8 @@ func TestSummaryColour(t *testing.T) {
 func TestTranscriptMarksCapsAndKills(t *testing.T) {
 	c := &Case{ID: "c", Title: "t", Source: "(test)"}
 	ev := &Evidence{Case: c,
-		Procs: []ProcResult{{Argv: []string{"agent"}, Killed: []string{"pid 42 (sleep)"}}},
-		Wire:  []WireMsg{{Dir: Received, Line: "aaaa", Kind: KindInvalid, Capped: true, Size: 1 << 30, Problem: "a line of 1073741824 bytes, over the runner's cap"}},
+		Procs: []driver.ProcResult{{Argv: []string{"agent"}, Killed: []string{"pid 42 (sleep)"}}},
+		Wire:  []driver.WireMsg{{Dir: driver.Received, Line: "aaaa", Kind: driver.KindInvalid, Capped: true, Size: 1 << 30, Problem: "a line of 1073741824 bytes, over the runner's cap"}},
 		Journal: []mockmodel.JournalEntry{{Wire: mockmodel.WireOpenAIChat, RawCapped: true, RawBytes: 20 << 20, RawSHA256: "abc",
 			Capped: []string{"messages[0].content[0].text: 20971520 bytes, sha256 def, first 1048576 kept"}}}}
 	d := t.TempDir()
@@ -415,7 +415,7 @@ func TestRunClientRequests(t *testing.T) {
 	// read honoured line/limit, the write landed inside the cwd.
 	var answers []string
 	for _, m := range ev.Wire {
-		if m.Dir == Sent && m.Kind == KindResponse {
+		if m.Dir == driver.Sent && m.Kind == driver.KindResponse {
 			answers = append(answers, m.Line)
 		}
 	}
@@ -445,12 +445,12 @@ func TestRunClientRequests(t *testing.T) {
 		}
 	}
 	// The runner's own messages are valid ACP too.
-	v, err := NewSchemaValidator()
+	v, err := driver.NewSchemaValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ev.Wire {
-		if m.Dir == Sent {
+		if m.Dir == driver.Sent {
 			if err := v.Validate(m, false); err != nil {
 				t.Errorf("runner message #%d invalid: %v\n%s", m.Seq, err, m.Line)
 			}
@@ -587,7 +587,7 @@ func TestRunCancelled(t *testing.T) {
 	var rep *Report
 	HangCheck(t, HangLimit, "a cancelled Run of agents that never answer", func() {
 		var err error
-		rep, err = Run(ctx, Config{Agent: ShellTarget("sleep 600"), Cases: BuiltinCases(t), Dialect: DialectTodoWrite, Parallel: 2,
+		rep, err = Run(ctx, Config{Agent: ShellTarget("sleep 600"), Cases: BuiltinCases(t), Dialect: driver.DialectTodoWrite, Parallel: 2,
 			Timeout: time.Hour, Grace: 100 * time.Millisecond})
 		if err != nil {
 			t.Error(err)
@@ -625,7 +625,7 @@ func TestRepeatReportsFlaky(t *testing.T) {
 	tg.Env = append(tg.Env, FakeCounterEnv+"="+filepath.Join(t.TempDir(), "count"))
 	out := t.TempDir()
 	rep := RunFake(t, "", func(c *Config) {
-		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = tg, cases, DialectTodoWrite, 1, 5
+		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = tg, cases, driver.DialectTodoWrite, 1, 5
 	})
 	if err := report.WriteTranscripts(out, rep); err != nil {
 		t.Fatal(err)

@@ -28,9 +28,9 @@ func builtinCases(t *testing.T) []*Case {
 }
 
 // sharedValidator is compiled once for the package's runs.
-func sharedValidator(t *testing.T) *SchemaValidator {
+func sharedValidator(t *testing.T) *driver.SchemaValidator {
 	t.Helper()
-	validatorOnce.Do(func() { validatorVal, validatorErr = NewSchemaValidator() })
+	validatorOnce.Do(func() { validatorVal, validatorErr = driver.NewSchemaValidator() })
 	if validatorErr != nil {
 		t.Fatal(validatorErr)
 	}
@@ -39,7 +39,7 @@ func sharedValidator(t *testing.T) *SchemaValidator {
 
 var (
 	validatorOnce sync.Once
-	validatorVal  *SchemaValidator
+	validatorVal  *driver.SchemaValidator
 	validatorErr  error
 )
 
@@ -96,7 +96,7 @@ func TestRunFakeAgentPasses(t *testing.T) {
 		dumpFailures(t, rep)
 		t.Fatalf("failed: %v", rep.FailedIDs())
 	}
-	if rep.Dialect != DialectTodoWrite || rep.DialectSource != "detected" {
+	if rep.Dialect != driver.DialectTodoWrite || rep.DialectSource != "detected" {
 		t.Errorf("dialect %s (%s)", rep.Dialect, rep.DialectSource)
 	}
 	for _, c := range rep.Checks {
@@ -183,7 +183,7 @@ func TestRunForcedDialect(t *testing.T) {
 	// names) but the translated arguments ({plan: [{step, status}]}) hold
 	// no todos: the todo_write-only checks are n/a.
 	rep := runFake(t, "ok", func(c *Config) { c.Dialect = "codex" })
-	if rep.Dialect != DialectCodex || rep.DialectSource != "forced" {
+	if rep.Dialect != driver.DialectCodex || rep.DialectSource != "forced" {
 		t.Fatalf("dialect %s (%s)", rep.Dialect, rep.DialectSource)
 	}
 	for _, id := range []string{"TW-SCHEMA-1", "TW-VALID-DUP", "TW-COUNTS-1"} {
@@ -251,7 +251,7 @@ func TestRunBrokenAgents(t *testing.T) {
 			hangCheck(t, hangLimit, "Run with a short case timeout", func() {
 				var err error
 				rep, err = Run(context.Background(), Config{Agent: tc.target(t), Cases: oneCase(t, "plan-basic"),
-					Dialect: DialectTodoWrite, Timeout: timeout, Grace: 200 * time.Millisecond})
+					Dialect: driver.DialectTodoWrite, Timeout: timeout, Grace: 200 * time.Millisecond})
 				if err != nil {
 					t.Error(err)
 				}
@@ -352,7 +352,7 @@ func TestRunThrowAwayHome(t *testing.T) {
 			Files:   []driver.File{{Dest: "~/.agent/config", Content: "url={{.URL}} home={{.Home}}", Src: "inline"}},
 			Home:    true,
 		}
-		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: DialectTodoWrite,
+		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: driver.DialectTodoWrite,
 			Timeout: time.Minute, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: sharedValidator(t)})
 		if err != nil {
 			t.Fatal(err)
@@ -400,7 +400,7 @@ func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
 	t.Parallel()
 	// The fake offers todo_write; forced to opencode, the mock calls
 	// todowrite with the same argument shape and the fake executes it.
-	rep := runFake(t, "no-error-prefix", func(c *Config) { c.Dialect = DialectOpencode })
+	rep := runFake(t, "no-error-prefix", func(c *Config) { c.Dialect = driver.DialectOpencode })
 	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
 		dumpFailures(t, rep)
 		t.Fatalf("failed %v, want %v (only the tool name differs)", got, want)
@@ -421,14 +421,14 @@ func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
 	}
 	// An agent whose own rules accept what todo_write refuses (empty
 	// content here), and shows it: judged as accepting, consistently.
-	rep = runFake(t, "accept-empty", func(c *Config) { c.Dialect = DialectOpencode })
+	rep = runFake(t, "accept-empty", func(c *Config) { c.Dialect = driver.DialectOpencode })
 	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
 		dumpFailures(t, rep)
 		t.Errorf("another dialect accepting and showing a list todo_write refuses: failed %v, want %v", got, want)
 	}
 	// Its own rules may also keep duplicates and show content untrimmed
 	// (codex does): trimming is compared for todo_write only.
-	rep = runFake(t, "accept-dup-raw", func(c *Config) { c.Dialect = DialectOpencode })
+	rep = runFake(t, "accept-dup-raw", func(c *Config) { c.Dialect = driver.DialectOpencode })
 	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
 		dumpFailures(t, rep)
 		t.Errorf("another dialect keeping untrimmed duplicates: failed %v, want %v", got, want)
@@ -441,7 +441,7 @@ func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
 	}
 	// An agent that flags its refusal (is_error on Anthropic, here the
 	// "Error:" prefix) and still shows the refused list fails: the flag wins.
-	rep = runFake(t, "plan-on-reject", func(c *Config) { c.Dialect = DialectOpencode })
+	rep = runFake(t, "plan-on-reject", func(c *Config) { c.Dialect = driver.DialectOpencode })
 	for _, id := range []string{"TW-PLAN-1", "TW-REJECT-KEEP-1"} {
 		if c, _ := rep.Check(id); c.Outcome != Fail {
 			t.Errorf("%s: %s, want a failure for plans shown for flagged refusals", id, c.Outcome)

@@ -11,13 +11,13 @@ import (
 // only the INFO check ACP-SCHEMA-2; a malformed plan fails ACP-SCHEMA-1 and
 // not ACP-SCHEMA-2.
 func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
-	v, err := NewSchemaValidator()
+	v, err := driver.NewSchemaValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	received := func(seq int, line string) WireMsg {
+	received := func(seq int, line string) driver.WireMsg {
 		m := msg(line, "")
-		m.Dir, m.Seq = Received, seq
+		m.Dir, m.Seq = driver.Received, seq
 		return m
 	}
 	usage := received(1, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":10,"size":100}}}`)
@@ -32,16 +32,16 @@ func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		wire       []WireMsg
+		wire       []driver.WireMsg
 		s1, s2     Outcome
 		s2Contains string
 	}{
-		{"draft only", []WireMsg{usage, goodPlan}, Pass, Fail, "usage_update"},
+		{"draft only", []driver.WireMsg{usage, goodPlan}, Pass, Fail, "usage_update"},
 		// ACP-SCHEMA-2 lists only what the draft accepts: a message both
 		// reject leaves it not run, never passed.
-		{"malformed", []WireMsg{badPlan, goodPlan}, Fail, NotRun, "invalid against the stable and the unstable schema alike"},
-		{"both", []WireMsg{usage, badPlan}, Fail, Fail, "(and 1 invalid against both: see ACP-SCHEMA-1)"},
-		{"clean", []WireMsg{goodPlan}, Pass, Pass, ""},
+		{"malformed", []driver.WireMsg{badPlan, goodPlan}, Fail, NotRun, "invalid against the stable and the unstable schema alike"},
+		{"both", []driver.WireMsg{usage, badPlan}, Fail, Fail, "(and 1 invalid against both: see ACP-SCHEMA-1)"},
+		{"clean", []driver.WireMsg{goodPlan}, Pass, Pass, ""},
 	} {
 		ev := &Evidence{Wire: tc.wire, validator: v}
 		if got := evalSchema(ev); got.Outcome != tc.s1 {
@@ -54,7 +54,7 @@ func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
 	}
 }
 
-func msg(line, replyTo string) WireMsg {
+func msg(line, replyTo string) driver.WireMsg {
 	_, m := driver.Classify([]byte(line))
 	m.ReplyTo = replyTo
 	return m

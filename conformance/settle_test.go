@@ -56,7 +56,7 @@ func TestLateUpdatesSameVerdictAtEveryDelay(t *testing.T) {
 	var first map[string]Outcome
 	for _, delay := range []time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond} {
 		rep := runFake(t, "", func(c *Config) {
-			c.Agent, c.Cases, c.Dialect, c.Parallel = lateFake(t, delay), lateCases(t), DialectTodoWrite, 3
+			c.Agent, c.Cases, c.Dialect, c.Parallel = lateFake(t, delay), lateCases(t), driver.DialectTodoWrite, 3
 		})
 		got := outcomes(rep)
 		for _, id := range []string{"TW-PLAN-1", "TW-REPLACE-1", "TW-REJECT-KEEP-1", "TW-LOAD-1", "TW-LOAD-2", "RUN-1"} {
@@ -90,7 +90,7 @@ func TestLateUpdatesSameVerdictAtEveryDelay(t *testing.T) {
 func TestLateUpdatesTenRunsAgree(t *testing.T) {
 	t.Parallel()
 	rep := runFake(t, "", func(c *Config) {
-		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = lateFake(t, 20*time.Millisecond), lateCases(t), DialectTodoWrite, 3, 10
+		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = lateFake(t, 20*time.Millisecond), lateCases(t), driver.DialectTodoWrite, 3, 10
 	})
 	if rep.Repeat != 10 || len(rep.Cases) != 10*3 {
 		t.Fatalf("repeat %d, %d cases: want 10 runs of 3", rep.Repeat, len(rep.Cases))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // The oracle expects of a cancelled prompt what the catalogue's own cancel
@@ -46,7 +47,7 @@ func TestScenariosCancelSometimes(t *testing.T) {
 	for i := range 400 {
 		c := g.Scenario(i)
 		o.Mark(c, cat)
-		at := slices.IndexFunc(c.Steps, func(st conformance.Step) bool { return st.Cancel })
+		at := slices.IndexFunc(c.Steps, func(st driver.Step) bool { return st.Cancel })
 		if at < 0 {
 			continue
 		}
@@ -57,13 +58,13 @@ func TestScenariosCancelSometimes(t *testing.T) {
 		rest := c.Steps[at+1:]
 		switch {
 		case len(rest) == 0:
-		case len(rest) == 3 && rest[0].Op == conformance.OpRestart && rest[2].Op == conformance.OpLoadSession:
+		case len(rest) == 3 && rest[0].Op == driver.OpRestart && rest[2].Op == driver.OpLoadSession:
 			loads++
 		default:
 			t.Fatalf("scenario %d: steps after the cancelled prompt: %+v", i, rest)
 		}
 		last := c.Script[len(c.Script)-2]
-		if len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != conformance.DialectTodoWrite || last.ToolCalls[0].Reject {
+		if len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != driver.DialectTodoWrite || last.ToolCalls[0].Reject {
 			t.Fatalf("scenario %d: the cancelled prompt's turn %+v, want one accepted todo_write", i, last)
 		}
 		if got := slices.Sorted(slices.Values(c.Checks)); !reflect.DeepEqual(got, want) {

@@ -199,9 +199,9 @@ const (
 // session/load, whose replay must show the write.
 func (s *scenario) cancelledPrompt(c *conformance.Case) {
 	r := s.r
-	c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpPrompt, Text: promptTexts[r.IntN(len(promptTexts))], Cancel: true})
+	c.Steps = append(c.Steps, driver.Step{Op: driver.OpPrompt, Text: promptTexts[r.IntN(len(promptTexts))], Cancel: true})
 	s.list = s.nextList()
-	t := mockmodel.Turn{ToolCalls: []mockmodel.ToolCall{{Name: conformance.DialectTodoWrite, Arguments: map[string]any{"todos": toAny(s.list)}}}}
+	t := mockmodel.Turn{ToolCalls: []mockmodel.ToolCall{{Name: driver.DialectTodoWrite, Arguments: map[string]any{"todos": toAny(s.list)}}}}
 	if r.IntN(4) == 0 {
 		t.Reasoning = sentence(r)
 	}
@@ -212,7 +212,7 @@ func (s *scenario) cancelledPrompt(c *conformance.Case) {
 	}
 	c.Script = append(c.Script, t, mockmodel.Turn{Text: "DONE"})
 	if r.IntN(2) == 0 {
-		c.Steps = append(c.Steps, conformance.Step{Op: conformance.OpRestart}, conformance.Step{Op: conformance.OpInitialize}, conformance.Step{Op: conformance.OpLoadSession})
+		c.Steps = append(c.Steps, driver.Step{Op: driver.OpRestart}, driver.Step{Op: driver.OpInitialize}, driver.Step{Op: driver.OpLoadSession})
 	}
 }
 

@@ -216,7 +216,7 @@ func (o *Oracle) Mark(c *conformance.Case, cat []conformance.Check) []string {
 		}
 	}
 	var only []string // nil: no cancel, every check
-	if slices.ContainsFunc(c.Steps, func(st conformance.Step) bool { return st.Cancel }) {
+	if slices.ContainsFunc(c.Steps, func(st driver.Step) bool { return st.Cancel }) {
 		only = cancelChecks()
 	}
 	c.Checks = c.Checks[:0]

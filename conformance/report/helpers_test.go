@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 )
 
 // evidenceDir holds the captured runs the conformance tests judge.
@@ -15,7 +16,7 @@ const evidenceDir = "../testdata/evidence"
 var (
 	savedRuns     sync.Map // name -> []*conformance.Evidence
 	validatorOnce sync.Once
-	validatorVal  *conformance.SchemaValidator
+	validatorVal  *driver.SchemaValidator
 	validatorErr  error
 )
 
@@ -34,9 +35,9 @@ func savedRun(t *testing.T, name string) []*conformance.Evidence {
 }
 
 // sharedValidator is one schema validator for the package's tests.
-func sharedValidator(t *testing.T) *conformance.SchemaValidator {
+func sharedValidator(t *testing.T) *driver.SchemaValidator {
 	t.Helper()
-	validatorOnce.Do(func() { validatorVal, validatorErr = conformance.NewSchemaValidator() })
+	validatorOnce.Do(func() { validatorVal, validatorErr = driver.NewSchemaValidator() })
 	if validatorErr != nil {
 		t.Fatal(validatorErr)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"html/template"
 	"io"
 	"slices"
@@ -490,14 +491,14 @@ func (tl *timeline) addWire(ev *conformance.Evidence, anchor string, marks map[i
 	plans := ev.PlanViews()
 	late := lateSeqs(ev)
 	for _, m := range ev.Wire {
-		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == conformance.Received,
+		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == driver.Received,
 			Late: late[m.Seq], Plan: plans[m.Seq], Problem: m.Problem}
 		hw.Arrow = "→ agent"
 		if hw.Received {
 			hw.Arrow = "← agent"
 		}
 		switch {
-		case m.Kind == conformance.KindResponse:
+		case m.Kind == driver.KindResponse:
 			hw.What = "answer to " + m.ReplyTo
 		case conformance.UpdateKind(m) != "":
 			hw.What = m.Method + " " + conformance.UpdateKind(m)
@@ -568,13 +569,13 @@ func lateSeqs(ev *conformance.Evidence) map[int]bool {
 	type span struct{ req, resp, proc int }
 	var spans []span
 	for _, s := range ev.Steps {
-		if s.ReqSeq >= 0 && s.RespSeq >= 0 && (s.Op == conformance.OpPrompt || s.Op == conformance.OpLoadSession) {
+		if s.ReqSeq >= 0 && s.RespSeq >= 0 && (s.Op == driver.OpPrompt || s.Op == driver.OpLoadSession) {
 			spans = append(spans, span{s.ReqSeq, s.RespSeq, s.Proc})
 		}
 	}
 	out := map[int]bool{}
 	for _, m := range ev.Wire {
-		if m.Dir != conformance.Received || m.Kind != conformance.KindNotification || m.Method != "session/update" {
+		if m.Dir != driver.Received || m.Kind != driver.KindNotification || m.Method != "session/update" {
 			continue
 		}
 		var last *span
@@ -589,7 +590,7 @@ func lateSeqs(ev *conformance.Evidence) map[int]bool {
 		}
 		next := false
 		for _, n := range ev.Wire {
-			if n.Seq > last.req && n.Seq < m.Seq && n.Dir == conformance.Sent && n.Proc == m.Proc && n.Kind != conformance.KindResponse && n.Kind != conformance.KindNotification {
+			if n.Seq > last.req && n.Seq < m.Seq && n.Dir == driver.Sent && n.Proc == m.Proc && n.Kind != driver.KindResponse && n.Kind != driver.KindNotification {
 				next = true
 				break
 			}
