@@ -240,9 +240,7 @@ func TestInProcessPanic(t *testing.T) {
 		StubServe(p, func() { panic("boom") })
 		return 0
 	}), StubCase(true), nil)
-	if err := report.WriteTranscripts(out, rep); err != nil {
-		t.Fatal(err)
-	}
+	writeTranscripts(t, out, rep)
 	cr := rep.Cases[0]
 	pr := cr.Evidence().Procs[0]
 	if pr.Exit != "panic: boom (exit status 2)" {
@@ -361,9 +359,7 @@ func TestTranscriptListsEveryFailureAndTheTies(t *testing.T) {
 	// --out: the evidence written records the ties, and judged again it
 	// gives the same verdict.
 	out := t.TempDir()
-	if err := report.WriteTranscripts(out, rep); err != nil {
-		t.Fatal(err)
-	}
+	writeTranscripts(t, out, rep)
 	again, err := ReadEvidenceDir(out)
 	if err != nil {
 		t.Fatal(err)
@@ -501,9 +497,7 @@ func TestReportsAndTranscripts(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	rep := RunFake(t, "no-plan", nil)
-	if err := report.WriteTranscripts(out, rep); err != nil {
-		t.Fatal(err)
-	}
+	writeTranscripts(t, out, rep)
 	var js bytes.Buffer
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)
@@ -627,9 +621,7 @@ func TestRepeatReportsFlaky(t *testing.T) {
 	rep := RunFake(t, "", func(c *Config) {
 		c.Agent, c.Cases, c.Dialect, c.Parallel, c.Repeat = tg, cases, driver.DialectTodoWrite, 1, 5
 	})
-	if err := report.WriteTranscripts(out, rep); err != nil {
-		t.Fatal(err)
-	}
+	writeTranscripts(t, out, rep)
 	// The evidence of each run is kept apart, and judged again it is as
 	// flaky (--judge DIR).
 	saved, err := ReadEvidenceDir(out)
@@ -822,6 +814,14 @@ func TestVerdictXFailIsNotAFailure(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"outcome": "xfail"`) || !strings.Contains(b.String(), `"verdict": "PASS"`) {
 		t.Errorf("JSON report lacks the xfail outcome or the verdict")
+	}
+}
+
+// writeTranscripts writes rep's folders under out (--out).
+func writeTranscripts(t *testing.T, out string, rep *Report) {
+	t.Helper()
+	if err := report.WriteTranscripts(out, rep); err != nil {
+		t.Fatal(err)
 	}
 }
 
