@@ -32,7 +32,10 @@ type Config struct {
 	// Timeout bounds each case (0: driver.DefaultTimeout); Grace is the shutdown
 	// grace period (0: driver.DefaultGrace).
 	Timeout, Grace time.Duration
-	// Parallel is how many cases run at once (0: the number of CPUs).
+	// Parallel is how many cases run at once (0: the number of CPUs for
+	// an agent run as a process; every case at once for one in process,
+	// which starts no process and whose cases wait on the settle far more
+	// than they use the CPUs).
 	Parallel int
 	// Only narrows the report to these check IDs (nil: every check).
 	Only []string
@@ -115,7 +118,7 @@ func (cfg *Config) prepare() error {
 	}
 	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), driver.DefaultTimeout)
 	cfg.Grace = cmp.Or(max(cfg.Grace, 0), driver.DefaultGrace)
-	cfg.Parallel = cmp.Or(max(cfg.Parallel, 0), runtime.NumCPU())
+	cfg.Parallel = cmp.Or(max(cfg.Parallel, 0), defaultParallel(cfg.Agent, len(cfg.Cases)))
 	cfg.Model = cmp.Or(cfg.Model, "mock")
 	cfg.Settle = cmp.Or(max(cfg.Settle, 0), driver.DefaultSettle)
 	if cfg.Repeat < 0 {
@@ -266,8 +269,32 @@ func (d *caseSet) stopEarly(gate *probeGate) (notRun string) {
 	return fmt.Sprintf("not run: the first case (%s) could not get initialize answered, so the run stopped (--keep-going runs every case)", ev.Case.ID)
 }
 
-// runOthers runs the cases after the first, in parallel, and waits for
-// every case; notRun set, they are not run.
+// defaultParallel is Config.Parallel's default: the number of CPUs for an
+// agent run as a process (a spec never starts more processes than the CPUs
+// serve), every case (and the probe) at once for the agent in process.
+func defaultParallel(t driver.Target, cases int) int {
+	if t.InProcess != nil && len(t.Command) == 0 {
+		return cases + 1
+	}
+	return runtime.NumCPU()
+}
+
+// longestFirst is the order the cases after the first take their parallel
+// slots: the cases with the most steps first (a restart, a load and several
+// prompts run one after the other, each settling), the catalogue's order
+// among equals. A long case started last would run alone at the end, with
+// every other slot idle (the longest processing time first rule).
+func longestFirst(cases []*Case) []int {
+	order := make([]int, len(cases))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(cases[b].Steps) - len(cases[a].Steps) })
+	return order
+}
+
+// runOthers runs the cases after the first, in parallel, longest first
+// (longestFirst), and waits for every case; notRun set, they are not run.
 func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -280,12 +307,19 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 			d.r.progress(ev, len(d.cases))
 		}
 	}()
-	for i, c := range d.cases {
+	for _, i := range longestFirst(d.cases) {
+		c := d.cases[i]
 		switch {
 		case i == d.first:
 		case notRun != "":
 			d.evs[i] = unrunCase(c, d.dialect, "", notRun)
 		default:
+			// The slot is taken here, in the order above, not by a
+			// goroutine per case racing for it.
+			if !d.takeSlot(ctx) {
+				d.evs[i] = unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -296,13 +330,19 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	wg.Wait()
 }
 
-// runOther runs a case after the first once it has a parallel slot.
-func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
+// takeSlot waits for a parallel slot; false when ctx ended first.
+func (d *caseSet) takeSlot(ctx context.Context) bool {
 	select {
 	case d.sem <- struct{}{}:
+		return true
 	case <-ctx.Done():
-		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
+		return false
 	}
+}
+
+// runOther runs a case after the first in the parallel slot it was given
+// (takeSlot).
+func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
 	// The slot is freed as soon as the case's last step is answered: the
 	// settle after it and the agent's exit are still observed (and judged:
 	// ACP-TURN-1, ACP-EXIT-1), but they wait, and the next case need not

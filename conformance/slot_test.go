@@ -1,10 +1,14 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // A case gives up its parallel slot when its last step is answered: with
@@ -63,5 +67,40 @@ func TestSlotFreedWhenTheLastStepIsAnswered(t *testing.T) {
 	}
 	if _, ok := m["waitingMs"]; !ok {
 		t.Errorf("no waitingMs in the JSON report: %s", b)
+	}
+}
+
+// With one slot the cases after the first start one at a time, the one with
+// the most steps first (a long case started last would run alone at the
+// end, the other slots idle), the catalogue's order among equals.
+func TestLongestCaseTakesTheFirstSlot(t *testing.T) {
+	t.Parallel()
+	short, long, mid := stubCase(false), stubCase(false), stubCase(false)
+	short.ID, long.ID, mid.ID = "short", "long", "mid"
+	mid.Steps = append(mid.Steps, Step{Op: OpNewSession})
+	long.Steps = append(long.Steps, Step{Op: OpNewSession}, Step{Op: OpNewSession})
+	if got := longestFirst([]*Case{short, long, mid}); !slices.Equal(got, []int{1, 2, 0}) {
+		t.Errorf("longestFirst(short, long, mid) = %v, want [1 2 0]", got)
+	}
+	first := stubCase(false)
+	first.ID = "first"
+	tg := stubTarget(func(_ context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 })
+	cfg := Config{Agent: tg, Cases: []*Case{first, short, mid, long}, Dialect: DialectTodoWrite, Timeout: time.Minute,
+		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t), Parallel: 1}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	evs := make([]*Evidence, 0, len(rep.Cases))
+	for _, cr := range rep.Cases {
+		evs = append(evs, cr.Evidence())
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Started.Before(evs[j].Started) })
+	for _, ev := range evs {
+		started = append(started, ev.Case.ID)
+	}
+	if want := []string{"first", "long", "mid", "short"}; !slices.Equal(started, want) {
+		t.Errorf("cases started in the order %v, want %v", started, want)
 	}
 }

@@ -119,9 +119,7 @@ func (s *scenario) promptTurns() []mockmodel.Turn {
 			}
 			t.ToolCalls = append(t.ToolCalls, mockmodel.ToolCall{Name: driver.DialectTodoWrite, Arguments: s.write()})
 		}
-		if t.ChunkSize == 0 {
-			t.ChunkSize = streamChunk(t.ToolCalls)
-		}
+		t.ChunkSize = streamChunk(t.ToolCalls, t.ChunkSize)
 		turns = append(turns, t)
 	}
 	end := mockmodel.Turn{Text: "DONE"}
@@ -140,18 +138,31 @@ func (s *scenario) promptTurns() []mockmodel.Turn {
 // runner would handle one by one (docs/performance.md).
 const maxDeltas = 16
 
-// streamChunk is the chunk size of a turn whose size was not drawn: 0 (the
-// mock's default) unless its largest call is longer than maxDeltas default
-// chunks. It draws nothing: the rest of the scenario is the same either
-// way.
-func streamChunk(calls []mockmodel.ToolCall) int {
+// maxDrawnDeltas bounds how many deltas a turn whose chunk size was drawn
+// (1 to 64 bytes) streams its largest call in: a drawn size stands for a
+// model that streams in small pieces, which the deltas of a call up to
+// maxDrawnDeltas times that size show in full; a list of kilobytes in
+// one-byte pieces would be tens of thousands of deltas, and the exploration
+// would spend its time there (docs/performance.md, "Exploration speed").
+const maxDrawnDeltas = 128
+
+// streamChunk is the chunk size of a turn whose tool calls are calls and
+// whose size drawn was drawn (0: none was). Not drawn: 0 (the mock's
+// default) unless its largest call is longer than maxDeltas default chunks.
+// Drawn: the drawn size, or more when the largest call would take more
+// than maxDrawnDeltas deltas. It draws nothing: the rest of the scenario is
+// the same either way.
+func streamChunk(calls []mockmodel.ToolCall, drawn int) int {
 	longest := 0
 	for _, tc := range calls {
 		if b, err := json.Marshal(tc.Arguments); err == nil {
 			longest = max(longest, len(b))
 		}
 	}
-	if longest <= maxDeltas*mockmodel.DefaultChunkSize {
+	switch {
+	case drawn > 0:
+		return max(drawn, (longest+maxDrawnDeltas-1)/maxDrawnDeltas)
+	case longest <= maxDeltas*mockmodel.DefaultChunkSize:
 		return 0
 	}
 	return (longest + maxDeltas - 1) / maxDeltas
@@ -205,11 +216,11 @@ func (s *scenario) cancelledPrompt(c *conformance.Case) {
 	if r.IntN(4) == 0 {
 		t.Reasoning = sentence(r)
 	}
+	drawn := 0
 	if r.IntN(4) == 0 {
-		t.ChunkSize = 1 + r.IntN(64)
-	} else {
-		t.ChunkSize = streamChunk(t.ToolCalls)
+		drawn = 1 + r.IntN(64)
 	}
+	t.ChunkSize = streamChunk(t.ToolCalls, drawn)
 	c.Script = append(c.Script, t, mockmodel.Turn{Text: "DONE"})
 	if r.IntN(2) == 0 {
 		c.Steps = append(c.Steps, driver.Step{Op: driver.OpRestart}, driver.Step{Op: driver.OpInitialize}, driver.Step{Op: driver.OpLoadSession})

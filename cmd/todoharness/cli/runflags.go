@@ -30,7 +30,7 @@ type runFlags struct {
 // what one run covers in the help ("" for conform, " per agent" for peers).
 func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	r.registerTimeouts(f, "case")
-	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+" (default: number of CPUs)")
+	f.IntVar(&r.parallel, "parallel", 0, "cases run at once"+what+", the cases with the most steps first (default: number of CPUs; every case with --in-process)")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
 	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
