@@ -77,15 +77,15 @@ func TestLongestCaseTakesTheFirstSlot(t *testing.T) {
 	t.Parallel()
 	short, long, mid := stubCase(false), stubCase(false), stubCase(false)
 	short.ID, long.ID, mid.ID = "short", "long", "mid"
-	mid.Steps = append(mid.Steps, Step{Op: OpNewSession})
-	long.Steps = append(long.Steps, Step{Op: OpNewSession}, Step{Op: OpNewSession})
+	mid.Steps = append(mid.Steps, driver.Step{Op: driver.OpNewSession})
+	long.Steps = append(long.Steps, driver.Step{Op: driver.OpNewSession}, driver.Step{Op: driver.OpNewSession})
 	if got := longestFirst([]*Case{short, long, mid}); !slices.Equal(got, []int{1, 2, 0}) {
 		t.Errorf("longestFirst(short, long, mid) = %v, want [1 2 0]", got)
 	}
 	first := stubCase(false)
 	first.ID = "first"
 	tg := stubTarget(func(_ context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 })
-	cfg := Config{Agent: tg, Cases: []*Case{first, short, mid, long}, Dialect: DialectTodoWrite, Timeout: time.Minute,
+	cfg := Config{Agent: tg, Cases: []*Case{first, short, mid, long}, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
 		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t), Parallel: 1}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
