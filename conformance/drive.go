@@ -273,7 +273,7 @@ func (d *caseSet) stopEarly(gate *probeGate) (notRun string) {
 // agent run as a process (a spec never starts more processes than the CPUs
 // serve), every case (and the probe) at once for the agent in process.
 func defaultParallel(t driver.Target, cases int) int {
-	if t.InProcess != nil && len(t.Command) == 0 {
+	if t.InProcess != nil {
 		return cases + 1
 	}
 	return runtime.NumCPU()
