@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -102,5 +103,29 @@ func TestLongestCaseTakesTheFirstSlot(t *testing.T) {
 	}
 	if want := []string{"first", "long", "mid", "short"}; !slices.Equal(started, want) {
 		t.Errorf("cases started in the order %v, want %v", started, want)
+	}
+}
+
+// An agent in process starts no process: by default every case runs at
+// once (a process agent gets one case per CPU).
+func TestInProcessRunsEveryCaseAtOnce(t *testing.T) {
+	t.Parallel()
+	var cases []*Case
+	for _, id := range []string{"a", "b", "c"} {
+		c := stubCase(false)
+		c.ID = id
+		cases = append(cases, c)
+	}
+	tg := stubTarget(func(_ context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 })
+	rep, err := Run(context.Background(), Config{Agent: tg, Cases: cases, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
+		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Parallel != len(cases)+1 {
+		t.Errorf("in process: %d cases at once, want every case (%d)", rep.Parallel, len(cases)+1)
+	}
+	if got := defaultParallel(driver.Target{Command: []string{"agent"}}, 3); got != runtime.NumCPU() {
+		t.Errorf("a process agent: %d cases at once, want one per CPU (%d)", got, runtime.NumCPU())
 	}
 }
