@@ -167,13 +167,12 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	d.evs = make([]*Evidence, len(d.cases))
 	gate := newProbeGate(cfg.Dialect == "")
 	d.firstDone = make(chan *Evidence, 1)
-	// The parallel slots: the first case holds one until its last step is
-	// answered (see runCase).
-	d.sem = make(chan struct{}, cfg.Parallel)
-	d.sem <- struct{}{}
-	d.firstRelease = sync.OnceFunc(func() { <-d.sem })
+	// The parallel slots (see slots): the first case takes one now.
+	d.slots = newSlots(cfg.Parallel)
+	_ = d.slots.take(ctx, false) // the pool is full: it cannot wait
+	d.firstSlot = newCaseSlot(d.slots)
 	go func() {
-		ev := r.runCase(ctx, d.cases[d.first], d.dialect, nil, gate, d.firstRelease)
+		ev := r.runCase(ctx, d.cases[d.first], d.dialect, nil, gate, d.firstSlot)
 		gate.close(initAnswered(ev), firstRequestTools(ev))
 		d.firstDone <- ev
 	}()
@@ -196,11 +195,11 @@ type caseSet struct {
 	cases []*Case
 	evs   []*Evidence
 	// first is the index of the case that runs alone first; firstDone
-	// gets its evidence, firstRelease frees its parallel slot.
-	first        int
-	firstDone    chan *Evidence
-	firstRelease func()
-	sem          chan struct{}
+	// gets its evidence, firstSlot is its parallel slot.
+	first     int
+	firstDone chan *Evidence
+	firstSlot *caseSlot
+	slots     *slots
 	// dialect and itemProps are the agent's todo tool.
 	dialect   driver.Dialect
 	itemProps map[string]bool
@@ -301,7 +300,7 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	go func() {
 		defer wg.Done()
 		ev := <-d.firstDone
-		d.firstRelease()
+		d.firstSlot.finish()
 		if ev != nil {
 			ev.Dialect, d.evs[d.first] = d.dialect, ev
 			d.r.progress(ev, len(d.cases))
@@ -316,7 +315,7 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 		default:
 			// The slot is taken here, in the order above, not by a
 			// goroutine per case racing for it.
-			if !d.takeSlot(ctx) {
+			if d.slots.take(ctx, false) != nil {
 				d.evs[i] = unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 				continue
 			}
@@ -330,29 +329,15 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	wg.Wait()
 }
 
-// takeSlot waits for a parallel slot; false when ctx ended first.
-func (d *caseSet) takeSlot(ctx context.Context) bool {
-	select {
-	case d.sem <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // runOther runs a case after the first in the parallel slot it was given
-// (takeSlot).
+// (slots.take).
 func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
-	// The slot is freed as soon as the case's last step is answered: the
-	// settle after it and the agent's exit are still observed (and judged:
-	// ACP-TURN-1, ACP-EXIT-1), but they wait, and the next case need not
-	// wait with them.
-	release := sync.OnceFunc(func() { <-d.sem })
-	defer release()
+	slot := newCaseSlot(d.slots)
+	defer slot.finish()
 	if ctx.Err() != nil {
 		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 	}
-	ev := d.r.runCase(ctx, c, d.dialect, d.itemProps, nil, release)
+	ev := d.r.runCase(ctx, c, d.dialect, d.itemProps, nil, slot)
 	d.r.progress(ev, len(d.cases))
 	return ev
 }
@@ -393,10 +378,11 @@ type runner struct {
 // evidence; it never returns an error: whatever went wrong is in the
 // evidence (Aborted).
 //
-// release, when not nil, is called once the last step is answered (or the
-// case ends before): what is left is waiting (the settle, the exit), and
-// the runner gives the case's parallel slot to the next one.
-func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemProps map[string]bool, gate *probeGate, release func()) *Evidence {
+// The case gives up its parallel slot while it only waits: during the
+// settle between two steps (it takes a slot again before the next one),
+// and once its last step is answered (the settle and the exit are still
+// observed and judged: ACP-TURN-1, ACP-EXIT-1).
+func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemProps map[string]bool, gate *probeGate, slot *caseSlot) *Evidence {
 	start := time.Now()
 	ev := &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
 		memo: &judgeMemo{}}
@@ -409,7 +395,8 @@ func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemPro
 	cfg := r.cfg
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Script: script, Start: start},
-		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, LastAnswered: release}
+		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle,
+		LastAnswered: slot.finish, Waiting: slot.wait, Resume: slot.resume}
 	if gate != nil && gate.detect {
 		dc.FirstRequest = func(initAnswered bool, tools []llm.ToolSpec) { gate.close(initAnswered, nonNil(tools)) }
 	} else if gate != nil {

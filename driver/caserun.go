@@ -203,13 +203,13 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 		// Updates the agent sends after its answer still belong to the
 		// turn: let them arrive before the next request (or the shutdown).
 		// A cancelled turn's later script turns need not come.
-		cr.settle(sr, !st.Cancel)
+		return cr.settleBetween(i, sr, !st.Cancel)
 	case OpLoadSession:
 		// A replay sent after the answer still belongs to the load: let it
 		// arrive before the next request. The same wait as after a prompt,
 		// with its window (--settle, short in tests): it ends after
 		// settleFast when the answer stays the agent's last message.
-		cr.settle(sr, false)
+		return cr.settleBetween(i, sr, false)
 	case OpInitialize:
 		cr.initialized(sr.Result)
 	case OpNewSession:
@@ -221,6 +221,24 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 			return true
 		}
 		cr.sessionID = ns.SessionID
+	}
+	return false
+}
+
+// settleBetween settles after step i (sr). Before a later step, the case
+// only waits: it tells the runner (CaseConfig.Waiting) and takes a slot
+// again before that step (CaseConfig.Resume). It reports whether the case
+// stops there (the run ended while it waited for a slot).
+func (cr *caseRun) settleBetween(i int, sr *StepResult, answered bool) (stop bool) {
+	if i == len(cr.cfg.Steps)-1 || cr.cfg.Waiting == nil || cr.cfg.Resume == nil {
+		cr.settle(sr, answered)
+		return false
+	}
+	cr.cfg.Waiting()
+	cr.settle(sr, answered)
+	if err := cr.cfg.Resume(cr.ctx); err != nil {
+		cr.abort(fmt.Sprintf("after step %d (%s): waiting for a parallel slot: %v", i+1, sr.Op, context.Cause(cr.ctx)))
+		return true
 	}
 	return false
 }

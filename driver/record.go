@@ -53,6 +53,13 @@ type CaseConfig struct {
 	// answered; LastAnswered once the last step has its answer (what is
 	// left is waiting: the settle and the exit).
 	Initialized, LastAnswered func()
+	// Waiting and Resume, when set, are called around each settle that
+	// is not after the last step: the case waits for quiet wires, with
+	// nothing of its own to run, so a runner may give its parallel slot
+	// to another case (Waiting) and take one again before the next step
+	// (Resume; an error, its context ended, interrupts the case).
+	Waiting func()
+	Resume  func(context.Context) error
 }
 
 // CaseRecord is what RunCase observed. The fields are those of the same

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +44,8 @@ type Config struct {
 	// (ResultFile); "" writes nothing.
 	Out string
 	// Batch is how many scenarios one run drives at once (0: twice
-	// Run.Parallel, at least 16).
+	// Run.Parallel, at least 16). Run.Parallel 0 is inProcessParallel for
+	// an agent in process, the number of CPUs for a process.
 	Batch int
 	// ShrinkRuns bounds the runs one shrink makes (0: 60).
 	ShrinkRuns int
@@ -196,7 +198,7 @@ func (c *Config) withDefaults() error {
 		c.Run.Checks = conformance.Catalogue()
 	}
 	if c.Run.Parallel <= 0 {
-		c.Run.Parallel = 2
+		c.Run.Parallel = defaultParallel(c.Run.Agent)
 	}
 	if c.Batch <= 0 {
 		c.Batch = max(16, 2*c.Run.Parallel)
@@ -206,6 +208,19 @@ func (c *Config) withDefaults() error {
 	}
 	c.Run.Progress, c.Run.Repeat, c.Run.Only = nil, 1, nil
 	return nil
+}
+
+// inProcessParallel is how many scenarios run at once against an agent in
+// process by default: it starts no process, and its scenarios spend most of
+// their time in the settles after their prompts, not on the CPUs.
+const inProcessParallel = 64
+
+// defaultParallel is Run.Parallel's default for target t.
+func defaultParallel(t driver.Target) int {
+	if t.InProcess != nil {
+		return inProcessParallel
+	}
+	return runtime.NumCPU()
 }
 
 // exploration is the state of one Explore: the scenarios drawn so far

@@ -1,0 +1,148 @@
+package conformance
+
+import (
+	"context"
+	"sync"
+)
+
+// slots are a run's parallel slots (Config.Parallel): a case holds one
+// while it has a step to run, and none while it only waits (the settle
+// between its steps, the settle and the exit after its last answer). A
+// case taking a slot back after a settle goes before a case not yet
+// started, and at most twice as many cases are under way (started, their
+// last step not answered) as there are slots: the waits of some cases fill
+// with the steps of others, and no more agents are open at once than the
+// slots keep busy.
+type slots struct {
+	mu            sync.Mutex
+	free          int
+	open, maxOpen int
+	resumers      []chan struct{} // cases under way, waiting after a settle
+	starters      []chan struct{} // cases not yet started
+}
+
+func newSlots(n int) *slots { return &slots{free: n, maxOpen: 2 * n} }
+
+// take waits for a slot; resume says the case is under way (else it
+// starts, and counts as under way until finish). It returns ctx's error
+// when ctx ends first, and then holds no slot.
+func (s *slots) take(ctx context.Context, resume bool) error {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if resume {
+		s.resumers = append(s.resumers, ch)
+	} else {
+		s.starters = append(s.starters, ch)
+	}
+	s.dispatchLocked()
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-ch: // handed over as ctx ended: give it back
+		s.free++
+		if !resume {
+			s.open--
+		}
+		s.dispatchLocked()
+	default:
+		s.resumers, s.starters = without(s.resumers, ch), without(s.starters, ch)
+	}
+	return ctx.Err()
+}
+
+// give returns a slot.
+func (s *slots) give() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free++
+	s.dispatchLocked()
+}
+
+// finish says a case is no longer under way (its last step is answered,
+// or it ended before).
+func (s *slots) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open--
+	s.dispatchLocked()
+}
+
+// dispatchLocked hands the free slots out: to the cases under way first,
+// then to the cases waiting to start while fewer than maxOpen are under
+// way.
+func (s *slots) dispatchLocked() {
+	for s.free > 0 {
+		switch {
+		case len(s.resumers) > 0:
+			close(s.resumers[0])
+			s.resumers = s.resumers[1:]
+		case len(s.starters) > 0 && s.open < s.maxOpen:
+			close(s.starters[0])
+			s.starters = s.starters[1:]
+			s.open++
+		default:
+			return
+		}
+		s.free--
+	}
+}
+
+func without(chs []chan struct{}, ch chan struct{}) []chan struct{} {
+	for i, c := range chs {
+		if c == ch {
+			return append(chs[:i:i], chs[i+1:]...)
+		}
+	}
+	return chs
+}
+
+// caseSlot is one started case's hold on s: wait gives its slot back
+// while it waits between steps, resume takes one again, and finish gives
+// it back for good (once, however often it is called).
+type caseSlot struct {
+	s              *slots
+	mu             sync.Mutex
+	held, finished bool
+}
+
+// newCaseSlot is a case that took a slot of s to start (slots.take).
+func newCaseSlot(s *slots) *caseSlot { return &caseSlot{s: s, held: true} }
+
+func (c *caseSlot) wait() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		c.held = false
+		c.s.give()
+	}
+}
+
+func (c *caseSlot) resume(ctx context.Context) error {
+	if err := c.s.take(ctx, true); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.held = true
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *caseSlot) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		return
+	}
+	c.finished = true
+	if c.held {
+		c.held = false
+		c.s.give()
+	}
+	c.s.finish()
+}
