@@ -181,6 +181,11 @@ func summarise(ctx context.Context, stdout io.Writer, results <-chan result, job
 	}
 	for _, r := range failed {
 		fmt.Fprintf(stdout, "FAIL %s\n", r.job.label())
+		// What failed, again here: a CI log is often read from its end,
+		// and a failure's whole output is far above it.
+		for _, l := range failureDigest(r.output) {
+			fmt.Fprintf(stdout, "    %s\n", l)
+		}
 	}
 	// The closing line CI reads, in packages.
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(passed), len(failed)+len(jobs)-len(all))
@@ -313,4 +318,41 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// digestLines bounds failureDigest; digestWidth cuts each of its lines.
+const (
+	digestLines = 40
+	digestWidth = 400
+)
+
+// failureDigest picks out of a failed package's output the lines that say
+// what failed: go test's "--- FAIL" lines, ginkgo's "[FAIL]"/"[FAILED]"
+// lines, and each gomega "Expected" with the four lines after it (the
+// value, the matcher, the value matched against); at most digestLines,
+// each at most digestWidth bytes.
+func failureDigest(out []byte) []string {
+	var picked []string
+	lines := strings.Split(string(out), "\n")
+	keep := 0 // lines still to keep after an "Expected"
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "Expected":
+			keep = 4
+		case strings.HasPrefix(t, "--- FAIL"), strings.HasPrefix(t, "[FAIL]"), strings.HasPrefix(t, "[FAILED]"):
+		case keep > 0:
+			keep--
+		default:
+			continue
+		}
+		if len(t) > digestWidth {
+			t = t[:digestWidth] + "…"
+		}
+		picked = append(picked, t)
+		if len(picked) == digestLines {
+			break
+		}
+	}
+	return picked
 }

@@ -265,6 +265,12 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 			}
 			return runE(t, func(c *conformance.Config) {
 				c.Timeout = timeoutFor(b)
+				if b.FailsCheck("ACP-TURN-1") {
+					// Its updates come after each answer: they must
+					// arrive within the settle window, before the next
+					// step (a load, a restart), on a loaded machine too.
+					c.Settle = lateSettle
+				}
 				if b.FailsCheck("RUN-1") {
 					// The agent cannot show its tools when it hangs
 					// or dies: no probe to wait out first.
