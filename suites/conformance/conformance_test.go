@@ -95,8 +95,10 @@ const (
 	// (ACP-EXIT-1): generous, as the case timeout; agents that exit never
 	// wait for it.
 	graceWindow = 5 * time.Second
-	// lateSettle is the settle window of the spec about updates sent after
-	// a prompt's answer: generous, since they must arrive within it.
+	// lateSettle is the settle window of the runs of an agent that sends
+	// updates after a prompt's answer (the CLI spec about them, the
+	// breakage rows that fail ACP-TURN-1): generous, since they must arrive
+	// within it, before the next step, on a loaded machine too.
 	lateSettle = time.Second
 )
 
@@ -107,6 +109,16 @@ func timeoutFor(b breakage.Breakage) time.Duration {
 		return hangTimeout
 	}
 	return caseTimeout
+}
+
+// settleFor is the settle window of a breakage's run: lateSettle for a
+// breakage whose updates come after the answer (it fails ACP-TURN-1),
+// settleWindow for the others.
+func settleFor(b breakage.Breakage) time.Duration {
+	if b.FailsCheck("ACP-TURN-1") {
+		return lateSettle
+	}
+	return settleWindow
 }
 
 // parallelFor is how many of a run's n cases run at once: all of them for
@@ -264,13 +276,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				return nil, err
 			}
 			return runE(t, func(c *conformance.Config) {
-				c.Timeout = timeoutFor(b)
-				if b.FailsCheck("ACP-TURN-1") {
-					// Its updates come after each answer: they must
-					// arrive within the settle window, before the next
-					// step (a load, a restart), on a loaded machine too.
-					c.Settle = lateSettle
-				}
+				c.Timeout, c.Settle = timeoutFor(b), settleFor(b)
 				if b.FailsCheck("RUN-1") {
 					// The agent cannot show its tools when it hangs
 					// or dies: no probe to wait out first.
