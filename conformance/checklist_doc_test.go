@@ -32,7 +32,7 @@ func TestChecklistUpdatesAreValidACP(t *testing.T) {
 		if err := v.Validate(m, true); err != nil {
 			t.Errorf("docs/validating-other-agents.md: checklist-updates line %d: %v", i+1, err)
 		}
-		kinds = append(kinds, updateKind(m))
+		kinds = append(kinds, m.UpdateKind())
 	}
 	if got, want := strings.Join(kinds, ","), "tool_call,plan,tool_call_update,agent_message_chunk"; got != want {
 		t.Errorf("updates %s, want %s", got, want)

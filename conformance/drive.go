@@ -425,13 +425,13 @@ func (r *runner) progress(ev *Evidence, total int) {
 	case ev.Interrupted != "":
 		status = "INTERRUPTED"
 	case ev.Aborted != "":
-		status = "ERROR " + oneLine(ev.Aborted, 90)
+		status = "ERROR " + driver.OneLine(ev.Aborted, 90)
 	default:
 		if failed := caseFailures(ev, r.cfg.Checks, r.validator); len(failed) > 0 {
 			status = "FAIL " + strings.Join(failed, ", ")
 		}
 		if ev.Stopped != "" {
-			status += "; stopped: " + oneLine(ev.Stopped, 90)
+			status += "; stopped: " + driver.OneLine(ev.Stopped, 90)
 		}
 	}
 	id := ev.Case.ID
@@ -561,17 +561,12 @@ func safeName(s string) string {
 	}, s)
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return driver.Truncate(s, n)
-}
-
 // modelWires lists the model APIs the agent used, in order of first use.
 func modelWires(evs []*Evidence) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, ev := range evs {
-		for _, e := range ev.allRequests() {
+		for _, e := range ev.AllRequests() {
 			if e.Wire != "" && !seen[e.Wire] {
 				seen[e.Wire] = true
 				out = append(out, e.Wire)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -176,7 +177,7 @@ func findSchemaProblems(wire []driver.WireMsg, v *driver.SchemaValidator) (bad, 
 		if m.Kind == driver.KindResponse {
 			what = "response to " + m.ReplyTo
 		}
-		if kind := updateKind(m); kind != "" {
+		if kind := m.UpdateKind(); kind != "" {
 			what += " " + kind
 		}
 		if v.ValidateUnstable(m, true) == nil {
@@ -187,13 +188,6 @@ func findSchemaProblems(wire []driver.WireMsg, v *driver.SchemaValidator) (bad, 
 	}
 	return bad, draft, n
 }
-
-// UpdateKind returns the sessionUpdate kind of a session/update message
-// ("" for another message).
-func UpdateKind(m driver.WireMsg) string { return updateKind(m) }
-
-// updateKind returns the sessionUpdate kind of a session/update message.
-func updateKind(m driver.WireMsg) string { return m.UpdateKind() }
 
 // turnUpdates are the session/update kinds that report a prompt turn's
 // progress (the others, such as available_commands_update, are about the
@@ -242,7 +236,7 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 			if m.Dir != driver.Received || m.Kind != driver.KindNotification {
 				continue
 			}
-			if kind := updateKind(m); turnUpdates[kind] {
+			if kind := m.UpdateKind(); turnUpdates[kind] {
 				late[s.Prompt] = append(late[s.Prompt], lateUpdate{seq: m.Seq, kind: kind, gap: m.Time.Sub(resp.Time)})
 			}
 		}
@@ -294,14 +288,26 @@ func evalTool(ev *Evidence) verdict {
 	return pass()
 }
 
-func evalSchemaShape(ev *Evidence) verdict {
+// offeredSchema parses the parameters of the todo tool the model was
+// offered; the verdict is set when there is none to read.
+func (ev *Evidence) offeredSchema() (driver.ToolSchema, *verdict) {
 	spec, _, ok := ev.offeredTool()
 	if !ok {
-		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
+		v := skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
+		return driver.ToolSchema{}, &v
 	}
 	s, err := driver.ParseToolSchema(spec.Parameters)
 	if err != nil {
-		return failf("%v", err)
+		v := failf("%v", err)
+		return s, &v
+	}
+	return s, nil
+}
+
+func evalSchemaShape(ev *Evidence) verdict {
+	s, bad := ev.offeredSchema()
+	if bad != nil {
+		return *bad
 	}
 	d := ev.Dialect
 	switch {
@@ -337,13 +343,9 @@ func evalSchemaShape(ev *Evidence) verdict {
 func statusTriple() []string { return []string{"completed", "in_progress", "pending"} }
 
 func evalStatusEnum(ev *Evidence) verdict {
-	spec, _, ok := ev.offeredTool()
-	if !ok {
-		return skipf("the %s tool was not offered (see TW-TOOL-1)", ev.Dialect.Tool)
-	}
-	s, err := driver.ParseToolSchema(spec.Parameters)
-	if err != nil {
-		return failf("%v", err)
+	s, bad := ev.offeredSchema()
+	if bad != nil {
+		return *bad
 	}
 	d := ev.Dialect
 	list, ok := s.Properties[d.ListField]
@@ -359,12 +361,8 @@ func evalStatusEnum(ev *Evidence) verdict {
 		got = append(got, fmt.Sprint(e))
 	}
 	sort.Strings(got)
-	has := map[string]bool{}
-	for _, g := range got {
-		has[g] = true
-	}
 	for _, w := range statusTriple() {
-		if !has[w] {
+		if !slices.Contains(got, w) {
 			return failf("%s enum is %v, missing %q", d.StatusField, got, w)
 		}
 	}
@@ -398,7 +396,7 @@ func shownAfter(m matching, i int) string {
 	}
 	w := m.writes[i]
 	for j, p := range m.plans {
-		if !m.matched[j] && p.Prompt == w.Prompt && sameTodos(p.todos(), w.Todos) {
+		if !m.matched[j] && p.Prompt == w.Prompt && slices.Equal(p.todos(), w.Todos) {
 			return fmt.Sprintf(" in order: #%d shows its list only after a later write's plan (the plans of prompt %d came out of order; send them in the order of the writes)", p.Seq, w.Prompt+1)
 		}
 	}
@@ -479,7 +477,7 @@ func evalRejectKeep(ev *Evidence) verdict {
 				fs.add(failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID))
 				break
 			}
-			if !sameTodos(p.todos(), prev) {
+			if !slices.Equal(p.todos(), prev) {
 				fs.add(failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev)).at(p.Seq, "a plan update for the rejected call "+w.CallID))
 				break
 			}
@@ -763,10 +761,10 @@ func evalFinal(ev *Evidence) verdict {
 		switch {
 		case held == nil:
 			fs.add(failf("at %s the client holds no plan; the last accepted list is %s's %s", pt.what, want.CallID, todosString(want.Todos)))
-		case !sameTodos(held.todos(), want.Todos):
+		case !slices.Equal(held.todos(), want.Todos):
 			stale := ""
 			for _, w := range ws {
-				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && sameTodos(held.todos(), w.Todos) {
+				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && slices.Equal(held.todos(), w.Todos) {
 					stale = fmt.Sprintf(" (%s's list: stale)", w.CallID)
 				}
 			}
@@ -925,7 +923,7 @@ func evalLoadBefore(ev *Evidence) verdict {
 	switch {
 	case len(before) > 0:
 		last := before[len(before)-1]
-		if !sameTodos(last.todos(), want) {
+		if !slices.Equal(last.todos(), want) {
 			return failf("the last plan replayed before the session/load answer is %s%s, want %s", planString(last), whoseList(ev, last), todosString(want)).
 				at(last.Seq, "the last plan replayed before the session/load answer")
 		}
@@ -942,7 +940,7 @@ func evalLoadBefore(ev *Evidence) verdict {
 // have refused points back at it.
 func whoseList(ev *Evidence, p planObs) string {
 	for i := len(ev.Writes) - 1; i >= 0; i-- {
-		if w := ev.Writes[i]; w.Shaped && sameTodos(w.Todos, p.todos()) {
+		if w := ev.Writes[i]; w.Shaped && slices.Equal(w.Todos, p.todos()) {
 			return " (the list of " + w.CallID + ")"
 		}
 	}
@@ -958,7 +956,7 @@ func evalLoadLast(ev *Evidence) verdict {
 		return failf("session/load replayed no plan (want %s)", todosString(want))
 	}
 	last := replay[len(replay)-1]
-	if !sameTodos(last.todos(), want) {
+	if !slices.Equal(last.todos(), want) {
 		return failf("the last plan replayed on load is %s%s, want the last accepted list %s", planString(last), whoseList(ev, last), todosString(want)).
 			at(last.Seq, "the last plan replayed on load")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -179,19 +180,7 @@ func (p planObs) todos() []Todo {
 	return out
 }
 
-func sameTodos(a, b []Todo) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// sameTrimmed is sameTodos with the contents trimmed (a refused list
+// sameTrimmed is slices.Equal with the contents trimmed (a refused list
 // shown as the model sent it, untrimmed, is still that list).
 func sameTrimmed(a, b []Todo) bool {
 	if len(a) != len(b) {
@@ -558,7 +547,7 @@ func (ev *Evidence) shown(w Write) bool {
 		return false
 	}
 	for _, p := range ev.plans() {
-		if p.Segment == "prompt" && p.Prompt == w.Prompt && sameTodos(p.todos(), w.Todos) {
+		if p.Segment == "prompt" && p.Prompt == w.Prompt && slices.Equal(p.todos(), w.Todos) {
 			return true
 		}
 	}
@@ -633,7 +622,7 @@ func (ev *Evidence) match() matching {
 		found := false
 		for t := k; t < len(acc); t++ {
 			i := acc[t]
-			if sameTodos(p.todos(), m.writes[i].Todos) {
+			if slices.Equal(p.todos(), m.writes[i].Todos) {
 				m.planOf[i], m.matched[j] = j, true
 				m.sent[i] = append(m.sent[i], j)
 				next[p.Prompt], last[p.Prompt] = t+1, i
@@ -648,7 +637,7 @@ func (ev *Evidence) match() matching {
 		}
 		switch {
 		case found:
-		case prev >= 0 && sameTodos(p.todos(), m.writes[prev].Todos):
+		case prev >= 0 && slices.Equal(p.todos(), m.writes[prev].Todos):
 			m.sent[prev] = append(m.sent[prev], j)
 			m.matched[j] = true
 			m.ties[j] = PlanTie{Seq: p.Seq, Call: m.writes[prev].CallID, Why: "shows its list again (a repeat)" + announced}
@@ -810,13 +799,9 @@ func jsonEqual(a string, b any) bool {
 	return reflect.DeepEqual(va, b)
 }
 
-// AllRequests is the mock's whole journal: the script's requests and the
-// side requests, in arrival order.
-func (ev *Evidence) AllRequests() []mockmodel.JournalEntry { return ev.allRequests() }
-
 // allRequests is the mock's whole journal: the script's requests and the
 // side requests, in arrival order.
-func (ev *Evidence) allRequests() []mockmodel.JournalEntry {
+func (ev *Evidence) AllRequests() []mockmodel.JournalEntry {
 	all := append(append([]mockmodel.JournalEntry(nil), ev.Journal...), ev.SideRequests...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Index < all[j].Index })
 	return all

@@ -330,7 +330,7 @@ func planRow(p planObs) string {
 func dropToolCalls(t *testing.T, ev *Evidence) {
 	var kept []driver.WireMsg
 	for _, m := range ev.Wire {
-		if k := updateKind(m); k != "tool_call" && k != "tool_call_update" {
+		if k := m.UpdateKind(); k != "tool_call" && k != "tool_call_update" {
 			kept = append(kept, m)
 		}
 	}

@@ -172,7 +172,7 @@ func (r *Report) WriteBaseline(w io.Writer) error {
 		if len(cases) > 0 {
 			for _, cv := range c.Cases {
 				if cv.Outcome == Fail {
-					fmt.Fprintf(&b, "  # %s: %s\n", cv.Case, oneLine(cv.Reason, 160))
+					fmt.Fprintf(&b, "  # %s: %s\n", cv.Case, driver.OneLine(cv.Reason, 160))
 				}
 			}
 		}

@@ -8,10 +8,6 @@ import (
 	"github.com/todoharness/todoharness/driver"
 )
 
-// OneLine is s on one line (runs of white space as one space), cut to
-// about n bytes.
-func OneLine(s string, n int) string { return oneLine(s, n) }
-
 // PassSeen is the REASON of a passing check: where the check held ("12
 // cases: " or the one case) and what the run saw there ("3 plans, each the
 // list of the accepted write before it"), added up over the cases. When

@@ -574,6 +574,12 @@ func (c *conn) requests() []ClientRequest {
 	return append([]ClientRequest(nil), c.clientReqs...)
 }
 
+// OneLine is s on one line (runs of white space as one space), cut to
+// about n bytes.
+func OneLine(s string, n int) string {
+	return Truncate(strings.Join(strings.Fields(s), " "), n)
+}
+
 // Truncate cuts s to n bytes, marking the cut with "…".
 func Truncate(s string, n int) string {
 	if len(s) <= n {

@@ -500,8 +500,8 @@ func (tl *timeline) addWire(ev *conformance.Evidence, anchor string, marks map[i
 		switch {
 		case m.Kind == driver.KindResponse:
 			hw.What = "answer to " + m.ReplyTo
-		case conformance.UpdateKind(m) != "":
-			hw.What = m.Method + " " + conformance.UpdateKind(m)
+		case m.UpdateKind() != "":
+			hw.What = m.Method + " " + m.UpdateKind()
 		case m.Method != "":
 			hw.What = m.Method
 		default:

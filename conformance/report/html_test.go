@@ -24,7 +24,7 @@ func hostileRun(t *testing.T, name string) []*conformance.Evidence {
 	n := 0
 	for _, ev := range evs {
 		for i, m := range ev.Wire {
-			if conformance.UpdateKind(m) != "plan" {
+			if m.UpdateKind() != "plan" {
 				continue
 			}
 			var msg map[string]any

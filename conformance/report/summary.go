@@ -132,7 +132,7 @@ func notJudgedWhy(r *conformance.Report) string {
 	}
 	var parts []string
 	for _, why := range order {
-		parts = append(parts, strings.Join(byWhy[why], ", ")+" ("+conformance.OneLine(why, 120)+")")
+		parts = append(parts, strings.Join(byWhy[why], ", ")+" ("+driver.OneLine(why, 120)+")")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -163,19 +163,19 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 			fmt.Fprintln(w, "\nWhat the failing checks test:")
 			first = false
 		}
-		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, conformance.OneLine(c.Spec, 300), c.Source)
+		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, driver.OneLine(c.Spec, 300), c.Source)
 		if c.Outcome == conformance.Flaky {
 			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, conformance.OneLine(ro.Reason, len(ro.Reason)))
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, driver.OneLine(ro.Reason, len(ro.Reason)))
 			}
 			continue
 		}
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case conformance.Fail:
-				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, conformance.OneLine(cv.Reason, len(cv.Reason)), cv.More())
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, driver.OneLine(cv.Reason, len(cv.Reason)), cv.More())
 			case conformance.XFail:
-				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, conformance.OneLine(cv.Reason, len(cv.Reason)))
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, driver.OneLine(cv.Reason, len(cv.Reason)))
 			}
 		}
 	}

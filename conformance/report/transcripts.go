@@ -199,7 +199,7 @@ func transcriptRequests(b *strings.Builder, cr *conformance.CaseResult, reqMarks
 			if m.ToolCallID != "" {
 				flag += " for " + m.ToolCallID
 			}
-			fmt.Fprintf(b, "  %s%s: %s\n", m.Role, flag, conformance.OneLine(line, 400))
+			fmt.Fprintf(b, "  %s%s: %s\n", m.Role, flag, driver.OneLine(line, 400))
 		}
 	}
 }
