@@ -189,14 +189,6 @@ func findSchemaProblems(wire []driver.WireMsg, v *driver.SchemaValidator) (bad, 
 	return bad, draft, n
 }
 
-// turnUpdates are the session/update kinds that report a prompt turn's
-// progress (the others, such as available_commands_update, are about the
-// session and may come at any time).
-var turnUpdates = map[string]bool{
-	"user_message_chunk": true, "agent_message_chunk": true, "agent_thought_chunk": true,
-	"tool_call": true, "tool_call_update": true, "plan": true,
-}
-
 // lateUpdate is a turn update that came after its prompt's answer.
 type lateUpdate struct {
 	seq  int
@@ -236,7 +228,7 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 			if m.Dir != driver.Received || m.Kind != driver.KindNotification {
 				continue
 			}
-			if kind := m.UpdateKind(); turnUpdates[kind] {
+			if kind := m.UpdateKind(); driver.TurnUpdate(kind) {
 				late[s.Prompt] = append(late[s.Prompt], lateUpdate{seq: m.Seq, kind: kind, gap: m.Time.Sub(resp.Time)})
 			}
 		}

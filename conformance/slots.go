@@ -73,6 +73,13 @@ func (s *slots) finish() {
 	s.dispatchLocked()
 }
 
+// reopen says a case counts as under way again (a restarted agent).
+func (s *slots) reopen() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open++
+}
+
 // dispatchLocked hands the free slots out: to the cases under way first,
 // then to the cases waiting to start while fewer than maxOpen are under
 // way.
@@ -106,20 +113,29 @@ func without(chs []chan struct{}, ch chan struct{}) []chan struct{} {
 // while it waits between steps, resume takes one again, and finish gives
 // it back for good (once, however often it is called).
 type caseSlot struct {
-	s              *slots
-	mu             sync.Mutex
-	held, finished bool
+	s                       *slots
+	mu                      sync.Mutex
+	held, finished, exiting bool
 }
 
 // newCaseSlot is a case that took a slot of s to start (slots.take).
 func newCaseSlot(s *slots) *caseSlot { return &caseSlot{s: s, held: true} }
 
-func (c *caseSlot) wait() {
+// wait gives the slot back while the case waits; exiting says its agent
+// is shutting down (a restart's grace): the case then counts as under way
+// only once it resumes, as a case whose agent exits after its last step
+// no longer counts, so the restarts of a few long cases do not keep new
+// cases from starting.
+func (c *caseSlot) wait(exiting bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.held {
 		c.held = false
 		c.s.give()
+	}
+	if exiting && !c.exiting && !c.finished {
+		c.exiting = true
+		c.s.finish()
 	}
 }
 
@@ -129,6 +145,10 @@ func (c *caseSlot) resume(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.held = true
+	if c.exiting {
+		c.exiting = false
+		c.s.reopen()
+	}
 	c.mu.Unlock()
 	return nil
 }
@@ -144,5 +164,7 @@ func (c *caseSlot) finish() {
 		c.held = false
 		c.s.give()
 	}
-	c.s.finish()
+	if !c.exiting {
+		c.s.finish()
+	}
 }

@@ -57,7 +57,7 @@ func TestSlotsLendTheWaitsAndResumeFirst(t *testing.T) {
 	if taken(b) {
 		t.Fatal("B started while A held the only slot")
 	}
-	a.wait() // A settles: B starts
+	a.wait(false) // A settles: B starts
 	waitTaken(t, "B", b)
 	bs := newCaseSlot(s)
 	c := background(ctx, s, false) // C waits to start
@@ -65,7 +65,7 @@ func TestSlotsLendTheWaitsAndResumeFirst(t *testing.T) {
 	ar := make(chan error, 1)
 	go func() { ar <- a.resume(ctx) }() // A wants its slot back
 	settleTakes()
-	bs.wait() // B settles: A, under way, goes before C
+	bs.wait(false) // B settles: A, under way, goes before C
 	waitTaken(t, "A resuming", ar)
 	if taken(c) {
 		t.Fatal("C started before A, under way, had its slot back")
@@ -94,7 +94,7 @@ func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs := newCaseSlot(s)
-		cs.wait()
+		cs.wait(false)
 		under = append(under, cs)
 	}
 	third := background(ctx, s, false)
@@ -104,6 +104,47 @@ func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
 	}
 	under[0].finish()
 	waitTaken(t, "the third case", third)
+}
+
+// A case whose agent is shutting down for a restart counts as under way
+// again only once it resumes: meanwhile another case starts, as it would
+// after a last answer.
+func TestSlotsARestartIsNotUnderWay(t *testing.T) {
+	ctx := context.Background()
+	s := newSlots(1)
+	var under []*caseSlot
+	for range 2 {
+		if err := s.take(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		cs := newCaseSlot(s)
+		cs.wait(false)
+		under = append(under, cs)
+	}
+	third := background(ctx, s, false)
+	settleTakes()
+	if taken(third) {
+		t.Fatal("a third case started with two cases under way")
+	}
+	under[0].wait(true) // its agent shuts down for a restart
+	waitTaken(t, "the third case", third)
+	thirdSlot := newCaseSlot(s)
+	resumed := make(chan error, 1)
+	go func() { resumed <- under[0].resume(ctx) }()
+	fourth := background(ctx, s, false)
+	settleTakes()
+	thirdSlot.finish() // the slot goes to the restarted case, under way first
+	waitTaken(t, "the restarted case", resumed)
+	if s.open != 2 {
+		t.Errorf("after the restart %d cases under way, want 2", s.open)
+	}
+	under[0].finish()
+	waitTaken(t, "the fourth case", fourth)
+	newCaseSlot(s).finish()
+	under[1].finish()
+	if s.free != 1 || s.open != 0 || len(s.resumers)+len(s.starters) != 0 {
+		t.Errorf("after every case: %d free, %d under way, %d waiting; want 1, 0, 0", s.free, s.open, len(s.resumers)+len(s.starters))
+	}
 }
 
 // A take whose context ends returns its error and keeps no slot.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -140,7 +142,19 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	ev := cr.ev
 	sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
 	if st.Op == OpRestart {
+		// Shutting the agent down is waiting (its grace): the slot goes
+		// to another case meanwhile, and is taken back before the start.
+		lend := cr.cfg.Waiting != nil && cr.cfg.Resume != nil
+		if lend {
+			cr.cfg.Waiting(true)
+		}
 		cr.endAgent("")
+		if lend {
+			if err := cr.cfg.Resume(cr.ctx); err != nil {
+				cr.abort(fmt.Sprintf("step %d (restart): waiting for a parallel slot: %v", i+1, context.Cause(cr.ctx)))
+				return true
+			}
+		}
 		if err := cr.startAgent(); err != nil {
 			cr.abort(err.Error())
 			return true
@@ -234,7 +248,7 @@ func (cr *caseRun) settleBetween(i int, sr *StepResult, answered bool) (stop boo
 		cr.settle(sr, answered)
 		return false
 	}
-	cr.cfg.Waiting()
+	cr.cfg.Waiting(false)
 	cr.settle(sr, answered)
 	if err := cr.cfg.Resume(cr.ctx); err != nil {
 		cr.abort(fmt.Sprintf("after step %d (%s): waiting for a parallel slot: %v", i+1, sr.Op, context.Cause(cr.ctx)))
@@ -435,12 +449,35 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 		case quiet >= fast && !pending && seq == sr.RespSeq && seq >= 0:
 			sr.Settled = fmt.Sprintf("the answer was the agent's last message and the model took every turn (quiet for %s)", fast)
 			return
+		case quiet >= fast && !pending && sr.RespSeq >= 0 && seq > sr.RespSeq:
+			if kinds, ok := cr.sessionUpdatesSince(sr.RespSeq); ok {
+				sr.Settled = fmt.Sprintf("after the answer the agent sent only updates about the session (%s) and the model took every turn (quiet for %s)", kinds, fast)
+				return
+			}
 		}
 		select {
 		case <-cr.ctx.Done():
 		case <-time.After(tick):
 		}
 	}
+}
+
+// sessionUpdatesSince reports whether every message on the wire after
+// position from is a session/update the agent sent about the session, not
+// a turn's progress (TurnUpdate), such as the available_commands_update
+// codex-acp sends after each answer; kinds lists them.
+func (cr *caseRun) sessionUpdatesSince(from int) (kinds string, ok bool) {
+	var seen []string
+	for _, m := range cr.env.wire.since(from + 1) {
+		k := m.UpdateKind()
+		if m.Dir != Received || m.Kind != KindNotification || k == "" || TurnUpdate(k) {
+			return "", false
+		}
+		if !slices.Contains(seen, k) {
+			seen = append(seen, k)
+		}
+	}
+	return strings.Join(seen, ", "), len(seen) > 0
 }
 
 // readerDone reports whether the current agent's stdout reached its end.

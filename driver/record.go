@@ -54,11 +54,14 @@ type CaseConfig struct {
 	// left is waiting: the settle and the exit).
 	Initialized, LastAnswered func()
 	// Waiting and Resume, when set, are called around each settle that
-	// is not after the last step: the case waits for quiet wires, with
-	// nothing of its own to run, so a runner may give its parallel slot
+	// is not after the last step, and around each restart's shutdown
+	// (the agent's grace to exit): the case waits for quiet wires or an
+	// exit, with nothing of its own to run, so a runner may give its parallel slot
 	// to another case (Waiting) and take one again before the next step
 	// (Resume; an error, its context ended, interrupts the case).
-	Waiting func()
+	// Waiting's exiting is set for a restart: the agent is shutting down,
+	// as it does after the last step, and starts again only after Resume.
+	Waiting func(exiting bool)
 	Resume  func(context.Context) error
 }
 

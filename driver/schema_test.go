@@ -2,6 +2,8 @@ package driver
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,5 +138,149 @@ func TestEmbeddedUnstableSchemaMatchesModule(t *testing.T) {
 	}
 	if !bytes.Equal(ACPUnstableSchema(), want) {
 		t.Errorf("driver/acp-schema.unstable.json differs from %s: copy it again", path)
+	}
+}
+
+// updateLines gathers session/update lines the repository holds: the
+// original implementation's transcripts and every saved evidence's wire.
+func updateLines(t *testing.T) []string {
+	t.Helper()
+	var lines []string
+	seen, perKind := map[string]bool{}, map[string]int{}
+	add := func(s string) {
+		if !strings.Contains(s, `"session/update"`) || seen[s] {
+			return
+		}
+		seen[s] = true
+		// Up to 25 distinct lines of each update kind: the lines repeat
+		// few shapes, and each is broken about thirty ways below.
+		if k := msg(s, "").UpdateKind(); perKind[k] < 25 {
+			perKind[k]++
+			lines = append(lines, s)
+		}
+	}
+	paths, _ := filepath.Glob("../fixtures/interop/deepseek-harness/*/stdout*.jsonl")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			add(l)
+		}
+	}
+	archives, _ := filepath.Glob("../conformance/testdata/evidence/*.jsonl.gz")
+	for _, p := range archives {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		dec := json.NewDecoder(zr)
+		for {
+			var ev struct {
+				Wire []struct {
+					Line string `json:"line"`
+				} `json:"wire"`
+			}
+			if err := dec.Decode(&ev); err != nil {
+				break
+			}
+			for _, w := range ev.Wire {
+				add(w.Line)
+			}
+		}
+		f.Close()
+	}
+	if len(paths) == 0 || len(archives) == 0 || len(lines) < 60 {
+		t.Fatalf("found %d transcripts, %d evidence archives, %d session/update lines: the corpus moved", len(paths), len(archives), len(lines))
+	}
+	return lines
+}
+
+// mutations are session/update lines changed the ways an agent gets them
+// wrong: each update kind given to another's fields, envelope fields gone
+// or mistyped, stray fields, nulls.
+func mutations(t *testing.T, line string, kinds []string) []string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return nil
+	}
+	params, _ := m["params"].(map[string]any)
+	update, _ := params["update"].(map[string]any)
+	if update == nil {
+		return nil
+	}
+	var out []string
+	with := func(change func(p, u map[string]any)) {
+		var c map[string]any
+		b, _ := json.Marshal(m)
+		_ = json.Unmarshal(b, &c)
+		p := c["params"].(map[string]any)
+		change(p, p["update"].(map[string]any))
+		b, _ = json.Marshal(c)
+		out = append(out, string(b))
+	}
+	for _, k := range kinds {
+		with(func(_, u map[string]any) { u["sessionUpdate"] = k })
+	}
+	with(func(p, _ map[string]any) { delete(p, "sessionId") })
+	with(func(p, _ map[string]any) { p["sessionId"] = 7 })
+	with(func(p, _ map[string]any) { p["_meta"] = "x" })
+	with(func(p, _ map[string]any) { p["extra"] = true })
+	with(func(p, _ map[string]any) { p["update"] = nil })
+	with(func(_, u map[string]any) { delete(u, "sessionUpdate") })
+	for f := range update {
+		if f != "sessionUpdate" {
+			with(func(_, u map[string]any) { delete(u, f) })
+			with(func(_, u map[string]any) { u[f] = nil })
+			with(func(_, u map[string]any) { u[f] = "x" })
+		}
+	}
+	return out
+}
+
+// Validate checks a session/update against the one branch its
+// sessionUpdate names (updateByBranch); on every line the repository
+// holds, and on each line broken many ways, that says valid exactly when
+// the whole SessionUpdate union does, in the stable and the unstable
+// schema.
+func TestUpdateByBranchAgreesWithTheUnion(t *testing.T) {
+	lines := updateLines(t)
+	for _, schemaJSON := range [][]byte{acpSchemaJSON, acpUnstableSchemaJSON} {
+		fast, err := newSchemaValidator(schemaJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := newSchemaValidator(schemaJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fast.updateByBranch {
+			t.Fatal("the schema's SessionUpdate branches are no longer told apart by sessionUpdate: Validate tries the whole union")
+		}
+		full.updateByBranch = false
+		valid, invalid := 0, 0
+		for _, l := range lines {
+			for _, c := range append([]string{l}, mutations(t, l, fast.updateKinds)...) {
+				m := msg(c, "")
+				ef, eu := fast.Validate(m, true), full.Validate(m, true)
+				if (ef == nil) != (eu == nil) {
+					t.Fatalf("by branch: %v; whole union: %v; line %s", ef, eu, c)
+				}
+				if ef == nil {
+					valid++
+				} else {
+					invalid++
+				}
+			}
+		}
+		if valid < 50 || invalid < 1000 {
+			t.Fatalf("only %d valid and %d invalid lines compared", valid, invalid)
+		}
+		t.Logf("%d valid and %d invalid session/update lines agree", valid, invalid)
 	}
 }

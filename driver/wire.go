@@ -588,6 +588,17 @@ func Truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// TurnUpdate reports whether a sessionUpdate kind reports a prompt turn's
+// progress; the others, such as available_commands_update, are about the
+// session and may come at any time.
+func TurnUpdate(kind string) bool {
+	switch kind {
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
+		return true
+	}
+	return false
+}
+
 // UpdateKind returns the sessionUpdate kind of a session/update message
 // ("" for any other message).
 func (m WireMsg) UpdateKind() string {
