@@ -83,20 +83,27 @@ func TestSlotsLendTheWaitsAndResumeFirst(t *testing.T) {
 	}
 }
 
-// At most twice as many cases are under way as there are slots, however
-// many of them wait.
-func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
-	ctx := context.Background()
-	s := newSlots(1)
+// twoWaiting starts two cases on s, each waiting after a settle.
+func twoWaiting(t *testing.T, s *slots) []*caseSlot {
+	t.Helper()
 	var under []*caseSlot
 	for range 2 {
-		if err := s.take(ctx, false); err != nil {
+		if err := s.take(context.Background(), false); err != nil {
 			t.Fatal(err)
 		}
 		cs := newCaseSlot(s)
 		cs.wait(false)
 		under = append(under, cs)
 	}
+	return under
+}
+
+// At most twice as many cases are under way as there are slots, however
+// many of them wait.
+func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
+	ctx := context.Background()
+	s := newSlots(1)
+	under := twoWaiting(t, s)
 	third := background(ctx, s, false)
 	settleTakes()
 	if taken(third) {
@@ -112,15 +119,7 @@ func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
 func TestSlotsARestartIsNotUnderWay(t *testing.T) {
 	ctx := context.Background()
 	s := newSlots(1)
-	var under []*caseSlot
-	for range 2 {
-		if err := s.take(ctx, false); err != nil {
-			t.Fatal(err)
-		}
-		cs := newCaseSlot(s)
-		cs.wait(false)
-		under = append(under, cs)
-	}
+	under := twoWaiting(t, s)
 	third := background(ctx, s, false)
 	settleTakes()
 	if taken(third) {
