@@ -276,9 +276,11 @@ func (cr *caseRun) initialized(result json.RawMessage) {
 }
 
 // cancelAfterPlan watches the wire, from now on, for the current agent's
-// first plan update and then sends session/cancel for the case's session
-// (Step.Cancel). stop ends the watch and returns the wire position of the
-// cancel sent (-1: none, the turn ended first).
+// first plan update before its answer to the prompt, and then sends
+// session/cancel for the case's session (Step.Cancel). A plan after the
+// answer cancels nothing, however soon the watch sees it. stop ends the
+// watch and returns the wire position of the cancel sent (-1: none, the
+// turn ended first).
 func (cr *caseRun) cancelAfterPlan() (stop func() int) {
 	c, from, sid := cr.cur, cr.env.wire.len(), cr.sessionID
 	done, sent := make(chan struct{}), make(chan int, 1)
@@ -290,7 +292,13 @@ func (cr *caseRun) cancelAfterPlan() (stop func() int) {
 		for {
 			for _, m := range cr.env.wire.since(from) {
 				from = m.Seq + 1
-				if m.Proc == c.idx && m.Dir == Received && m.UpdateKind() == "plan" {
+				if m.Proc != c.idx || m.Dir != Received {
+					continue
+				}
+				if m.Kind == KindResponse && m.ReplyTo == "session/prompt" {
+					return // the turn ended first: a plan after its answer cancels nothing
+				}
+				if m.UpdateKind() == "plan" {
 					n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
 					seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
 					return
