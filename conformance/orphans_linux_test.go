@@ -33,9 +33,33 @@ func TestRunKillsEscapedDescendants(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
 		testKillsEscaped(t, pidFile, "(setsid sh -c 'echo $$ > "+pidFile+"; exec sleep 300' </dev/null >/dev/null 2>&1 &); sleep 600")
 	})
+	// An orphan re-parented to the runner that dies before the case ends
+	// (here on its own, for codex-acp's native binary of the SIGTERM to its
+	// group, after its node wrapper exited) must be reaped, not left a
+	// zombie for as long as the runner runs: one per case, thousands in a
+	// long exploration.
+	t.Run("orphan dead before the end", func(t *testing.T) {
+		t.Parallel()
+		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+		testGone(t, pidFile, "(sh -c 'echo $$ > "+pidFile+"; exec sleep 0.2' </dev/null >/dev/null 2>&1 &); sleep 600")
+	})
 }
 
 func testKillsEscaped(t *testing.T, pidFile, script string) {
+	rep, pid := testGone(t, pidFile, script)
+	var killed []string
+	for _, p := range rep.Cases[0].ev.Procs {
+		killed = append(killed, p.Killed...)
+	}
+	if !strings.Contains(strings.Join(killed, "\n"), "pid "+strconv.Itoa(pid)+" ") {
+		t.Errorf("the killed descendants %q do not name pid %d", killed, pid)
+	}
+}
+
+// testGone runs plan-basic against the shell agent script, which writes
+// the pid of a process it leaves behind to pidFile, and fails when that
+// process still exists after the run, running or a zombie.
+func testGone(t *testing.T, pidFile, script string) (*Report, int) {
 	rep, err := Run(context.Background(), Config{Agent: shellTarget(script), Cases: oneCase(t, "plan-basic"),
 		Dialect: driver.DialectTodoWrite, Timeout: 2 * time.Second, Grace: 200 * time.Millisecond})
 	if err != nil {
@@ -60,13 +84,7 @@ func testKillsEscaped(t *testing.T, pidFile, script string) {
 	}
 	if alive() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("pid %d (setsid sleep 300) still exists after the run (zombie or running)", pid)
+		t.Fatalf("pid %d (the sleep the agent left) still exists after the run (zombie or running)", pid)
 	}
-	var killed []string
-	for _, p := range rep.Cases[0].ev.Procs {
-		killed = append(killed, p.Killed...)
-	}
-	if !strings.Contains(strings.Join(killed, "\n"), "pid "+strconv.Itoa(pid)+" ") {
-		t.Errorf("the killed descendants %q do not name pid %d", killed, pid)
-	}
+	return rep, pid
 }

@@ -92,11 +92,12 @@ func hasMarker(pid int, marker string) bool {
 }
 
 // findDescendants lists the live processes of a case (see above), the
-// agent itself and the runner excluded.
-func findDescendants(agent int, marker string) []procEntry {
+// agent itself and the runner excluded; dead are the case's zombies the
+// runner adopted (their parent exited first), which only it can reap.
+func findDescendants(agent int, marker string) (live, dead []procEntry) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	self := os.Getpid()
 	all := map[int]procEntry{}
@@ -151,13 +152,29 @@ func findDescendants(agent int, marker string) []procEntry {
 			add(c)
 		}
 	}
-	var out []procEntry
 	for pid := range found {
-		if e, ok := all[pid]; ok && pid != agent && pid != self && e.state != 'Z' && e.state != 'X' {
-			out = append(out, e)
+		e, ok := all[pid]
+		switch {
+		case !ok || pid == agent || pid == self:
+		case e.state == 'Z' && e.ppid == self:
+			dead = append(dead, e)
+		case e.state != 'Z' && e.state != 'X':
+			live = append(live, e)
 		}
 	}
-	return out
+	return live, dead
+}
+
+// reapZombies waits for the adopted zombies es (findDescendants' dead),
+// each once its pid still names it: a zombie holds its pid until reaped.
+func reapZombies(es []procEntry) {
+	self := os.Getpid()
+	for _, e := range es {
+		if now, ok := sameProc(e); ok && now.ppid == self && now.state == 'Z' {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(e.pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
 }
 
 // sameProc reports whether e's pid still names the same process.

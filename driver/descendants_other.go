@@ -11,6 +11,8 @@ type procEntry struct{ pid int }
 
 func becomeSubreaper() error { return nil }
 
-func findDescendants(int, string) []procEntry { return nil }
+func findDescendants(int, string) (live, dead []procEntry) { return nil, nil }
+
+func reapZombies([]procEntry) {}
 
 func killDescendants([]procEntry, time.Duration) []string { return nil }

@@ -319,9 +319,10 @@ func (p *proc) endDescendants() {
 	}
 	p.endMu.Lock()
 	defer p.endMu.Unlock()
-	left := findDescendants(p.cmd.Process.Pid, p.marker)
+	left, dead := findDescendants(p.cmd.Process.Pid, p.marker)
 	signalGroup(p.cmd.Process.Pid, sigKill)
 	killed := killDescendants(left, time.Second)
+	reapZombies(dead)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range killed {
