@@ -98,17 +98,24 @@ func twoWaiting(t *testing.T, s *slots) []*caseSlot {
 	return under
 }
 
+// thirdHeldBack starts two cases on s (one slot), each waiting after a
+// settle, and a third that must not start yet.
+func thirdHeldBack(t *testing.T, s *slots) ([]*caseSlot, <-chan error) {
+	t.Helper()
+	under := twoWaiting(t, s)
+	third := background(context.Background(), s, false)
+	settleTakes()
+	if taken(third) {
+		t.Fatal("a third case started with one slot and two cases under way (both waiting)")
+	}
+	return under, third
+}
+
 // At most twice as many cases are under way as there are slots, however
 // many of them wait.
 func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
-	ctx := context.Background()
 	s := newSlots(1)
-	under := twoWaiting(t, s)
-	third := background(ctx, s, false)
-	settleTakes()
-	if taken(third) {
-		t.Fatalf("a third case started with one slot and two cases under way (both waiting)")
-	}
+	under, third := thirdHeldBack(t, s)
 	under[0].finish()
 	waitTaken(t, "the third case", third)
 }
@@ -119,12 +126,7 @@ func TestSlotsBoundTheCasesUnderWay(t *testing.T) {
 func TestSlotsARestartIsNotUnderWay(t *testing.T) {
 	ctx := context.Background()
 	s := newSlots(1)
-	under := twoWaiting(t, s)
-	third := background(ctx, s, false)
-	settleTakes()
-	if taken(third) {
-		t.Fatal("a third case started with two cases under way")
-	}
+	under, third := thirdHeldBack(t, s)
 	under[0].wait(true) // its agent shuts down for a restart
 	waitTaken(t, "the third case", third)
 	thirdSlot := newCaseSlot(s)

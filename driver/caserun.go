@@ -142,18 +142,9 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	ev := cr.ev
 	sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
 	if st.Op == OpRestart {
-		// Shutting the agent down is waiting (its grace): the slot goes
-		// to another case meanwhile, and is taken back before the start.
-		lend := cr.cfg.Waiting != nil && cr.cfg.Resume != nil
-		if lend {
-			cr.cfg.Waiting(true)
-		}
-		cr.endAgent("")
-		if lend {
-			if err := cr.cfg.Resume(cr.ctx); err != nil {
-				cr.abort(fmt.Sprintf("step %d (restart): waiting for a parallel slot: %v", i+1, context.Cause(cr.ctx)))
-				return true
-			}
+		// Shutting the agent down is waiting (its grace).
+		if cr.withoutSlot(true, fmt.Sprintf("step %d (restart)", i+1), func() { cr.endAgent("") }) {
+			return true
 		}
 		if err := cr.startAgent(); err != nil {
 			cr.abort(err.Error())
@@ -244,14 +235,26 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 // again before that step (CaseConfig.Resume). It reports whether the case
 // stops there (the run ended while it waited for a slot).
 func (cr *caseRun) settleBetween(i int, sr *StepResult, answered bool) (stop bool) {
-	if i == len(cr.cfg.Steps)-1 || cr.cfg.Waiting == nil || cr.cfg.Resume == nil {
+	if i == len(cr.cfg.Steps)-1 {
 		cr.settle(sr, answered)
 		return false
 	}
-	cr.cfg.Waiting(false)
-	cr.settle(sr, answered)
+	return cr.withoutSlot(false, fmt.Sprintf("after step %d (%s)", i+1, sr.Op), func() { cr.settle(sr, answered) })
+}
+
+// withoutSlot runs wait (a settle, a restart's shutdown: exiting) with the
+// case's parallel slot lent to another case (CaseConfig.Waiting), and
+// takes one back after it (Resume). It reports whether the case stops
+// there: the run ended while it waited for a slot (where says when).
+func (cr *caseRun) withoutSlot(exiting bool, where string, wait func()) (stop bool) {
+	if cr.cfg.Waiting == nil || cr.cfg.Resume == nil {
+		wait()
+		return false
+	}
+	cr.cfg.Waiting(exiting)
+	wait()
 	if err := cr.cfg.Resume(cr.ctx); err != nil {
-		cr.abort(fmt.Sprintf("after step %d (%s): waiting for a parallel slot: %v", i+1, sr.Op, context.Cause(cr.ctx)))
+		cr.abort(fmt.Sprintf("%s: waiting for a parallel slot: %v", where, context.Cause(cr.ctx)))
 		return true
 	}
 	return false
