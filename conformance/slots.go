@@ -56,28 +56,15 @@ func (s *slots) take(ctx context.Context, resume bool) error {
 	return ctx.Err()
 }
 
-// give returns a slot.
-func (s *slots) give() {
+// adjust gives back free slots (or takes them, when negative) and says
+// open more cases are under way (fewer, when negative): a case's last step
+// is answered, or its restarted agent counts again.
+func (s *slots) adjust(free, open int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.free++
+	s.free += free
+	s.open += open
 	s.dispatchLocked()
-}
-
-// finish says a case is no longer under way (its last step is answered,
-// or it ended before).
-func (s *slots) finish() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open--
-	s.dispatchLocked()
-}
-
-// reopen says a case counts as under way again (a restarted agent).
-func (s *slots) reopen() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open++
 }
 
 // dispatchLocked hands the free slots out: to the cases under way first,
@@ -131,11 +118,11 @@ func (c *caseSlot) wait(exiting bool) {
 	defer c.mu.Unlock()
 	if c.held {
 		c.held = false
-		c.s.give()
+		c.s.adjust(1, 0)
 	}
 	if exiting && !c.exiting && !c.finished {
 		c.exiting = true
-		c.s.finish()
+		c.s.adjust(0, -1)
 	}
 }
 
@@ -147,7 +134,7 @@ func (c *caseSlot) resume(ctx context.Context) error {
 	c.held = true
 	if c.exiting {
 		c.exiting = false
-		c.s.reopen()
+		c.s.adjust(0, 1)
 	}
 	c.mu.Unlock()
 	return nil
@@ -162,9 +149,9 @@ func (c *caseSlot) finish() {
 	c.finished = true
 	if c.held {
 		c.held = false
-		c.s.give()
+		c.s.adjust(1, 0)
 	}
 	if !c.exiting {
-		c.s.finish()
+		c.s.adjust(0, -1)
 	}
 }
