@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +44,35 @@ func TestRunKillsEscapedDescendants(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
 		testGone(t, pidFile, "(sh -c 'echo $$ > "+pidFile+"; exec sleep 0.2' </dev/null >/dev/null 2>&1 &); sleep 600")
 	})
+	// A child whose first thread exits while its other threads run shows
+	// as a zombie in /proc but is not dead (a multi-threaded node child in
+	// the middle of exiting under load; here for good): the runner must
+	// kill it and reap it, not take it for dead and forget it.
+	t.Run("child whose first thread exited", func(t *testing.T) {
+		t.Parallel()
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+		testKillsEscaped(t, pidFile, leaderExitsEnv+"="+pidFile+" setsid "+exe+" </dev/null >/dev/null 2>&1 & sleep 600")
+	})
+}
+
+// leaderExitsEnv makes the test binary the helper of "orphan whose first
+// thread exited": it writes its pid to the file the variable names, then
+// its first thread exits while another goes on sleeping.
+const leaderExitsEnv = "CONFORMANCE_LEADER_EXITS"
+
+func init() {
+	if f := os.Getenv(leaderExitsEnv); f != "" {
+		runtime.LockOSThread() // the first thread, the one whose exit leaves a zombie leader
+		go time.Sleep(time.Hour)
+		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			os.Exit(2)
+		}
+		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
+	}
 }
 
 func testKillsEscaped(t *testing.T, pidFile, script string) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,9 +80,17 @@ func readProcStat(pid int) (procEntry, error) {
 
 // hasMarker reports whether the environment of pid holds marker (K=V).
 func hasMarker(pid int, marker string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/environ")
+	if err != nil || len(b) == 0 {
+		// A process whose first thread exited has its environment
+		// readable from its other threads only.
+		tasks, _ := os.ReadDir(dir + "/task")
+		for _, t := range tasks {
+			if b, err = os.ReadFile(dir + "/task/" + t.Name() + "/environ"); err == nil && len(b) > 0 {
+				break
+			}
+		}
 	}
 	for _, kv := range bytes.Split(b, []byte{0}) {
 		if string(kv) == marker {
@@ -89,6 +98,13 @@ func hasMarker(pid int, marker string) bool {
 		}
 	}
 	return false
+}
+
+// stillRunning reports whether a process /proc shows as a zombie has
+// threads left: its first thread exited, the others did not (yet).
+func stillRunning(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return err == nil && len(tasks) > 1
 }
 
 // findDescendants lists the live processes of a case (see above), the
@@ -156,6 +172,8 @@ func findDescendants(agent int, marker string) (live, dead []procEntry) {
 		e, ok := all[pid]
 		switch {
 		case !ok || pid == agent || pid == self:
+		case e.state == 'Z' && stillRunning(pid):
+			live = append(live, e)
 		case e.state == 'Z' && e.ppid == self:
 			dead = append(dead, e)
 		case e.state != 'Z' && e.state != 'X':
@@ -167,14 +185,31 @@ func findDescendants(agent int, marker string) (live, dead []procEntry) {
 
 // reapZombies waits for the adopted zombies es (findDescendants' dead),
 // each once its pid still names it: a zombie holds its pid until reaped.
-func reapZombies(es []procEntry) {
-	self := os.Getpid()
+// It returns those not reaped: a process whose first thread exited shows
+// as a zombie while its other threads still run (a multi-threaded agent
+// child, node, in the middle of exiting or not exiting at all).
+func reapZombies(es []procEntry) (running []procEntry) {
 	for _, e := range es {
-		if now, ok := sameProc(e); ok && now.ppid == self && now.state == 'Z' {
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(e.pid, &ws, syscall.WNOHANG, nil)
+		if !reaped(e) {
+			running = append(running, e)
 		}
 	}
+	return running
+}
+
+// reaped reaps e when it is a zombie the runner adopted and reports
+// whether e is gone: reaped now, by its parent, or its pid reused.
+func reaped(e procEntry) bool {
+	now, ok := sameProc(e)
+	if !ok {
+		return true
+	}
+	if now.ppid != os.Getpid() || now.state != 'Z' {
+		return false
+	}
+	var ws syscall.WaitStatus
+	pid, err := syscall.Wait4(e.pid, &ws, syscall.WNOHANG, nil)
+	return pid == e.pid || err != nil
 }
 
 // sameProc reports whether e's pid still names the same process.
@@ -198,27 +233,27 @@ func killDescendants(es []procEntry, d time.Duration) []string {
 		out = append(out, fmt.Sprintf("pid %d (%s)", e.pid, e.comm))
 		mine = append(mine, e)
 	}
-	self := os.Getpid()
-	deadline := time.Now().Add(d)
-	for len(mine) > 0 {
-		rest := mine[:0]
-		for _, e := range mine {
-			now, ok := sameProc(e)
-			switch {
-			case !ok:
-				// Gone (reaped by its parent or by us).
-			case now.ppid == self && now.state == 'Z':
-				var ws syscall.WaitStatus
-				_, _ = syscall.Wait4(e.pid, &ws, syscall.WNOHANG, nil)
-			default:
-				rest = append(rest, e) // dying, or its parent has yet to reap it
-			}
-		}
-		mine = rest
-		if len(mine) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	if mine = reapWithin(mine, d); len(mine) > 0 {
+		// Still dying after d (a large process under load): reap them
+		// later, not never, or each stays a zombie as long as the runner.
+		go reapWithin(mine, reapLater)
 	}
 	return out
+}
+
+// reapLater bounds how long the runner goes on reaping the processes it
+// killed that took longer to die than the case waited.
+const reapLater = 30 * time.Second
+
+// reapWithin reaps es as they die, for up to d, and returns those still
+// there (dying, or their parent has yet to reap them).
+func reapWithin(es []procEntry, d time.Duration) []procEntry {
+	deadline := time.Now().Add(d)
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		es = slices.DeleteFunc(es, reaped)
+		if len(es) == 0 || time.Now().After(deadline) {
+			return es
+		}
+		time.Sleep(pause)
+	}
 }

@@ -320,9 +320,9 @@ func (p *proc) endDescendants() {
 	p.endMu.Lock()
 	defer p.endMu.Unlock()
 	left, dead := findDescendants(p.cmd.Process.Pid, p.marker)
+	left = append(left, reapZombies(dead)...)
 	signalGroup(p.cmd.Process.Pid, sigKill)
 	killed := killDescendants(left, time.Second)
-	reapZombies(dead)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range killed {
