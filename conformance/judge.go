@@ -289,6 +289,11 @@ func judgeable(ev *Evidence, v *driver.SchemaValidator) *Evidence {
 	return &e
 }
 
+// NotJudgedPrefix begins the reason of a check that failed only because
+// the agent refused a step the check needed (a FAIL, not a judgement of
+// what the agent showed).
+const NotJudgedPrefix = "not judged: "
+
 // judgeCheck evaluates check c on one case's evidence.
 func judgeCheck(ev *Evidence, c Check) verdict {
 	switch {
@@ -304,7 +309,7 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		// The check needed what the agent refused: say so.
 		switch v.Outcome {
 		case NotRun:
-			return failf("not judged: %s", ev.Stopped)
+			return failf("%s%s", NotJudgedPrefix, ev.Stopped)
 		case Fail:
 			v = v.suffixed("; the case stopped early: " + ev.Stopped)
 		}

@@ -287,7 +287,7 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		f := byCheck[id]
 		sh, err := shrunk{c: copyCase(first[id])}, error(nil)
 		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
-			sh, err = s.shrink(ctx, first[id], id)
+			sh, err = s.shrink(ctx, first[id], id, f.Reason)
 		}
 		if err != nil {
 			f.ShrinkError = err.Error()

@@ -1,8 +1,10 @@
 package explore
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
@@ -166,4 +168,65 @@ func builtinCases(t *testing.T) []*conformance.Case {
 		t.Fatal(err)
 	}
 	return cases
+}
+
+// A shrink keeps the failure it started from: a candidate that fails the
+// check only because the agent refused a step the check needed (codex-acp
+// refuses to load a session the cut left without a prompt) is not the same
+// failure, and is not kept.
+func TestShrinkKeepsTheSameFailure(t *testing.T) {
+	var base *conformance.Case
+	for _, c := range builtinCases(t) {
+		if c.ID == "load-replay" {
+			base = c
+		}
+	}
+	if base == nil {
+		t.Fatal("no case load-replay")
+	}
+	o, err := NewOracle(conformance.PolicySingle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A prompt after the load too: in the scenario codex-acp failed, the
+	// check failed on that prompt's plans.
+	base = copyCase(base)
+	base.Steps = append(base.Steps, driver.Step{Op: driver.OpPrompt, Text: "Reply DONE."})
+	base.Script = append(base.Script, base.Script[len(base.Script)-1])
+	const check = "TW-LOAD-1"
+	// hasPrompt: a prompt before the load, a turn for the load to find.
+	hasPrompt := func(c *conformance.Case) bool {
+		load := slices.IndexFunc(c.Steps, func(s driver.Step) bool { return s.Op == driver.OpLoadSession })
+		p := slices.IndexFunc(c.Steps, func(s driver.Step) bool { return s.Op == driver.OpPrompt })
+		return p >= 0 && (load < 0 || p < load)
+	}
+	// The agent under test fails the check on the last prompt, and refuses
+	// a load with no prompt before it: the check then fails not judged.
+	run := func(_ context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
+		fails := map[string][]string{}
+		cr := conformance.CheckResult{Check: conformance.Check{ID: check}, Outcome: conformance.Fail}
+		for _, c := range cases {
+			reason := "session/load replayed no plan"
+			switch {
+			case !slices.ContainsFunc(c.Steps, func(s driver.Step) bool { return s.Text == "Reply DONE." }):
+				continue
+			case !hasPrompt(c):
+				reason = conformance.NotJudgedPrefix + "step 3 (loadSession) was answered with JSON-RPC error -32002: Resource not found"
+			}
+			fails[c.ID] = []string{check}
+			cr.Cases = append(cr.Cases, conformance.CaseVerdict{Case: c.ID, Outcome: conformance.Fail, Reason: reason})
+		}
+		return fails, &conformance.Report{Checks: []conformance.CheckResult{cr}}, nil
+	}
+	s := shrinker{oracle: o, cat: conformance.Catalogue(), run: run, batch: 1, maxRuns: 100}
+	sh, err := s.shrink(context.Background(), base, check, "session/load replayed no plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.runs < 2 {
+		t.Fatalf("shrunk in %d run(s): the spec tried no cut", sh.runs)
+	}
+	if !hasPrompt(sh.c) {
+		t.Errorf("the shrunk case lost its prompt, so its failure is the refused load, not the one found:\n%s", CaseYAML(sh.c, nil))
+	}
 }

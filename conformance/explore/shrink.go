@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
@@ -38,10 +39,12 @@ type shrunk struct {
 }
 
 // shrink reduces c (which fails check) step by step: fewer ACP steps,
-// fewer turns, fewer calls, fewer items, shorter items. Every candidate
+// fewer turns, fewer calls, fewer items, shorter items, while check fails
+// as it did (reason is what it said on c). Every candidate
 // is marked by the oracle again and must break no rule c does not (so a
 // TW-VALID failure keeps naming its rule) and stay a valid case.
-func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check string) (shrunk, error) {
+func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason string) (shrunk, error) {
+	refusedToo := strings.HasPrefix(reason, conformance.NotJudgedPrefix)
 	cur := copyCase(c)
 	rules := s.oracle.Mark(cur, s.cat)
 	out := shrunk{c: cur}
@@ -65,8 +68,16 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check string)
 			if err != nil {
 				return out, err
 			}
+			reasons := map[string]string{}
+			if rep != nil {
+				reasons = reasonsByCase(rep)
+			}
 			for _, cand := range chunk {
-				if slices.Contains(fails[cand.ID], check) {
+				// The same failure: a candidate that fails only because
+				// the agent refused a step the check needed (a load of a
+				// session its prompt was cut from) fails another way.
+				refused := strings.HasPrefix(reasons[cand.ID+"\x00"+check], conformance.NotJudgedPrefix)
+				if slices.Contains(fails[cand.ID], check) && (!refused || refusedToo) {
 					cur, found = cand, true
 					out.c, out.report = cand, rep
 					break
