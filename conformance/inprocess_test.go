@@ -477,3 +477,33 @@ func TestInProcessHungAgentTimeout(t *testing.T) {
 		t.Errorf("%d goroutine(s) of the runner left after Run returned:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }
+
+// An in-process agent that hands over an idle probe (ProcIO.ReportIdle)
+// ends the settle after its answer by saying it has nothing more to send:
+// the settle then waits neither for quiet nor for the model turns the stub
+// never asks for. One whose probe says it is busy settles as any agent
+// does: it waits for those turns, then for quiet.
+func TestInProcessIdleEndsTheSettle(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, settled string
+		idle          bool
+	}{
+		{"idle", "the agent (in process) reported it had nothing more to send", true},
+		{"busy", "both wires quiet for 100ms (after waiting", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := func(_ context.Context, p driver.ProcIO) int {
+				p.ReportIdle(func() bool { return tc.idle })
+				stubServe(p, nil)
+				return 0
+			}
+			rep := runStub(t, stubTarget(f), stubCase(true), func(c *Config) { c.Settle = 100 * time.Millisecond })
+			steps := rep.Cases[0].ev.Steps
+			if got := steps[len(steps)-1].Settled; !strings.HasPrefix(got, tc.settled) {
+				t.Errorf("the settle after the prompt ended: %q, want %q...", got, tc.settled)
+			}
+		})
+	}
+}

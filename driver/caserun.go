@@ -449,6 +449,11 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 		case cr.readerDone():
 			sr.Settled = "the agent closed its stdout"
 			return
+		case act.InFlight == 0 && cr.cur.agentIdle():
+			// Nothing more is coming: what came after the answer is on
+			// the wire, and is judged as it is after any settle.
+			sr.Settled = "the agent (in process) reported it had nothing more to send, all it sent read, no model request in flight"
+			return
 		case act.InFlight > 0:
 		case pending && now.Sub(t0) < pendingMax:
 		case quiet >= window:

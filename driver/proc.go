@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,6 +68,10 @@ type inProc struct {
 	code      int
 	panicked  string
 	abandoned bool
+	// stdout counts what the agent wrote to its stdout; idle is the probe
+	// it handed over (ProcIO.ReportIdle), nil until then.
+	stdout *countingWriter
+	idle   atomic.Pointer[func() bool]
 }
 
 // AbandonAfter is how long a killed in-process agent has to return
@@ -142,7 +147,7 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	inR, inW, outR, outW := ps[0][0], ps[0][1], ps[1][0], ps[1][1]
 	marker := newMarker()
 	actx, cancel := context.WithCancelCause(context.Background())
-	ip := &inProc{cancel: cancel, in: inR, out: outW}
+	ip := &inProc{cancel: cancel, in: inR, out: outW, stdout: &countingWriter{w: outW}}
 	p := &proc{
 		ctx: ctx, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true, inproc: ip,
@@ -152,7 +157,8 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	close(p.errDone)
 	pio := ProcIO{
 		Args: slices.Clone(r.argv), Env: append(r.env[:len(r.env):len(r.env)], marker), Dir: cwd,
-		Stdin: inR, Stdout: outW, Stderr: p.stderr,
+		Stdin: inR, Stdout: ip.stdout, Stderr: p.stderr,
+		ReportIdle: func(probe func() bool) { ip.idle.Store(&probe) },
 	}
 	p.started = time.Now()
 	stopWatch := context.AfterFunc(ctx, func() {

@@ -73,6 +73,14 @@ type ProcIO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// ReportIdle is how the agent may hand the runner a probe that
+	// reports whether it has nothing more to send until its next request
+	// (every update of the requests it answered written; no work of theirs
+	// still running). With it, the settle after an answer ends as soon as
+	// the probe holds and the model took every turn, instead of after a
+	// stretch of quiet. An agent that calls it must mean it: a probe that
+	// holds too early hides late updates from ACP-TURN-1.
+	ReportIdle func(probe func() bool)
 }
 
 // LookupEnv returns the value of k in Env (the last entry for k).

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/todoharness/todoharness/harness/acp/transcript"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -235,6 +238,8 @@ type conn struct {
 	pending      map[string]chan reply
 	methods      map[string]string // id -> method of our requests
 	done         chan struct{}     // reader reached EOF
+	// drained counts the bytes of stdout whose lines are on the wire log.
+	drained atomic.Int64
 
 	clientReqs []ClientRequest
 }
@@ -252,7 +257,8 @@ func newConn(p *proc, log *wireLog, idx int, root string) *conn {
 // read tees every stdout line into the wire log and dispatches it.
 func (c *conn) read() {
 	defer close(c.done)
-	r := bufio.NewReaderSize(c.p.stdout, 64<<10)
+	in := &countingReader{r: c.p.stdout}
+	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, size, err := readLine(r, MaxWireLine)
 		switch {
@@ -262,11 +268,50 @@ func (c *conn) read() {
 		case len(bytes.TrimSpace(line)) > 0:
 			c.dispatch(line)
 		}
+		c.drained.Store(in.n - int64(r.Buffered()))
 		if err != nil {
 			return // EOF, or the runner closed the pipe after the process exited
 		}
 	}
 }
+
+// agentIdle reports whether the agent (in process) says it has nothing
+// more to send until its next request and every byte it wrote to its
+// stdout is on the wire log.
+func (c *conn) agentIdle() bool {
+	ip := c.p.inproc
+	if ip == nil {
+		return false
+	}
+	probe := ip.idle.Load()
+	return probe != nil && (*probe)() && ip.stdout.n.Load() == c.drained.Load()
+}
+
+// countingReader and countingWriter count the bytes through them.
+type countingReader struct {
+	r io.Reader
+	n int64 // only the reader's goroutine uses it
+}
+
+func (cr *countingReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	cr.n += int64(n)
+	return n, err
+}
+
+type countingWriter struct {
+	w *os.File
+	n atomic.Int64
+}
+
+func (cw *countingWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n.Add(int64(n))
+	return n, err
+}
+
+// Close closes the file: an in-process agent closes its stdout to exit.
+func (cw *countingWriter) Close() error { return cw.w.Close() }
 
 // readLine reads one line without its line end. A line longer than max is
 // read to its end, but only its first max+1 bytes are returned; size is

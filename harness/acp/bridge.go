@@ -51,7 +51,7 @@ type Bridge struct {
 	stop        context.CancelFunc
 	closing     context.Context
 	stopClosing context.CancelFunc
-	inflight    sync.WaitGroup
+	inflight    work
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -141,6 +141,25 @@ func (b *Bridge) shutdown() error {
 	}
 	return errors.Join(errs...)
 }
+
+// work counts the handlers running and the work they leave running after
+// their answer (a late replay, the rest of an early-answered turn).
+type work struct {
+	wg sync.WaitGroup
+	n  atomic.Int64
+}
+
+func (w *work) Add(d int) { w.n.Add(int64(d)); w.wg.Add(d) }
+func (w *work) Done()     { w.n.Add(-1); w.wg.Done() }
+func (w *work) Wait()     { w.wg.Wait() }
+
+// Idle reports whether the bridge has nothing to send until its next
+// request: no handler of a session request runs, and none left work
+// running after its answer. A handler's work ends before its answer is
+// written, so once the client has read an answer and Idle holds, every
+// update of that request is on the wire (an in-process agent tells the
+// conformance runner so, which then need not wait for quiet).
+func (b *Bridge) Idle() bool { return b.inflight.n.Load() == 0 }
 
 // enter registers an in-flight handler; it fails once the bridge is closing.
 func (b *Bridge) enter() error {

@@ -120,6 +120,9 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
+	if env.reportIdle != nil {
+		env.reportIdle(b.Idle)
+	}
 	logger.Info("todoharness agent ready", "version", buildinfo.Version(), "model", desc, "sessions", dir, "tools", reg.Names())
 	if err := b.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 		logger.Error("shutdown", "err", err)

@@ -87,6 +87,16 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		if len(rep.Checks) != len(conformance.Catalogue()) || !rep.OK {
 			t.Errorf("%d checks judged of %d, OK %v:\n%s", len(rep.Checks), len(conformance.Catalogue()), rep.OK, summary(rep))
 		}
+		// The reference agent hands the runner its idle probe: no settle
+		// waits for quiet (the bridge's late work, which the breakage
+		// table's updates-after-response row has, keeps it busy).
+		for _, c := range rep.Cases {
+			for _, st := range c.Evidence().Steps {
+				if st.Settled != "" && !strings.HasPrefix(st.Settled, "the agent (in process) reported it had nothing more to send") {
+					t.Errorf("case %s step %d (%s): the settle ended: %s; want: by the agent's idle report", c.ID, st.Index+1, st.Op, st.Settled)
+				}
+			}
+		}
 	})
 	t.Run("fault no-plan", func(t *testing.T) {
 		t.Parallel()
