@@ -183,15 +183,9 @@ func (p planObs) todos() []Todo {
 // sameTrimmed is slices.Equal with the contents trimmed (a refused list
 // shown as the model sent it, untrimmed, is still that list).
 func sameTrimmed(a, b []Todo) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) || a[i].Status != b[i].Status {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y Todo) bool {
+		return strings.TrimSpace(x.Content) == strings.TrimSpace(y.Content) && x.Status == y.Status
+	})
 }
 
 func todosString(ts []Todo) string {

@@ -289,9 +289,7 @@ func judgeable(ev *Evidence, v *driver.SchemaValidator) *Evidence {
 	return &e
 }
 
-// NotJudgedPrefix begins the reason of a check that failed only because
-// the agent refused a step the check needed (a FAIL, not a judgement of
-// what the agent showed).
+// NotJudgedPrefix begins the reason of a check failed only as the agent refused a step it needed.
 const NotJudgedPrefix = "not judged: "
 
 // judgeCheck evaluates check c on one case's evidence.
