@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/driver"
+	exploredfixtures "github.com/todoharness/todoharness/fixtures/explored"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -129,4 +131,49 @@ func BenchmarkScenarios(b *testing.B) {
 	// the load, this much less (0 where the process's CPU time is not
 	// read).
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(max(n, 1)), "cpu-ms/scenario")
+}
+
+// The cases exploration found against the agents make peers installs
+// (fixtures/explored) are kept as regression cases: each feeds the check
+// its folder names (or that check judges every case), and the reference
+// agent passes every one.
+func TestKeptCasesPassAgainstTheReference(t *testing.T) {
+	agents, err := fs.ReadDir(exploredfixtures.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	always := map[string]bool{}
+	for _, c := range conformance.Catalogue() {
+		always[c.ID] = c.Always
+	}
+	n := 0
+	v := validator(t)
+	for _, a := range agents {
+		if !a.IsDir() {
+			continue
+		}
+		cases, err := conformance.LoadCases(exploredfixtures.FS, a.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			check := strings.ToUpper(strings.TrimPrefix(c.ID, "explored-"))
+			if !c.Feeds(check) && !always[check] {
+				t.Errorf("%s: the case does not feed %s, the check its folder names", c.Source, check)
+			}
+		}
+		n += len(cases)
+		cfg := runConfig(t, reference(""), v)
+		cfg.Cases = cases
+		rep, err := conformance.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.FailedIDs(); len(got) > 0 {
+			t.Errorf("%s: against the reference agent the kept cases fail %v", a.Name(), got)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no kept case under fixtures/explored")
+	}
 }
