@@ -489,7 +489,7 @@ func TestInProcessIdleEndsTheSettle(t *testing.T) {
 		name, settled string
 		idle          bool
 	}{
-		{"idle", "the agent (in process) reported it had nothing more to send", true},
+		{"idle", "the agent reported it had nothing more to send", true},
 		{"busy", "both wires quiet for 100ms (after waiting", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -452,7 +452,7 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 		case act.InFlight == 0 && cr.cur.agentIdle():
 			// Nothing more is coming: what came after the answer is on
 			// the wire, and is judged as it is after any settle.
-			sr.Settled = "the agent (in process) reported it had nothing more to send, all it sent read, no model request in flight"
+			sr.Settled = "the agent reported it had nothing more to send, all it sent read, no model request in flight"
 			return
 		case act.InFlight > 0:
 		case pending && now.Sub(t0) < pendingMax:

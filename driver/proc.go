@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,10 @@ type proc struct {
 	stdinOpen bool
 	killed    string   // how the runner ended it, if it had to
 	leftovers []string // descendants still running at the end, killed
+
+	// idleAt is the last byte count of stdout an agent with
+	// Target.IdleReport reported being idle at (-1: none).
+	idleAt atomic.Int64
 
 	// inproc is set for an in-process agent (Target.InProcess): cmd is
 	// nil, the agent is a goroutine running the function on pipes.
@@ -94,7 +100,11 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	if r.inproc != nil {
 		return startInProc(ctx, r, cwd)
 	}
-	ps, err := openPipes("stdin", "stdout", "stderr")
+	names := []string{"stdin", "stdout", "stderr"}
+	if r.idleReport {
+		names = append(names, "idle report")
+	}
+	ps, err := openPipes(names...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +121,25 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 		ctx: ctx, cmd: cmd, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
 	}
+	p.idleAt.Store(-1)
+	if r.idleReport {
+		cmd.ExtraFiles = []*os.File{ps[3][1]} // fd 3
+		cmd.Env = append(cmd.Env, IdleFDEnv+"=3")
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
+		for _, p := range ps[3:] {
+			closeAll(p[0], p[1])
+		}
 		return nil, fmt.Errorf("conformance: start %s: %w", r.argv[0], err)
 	}
 	p.started = time.Now()
 	// The child has its own copies now.
 	closeAll(inR, outW, errW)
+	if r.idleReport {
+		_ = ps[3][1].Close()
+		go p.readIdleReports(ps[3][0])
+	}
 	go func() {
 		_, _ = io.Copy(p.stderr, errR)
 		_ = errR.Close()
@@ -178,6 +200,19 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 		closeAll(inR, outW)
 	}()
 	return p, nil
+}
+
+// readIdleReports keeps the last count an agent with Target.IdleReport
+// reported (a line that is not a count is ignored), until the pipe ends:
+// when the agent and whatever it left holding the pipe are gone.
+func (p *proc) readIdleReports(f *os.File) {
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if n, err := strconv.ParseInt(strings.TrimSpace(sc.Text()), 10, 64); err == nil && n >= 0 {
+			p.idleAt.Store(n)
+		}
+	}
 }
 
 // runInProc calls the in-process agent; a panic is its crash (status 2,

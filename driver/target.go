@@ -53,7 +53,20 @@ type Target struct {
 	// over agents written in Go; keep the subprocess target for what is
 	// about processes (exit, kill, orphans, restart across processes).
 	InProcess InProcessFunc `json:"-"`
+	// IdleReport says the agent (a process) reports when it is idle: the
+	// runner opens a pipe as the agent's file descriptor 3 and names it in
+	// IdleFDEnv; the agent writes a line with the number of bytes it has
+	// written to its stdout each time it has nothing more to send until
+	// its next request. The settle after an answer then ends once the
+	// last count reported is every byte read from its stdout, as with an
+	// in-process agent's ProcIO.ReportIdle. Only for an agent that means
+	// it: the reference agent (`todoharness agent`) does.
+	IdleReport bool `json:"idleReport,omitempty"`
 }
+
+// IdleFDEnv names the file descriptor an agent with Target.IdleReport
+// writes its idle reports to.
+const IdleFDEnv = "TODOHARNESS_IDLE_FD"
 
 // InProcessFunc is an in-process agent (Target.InProcess): it serves ACP
 // on p.Stdin and p.Stdout until its stdin ends or ctx is cancelled (the
@@ -242,9 +255,10 @@ func expand(name, text string, v Vars) (string, error) {
 
 // resolved is a Target with every template expanded for one case.
 type resolved struct {
-	argv   []string
-	env    []string
-	inproc InProcessFunc
+	argv       []string
+	env        []string
+	inproc     InProcessFunc
+	idleReport bool
 }
 
 // resolve expands the target's templates and writes its files into v.Cwd.
@@ -252,7 +266,7 @@ func (t Target) resolve(v Vars) (resolved, error) {
 	if len(t.Command) == 0 && t.InProcess == nil {
 		return resolved{}, errors.New("conformance: target has no command")
 	}
-	r := resolved{inproc: t.InProcess}
+	r := resolved{inproc: t.InProcess, idleReport: t.IdleReport}
 	if len(t.Command) == 0 {
 		r.argv = []string{cmp.Or(t.Name, "in-process agent")}
 	}

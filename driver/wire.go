@@ -275,13 +275,15 @@ func (c *conn) read() {
 	}
 }
 
-// agentIdle reports whether the agent (in process) says it has nothing
-// more to send until its next request and every byte it wrote to its
+// agentIdle reports whether the agent says it has nothing more to send
+// until its next request (its idle probe in process, its last idle report
+// as a process with Target.IdleReport) and every byte it wrote to its
 // stdout is on the wire log.
 func (c *conn) agentIdle() bool {
 	ip := c.p.inproc
 	if ip == nil {
-		return false
+		at := c.p.idleAt.Load()
+		return at >= 0 && at == c.drained.Load()
 	}
 	probe := ip.idle.Load()
 	return probe != nil && (*probe)() && ip.stdout.n.Load() == c.drained.Load()

@@ -87,6 +87,11 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.log.Error("ending the connection", "cause", err)
 		_ = pr.CloseWithError(err)
 	})
+	if b.cfg.IdleReport != nil {
+		r := &idleReporter{w: b.cfg.IdleReport}
+		b.out.written = func() { r.report(b) }
+		b.inflight.idle = func() { r.report(b) }
+	}
 	b.base, b.stop = context.WithCancel(context.WithoutCancel(ctx))
 	b.closing, b.stopClosing = context.WithCancel(b.base)
 	b.conn = sdk.NewAgentSideConnection(b.handler, b.out, pr)
@@ -147,11 +152,40 @@ func (b *Bridge) shutdown() error {
 type work struct {
 	wg sync.WaitGroup
 	n  atomic.Int64
+	// idle, when set, is called each time the count drops to zero.
+	idle func()
 }
 
 func (w *work) Add(d int) { w.n.Add(int64(d)); w.wg.Add(d) }
-func (w *work) Done()     { w.n.Add(-1); w.wg.Done() }
 func (w *work) Wait()     { w.wg.Wait() }
+func (w *work) Done() {
+	if w.n.Add(-1) == 0 && w.idle != nil {
+		w.idle()
+	}
+	w.wg.Done()
+}
+
+// idleReporter writes Config.IdleReport's lines: the bytes written to the
+// client, each time the bridge is idle after a write or a handler's end
+// (never a smaller count after a larger one).
+type idleReporter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last int64
+}
+
+func (r *idleReporter) report(b *Bridge) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !b.Idle() {
+		return
+	}
+	// Idle before and after the count: no handler ran across reading it.
+	if n := b.out.total(); n > r.last && b.Idle() {
+		r.last = n
+		_, _ = fmt.Fprintf(r.w, "%d\n", n)
+	}
+}
 
 // Idle reports whether the bridge has nothing to send until its next
 // request: no handler of a session request runs, and none left work

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -44,6 +45,13 @@ type Config struct {
 	// by then (the client stopped reading) ends the connection, logged,
 	// and Serve returns ErrClientStalled.
 	WriteTimeout time.Duration
+	// IdleReport, when set, is told each time the bridge becomes idle
+	// (Bridge.Idle) with what it has written to the client by then: a
+	// line with the byte count, after every write made while idle (an
+	// answer) and when the last handler's work ends. The conformance
+	// runner reads it (driver.IdleFDEnv) to end its settle without
+	// waiting for quiet.
+	IdleReport io.Writer
 }
 
 // DefaultWriteTimeout is how long a write to the client may take before

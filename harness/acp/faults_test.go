@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -281,4 +284,82 @@ func TestFaultCrashOnPrompt(t *testing.T) {
 
 func sdkCancel(id string) sdk.CancelNotification {
 	return sdk.CancelNotification{SessionId: sdk.SessionId(id)}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the bridge's writes beside the
+// test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The idle report (Config.IdleReport) names the bytes written when the
+// bridge has nothing more to send: after the prompt's answer, and with
+// updates-after-response only once the turn that goes on after the answer
+// has sent its updates, never at the answer itself.
+func TestIdleReportComesAfterTheLateWork(t *testing.T) {
+	for _, fault := range []string{"", "updates-after-response"} {
+		t.Run("fault "+fault, func(t *testing.T) {
+			idle := &lockedBuffer{}
+			r := start(t, "", writeThenDone(threeTodos()), withFaults(fault), func(c *acp.Config) { c.IdleReport = idle })
+			id := r.newSession()
+			if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
+				t.Fatal(err)
+			}
+			// Line ends, and where the prompt's answer ends.
+			ends := func() (all []int, answer int) {
+				n := 0
+				for _, l := range r.conn.Wire.Lines() {
+					n += len(l) + 1
+					all = append(all, n)
+					if bytes.Contains(l, []byte(`"stopReason"`)) {
+						answer = n
+					}
+				}
+				return all, answer
+			}
+			reports := func() []int {
+				var out []int
+				for _, f := range strings.Fields(idle.String()) {
+					n, err := strconv.Atoi(f)
+					if err != nil {
+						t.Fatalf("idle report %q is not a count", f)
+					}
+					out = append(out, n)
+				}
+				return out
+			}
+			waitFor(t, func() bool {
+				all, _ := ends()
+				got := reports()
+				return len(got) > 0 && got[len(got)-1] == all[len(all)-1]
+			})
+			all, answer := ends()
+			got := reports()
+			for _, n := range got {
+				if !slices.Contains(all, n) {
+					t.Errorf("idle report %d is not the end of a line (line ends %v)", n, all)
+				}
+			}
+			late := answer != all[len(all)-1]
+			if late != (fault != "") {
+				t.Fatalf("the answer ends at %d of %d bytes: late updates %v, want %v", answer, all[len(all)-1], late, fault != "")
+			}
+			if late && slices.Contains(got, answer) {
+				t.Errorf("idle reported at the answer (%d), with the turn's updates still to come: reports %v", answer, got)
+			}
+		})
+	}
 }

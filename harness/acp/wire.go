@@ -26,7 +26,10 @@ type lineWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	lines uint64
+	bytes int64
 	wake  chan struct{} // closed and replaced on every write
+	// written, when set, is called after each write, outside the lock.
+	written func()
 
 	stallAfter time.Duration
 	onStall    func(error)
@@ -44,15 +47,27 @@ func newLineWriter(w io.Writer, stallAfter time.Duration, onStall func(error)) *
 // Write writes p, which must be one or more whole lines, atomically.
 func (lw *lineWriter) Write(p []byte) (int, error) {
 	lw.mu.Lock()
-	defer lw.mu.Unlock()
 	if lw.stalled != nil {
+		lw.mu.Unlock()
 		return 0, lw.stalled
 	}
 	n, err := lw.write(p)
 	lw.lines++
+	lw.bytes += int64(n)
 	close(lw.wake)
 	lw.wake = make(chan struct{})
+	lw.mu.Unlock()
+	if lw.written != nil {
+		lw.written()
+	}
 	return n, err
+}
+
+// total returns the bytes written so far.
+func (lw *lineWriter) total() int64 {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.bytes
 }
 
 // write writes p within stallAfter (when set).

@@ -555,7 +555,7 @@ var _ = Describe("todoharness conform", func() {
 
 	// A process: without --agent (see conformCLIE).
 	builtin := onceCLI(func(dir string) ([]cliRun, error) {
-		r, err := conformProcessE(nil, "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"))
+		r, err := conformProcessE(nil, "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"), "--out", filepath.Join(dir, "ev"))
 		return []cliRun{r}, err
 	})
 	It("tests the built-in reference agent without --agent, exits 0, and writes JSON and JUnit", func() {
@@ -570,6 +570,22 @@ var _ = Describe("todoharness conform", func() {
 		Expect(json.Unmarshal(b, &rep)).To(Succeed())
 		Expect(rep.OK).To(BeTrue())
 		Expect(filepath.Join(dir, "r.xml")).To(BeAnExistingFile())
+		// The built-in agent as a process reports when it is idle
+		// (driver.Target.IdleReport): no settle waits for quiet.
+		evs, err := filepath.Glob(filepath.Join(dir, "ev", "*", conformance.EvidenceFile))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(evs).To(HaveLen(len(cases())))
+		for _, f := range evs {
+			b, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			var ev struct{ Steps []driver.StepResult }
+			Expect(json.Unmarshal(b, &ev)).To(Succeed())
+			for _, st := range ev.Steps {
+				if st.Settled != "" {
+					Expect(st.Settled).To(HavePrefix("the agent reported it had nothing more to send"), "%s step %d (%s)", f, st.Index+1, st.Op)
+				}
+			}
+		}
 	})
 
 	failing := onceCLI(func(dir string) ([]cliRun, error) {

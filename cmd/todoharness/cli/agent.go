@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
@@ -105,6 +107,10 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sessions directory: %w", err)
 	}
+	idle, err := idleReport(env)
+	if err != nil {
+		return err
+	}
 	b, err := acp.New(acp.Config{
 		Sessions:  session.Dir{Path: dir},
 		Model:     model,
@@ -114,6 +120,8 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		Logger:    logger,
 		Faults:    faults,
 		Exit:      env.exitFunc(),
+		// The conformance runner's idle pipe, when it opened one.
+		IdleReport: idle,
 		// agentInfo says what --version says.
 		Version: buildinfo.Version(),
 	})
@@ -208,4 +216,19 @@ func newStderrLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// idleReport is the file the conformance runner opened for the agent's
+// idle reports (driver.IdleFDEnv), nil when it opened none. An in-process
+// agent hands over its probe instead (driver.ProcIO.ReportIdle).
+func idleReport(env environ) (io.Writer, error) {
+	v := env.getenv(driver.IdleFDEnv)
+	if v == "" || env.reportIdle != nil {
+		return nil, nil
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("$%s: %q is not a file descriptor above 2", driver.IdleFDEnv, v)
+	}
+	return os.NewFile(uintptr(fd), "idle report"), nil
 }

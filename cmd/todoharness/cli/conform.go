@@ -628,7 +628,7 @@ func conformTarget(o *conformOptions, preset *driver.Preset) (driver.Target, err
 		if err != nil {
 			return t, fmt.Errorf("conform: find the reference agent: %w", err)
 		}
-		t.Command = ReferenceAgentArgs(exe)
+		t.Command, t.IdleReport = ReferenceAgentArgs(exe), true
 		if t.Name == "" {
 			t.Name = "reference agent (" + filepath.Base(exe) + " agent)"
 		}

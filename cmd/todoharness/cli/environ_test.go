@@ -92,7 +92,7 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		// table's updates-after-response row has, keeps it busy).
 		for _, c := range rep.Cases {
 			for _, st := range c.Evidence().Steps {
-				if st.Settled != "" && !strings.HasPrefix(st.Settled, "the agent (in process) reported it had nothing more to send") {
+				if st.Settled != "" && !strings.HasPrefix(st.Settled, "the agent reported it had nothing more to send") {
 					t.Errorf("case %s step %d (%s): the settle ended: %s; want: by the agent's idle report", c.ID, st.Index+1, st.Op, st.Settled)
 				}
 			}
