@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/todoharness/todoharness/harness/builtin"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -286,25 +286,6 @@ func sdkCancel(id string) sdk.CancelNotification {
 	return sdk.CancelNotification{SessionId: sdk.SessionId(id)}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the bridge's writes beside the
-// test's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The idle report (Config.IdleReport) names the bytes written when the
 // bridge has nothing more to send: after the prompt's answer, and with
 // updates-after-response only once the turn that goes on after the answer
@@ -312,7 +293,7 @@ func (l *lockedBuffer) String() string {
 func TestIdleReportComesAfterTheLateWork(t *testing.T) {
 	for _, fault := range []string{"", "updates-after-response"} {
 		t.Run("fault "+fault, func(t *testing.T) {
-			idle := &lockedBuffer{}
+			idle := &testutil.SyncBuffer{}
 			r := start(t, "", writeThenDone(threeTodos()), withFaults(fault), func(c *acp.Config) { c.IdleReport = idle })
 			id := r.newSession()
 			if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
