@@ -20,3 +20,7 @@ func signalGroup(pid int, _ syscall.Signal) {
 		_ = p.Kill()
 	}
 }
+
+// extraFilesWork: exec.Cmd.ExtraFiles is not supported here, so
+// Target.IdleReport is ignored (the settle waits for quiet).
+const extraFilesWork = false

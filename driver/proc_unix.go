@@ -16,3 +16,7 @@ func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 // signalGroup signals the process group led by pid (errors ignored: the
 // group may be gone already).
 func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+
+// extraFilesWork says whether a child can be given file descriptors
+// beyond stdio (exec.Cmd.ExtraFiles): Target.IdleReport needs one.
+const extraFilesWork = true

@@ -266,7 +266,7 @@ func (t Target) resolve(v Vars) (resolved, error) {
 	if len(t.Command) == 0 && t.InProcess == nil {
 		return resolved{}, errors.New("conformance: target has no command")
 	}
-	r := resolved{inproc: t.InProcess, idleReport: t.IdleReport}
+	r := resolved{inproc: t.InProcess, idleReport: t.IdleReport && extraFilesWork}
 	if len(t.Command) == 0 {
 		r.argv = []string{cmp.Or(t.Name, "in-process agent")}
 	}
