@@ -507,3 +507,37 @@ func TestInProcessIdleEndsTheSettle(t *testing.T) {
 		})
 	}
 }
+
+// A case's timeout counts the time it runs, not the time it waits for a
+// parallel slot: two cases of five slow prompts (2 s of running each, the
+// timeout 3 s) take turns at one slot, each waiting out the other's
+// prompts (some 4 s from start to end), and neither times out.
+func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
+	t.Parallel()
+	f := func(_ context.Context, p driver.ProcIO) int {
+		p.ReportIdle(func() bool { return true })
+		stubServe(p, func() { time.Sleep(400 * time.Millisecond) })
+		return 0
+	}
+	var cases []*Case
+	for i := range 2 {
+		c := stubCase(true)
+		c.ID = fmt.Sprintf("slow-%d", i)
+		for range 4 {
+			c.Steps = append(c.Steps, driver.Step{Op: driver.OpPrompt, Text: "again"})
+			c.Script = append(c.Script, c.Script[0])
+		}
+		cases = append(cases, c)
+	}
+	cfg := Config{Agent: stubTarget(f), Cases: cases, Dialect: driver.DialectTodoWrite, Timeout: 3 * time.Second,
+		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t), Parallel: 1}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cases {
+		if c.Error != "" {
+			t.Errorf("case %s: %s", c.ID, c.Error)
+		}
+	}
+}

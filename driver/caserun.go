@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,6 +24,7 @@ type caseRun struct {
 	parent context.Context // the run's: cancelled when the run is interrupted
 	ctx    context.Context // the case's: the run's, with the case timeout
 	cancel context.CancelFunc
+	clock  *caseClock // the case timeout, paused while the case waits for a slot
 
 	env *Env
 
@@ -60,7 +62,12 @@ func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
 		cfg.Env.Start = time.Now()
 	}
 	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}}
-	cr.ctx, cr.cancel = context.WithTimeout(ctx, cfg.Timeout)
+	// The case's timeout: its cause is context.DeadlineExceeded (what the
+	// errors and abort read), and its clock stops while the case waits for
+	// a parallel slot (withoutSlot): the runner's wait is not the agent's.
+	cctx, cancel := context.WithCancelCause(ctx)
+	cr.clock = startCaseClock(cfg.Timeout, func() { cancel(context.DeadlineExceeded) })
+	cr.ctx, cr.cancel = cctx, func() { cr.clock.stop(); cancel(context.Canceled) }
 	defer cr.teardown()
 	if err := cr.setup(); err != nil {
 		cr.ev.Aborted = err.Error()
@@ -253,7 +260,10 @@ func (cr *caseRun) withoutSlot(exiting bool, where string, wait func()) (stop bo
 	}
 	cr.cfg.Waiting(exiting)
 	wait()
-	if err := cr.cfg.Resume(cr.ctx); err != nil {
+	cr.clock.pause()
+	err := cr.cfg.Resume(cr.ctx)
+	cr.clock.resume()
+	if err != nil {
 		cr.abort(fmt.Sprintf("%s: waiting for a parallel slot: %v", where, context.Cause(cr.ctx)))
 		return true
 	}
@@ -341,7 +351,7 @@ func (cr *caseRun) abort(why string) {
 	switch {
 	case cr.parent.Err() != nil:
 		cr.ev.Interrupted = Interrupted(cr.parent)
-	case errors.Is(cr.ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(context.Cause(cr.ctx), context.DeadlineExceeded):
 		why += fmt.Sprintf(" (case timeout %s: the agent's process group was killed)", cr.cfg.Timeout)
 		cr.ev.Aborted = why
 	default:
@@ -520,4 +530,52 @@ func (cr *caseRun) turnsOfPromptsSent() int {
 		}
 	}
 	return n
+}
+
+// caseClock is a case's timeout (CaseConfig.Timeout): expire runs once the
+// case has run for that long, not counting the time it waited for a
+// parallel slot between pause and resume.
+type caseClock struct {
+	mu    sync.Mutex
+	timer *time.Timer
+	left  time.Duration // of the timeout, as of since
+	since time.Time
+	fired bool
+}
+
+func startCaseClock(d time.Duration, expire func()) *caseClock {
+	c := &caseClock{left: d, since: time.Now()}
+	c.timer = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		c.fired = true
+		c.mu.Unlock()
+		expire()
+	})
+	return c
+}
+
+// pause stops the clock (a case waiting for a slot); resume starts it
+// again with the time that was left.
+func (c *caseClock) pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.fired && c.timer.Stop() {
+		c.left -= time.Since(c.since)
+	}
+}
+
+func (c *caseClock) resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.fired {
+		c.since = time.Now()
+		c.timer.Reset(max(c.left, 0))
+	}
+}
+
+func (c *caseClock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fired = true
+	c.timer.Stop()
 }

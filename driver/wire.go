@@ -517,7 +517,7 @@ func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int
 	select {
 	case c.writeSem <- struct{}{}:
 	case <-ctx.Done():
-		return -1, fmt.Errorf("conformance: write to agent: an earlier write is still blocked: %w", ctx.Err())
+		return -1, fmt.Errorf("conformance: write to agent: an earlier write is still blocked: %w", context.Cause(ctx))
 	}
 	defer func() { <-c.writeSem }()
 	if c.writeErr != nil {
@@ -539,7 +539,7 @@ func (c *conn) writeMsg(ctx context.Context, v any, method, replyTo string) (int
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("abandoned (the agent did not read its stdin): %w", ctx.Err())
+			err = fmt.Errorf("abandoned (the agent did not read its stdin): %w", context.Cause(ctx))
 		}
 		c.writeErr = fmt.Errorf("conformance: write to agent: an earlier write failed: %w", err)
 		return m.Seq, fmt.Errorf("conformance: write to agent: %w", err)
@@ -591,7 +591,7 @@ func (c *conn) call(ctx context.Context, method string, params any) (callResult,
 	case r := <-ch:
 		return got(r)
 	case <-ctx.Done():
-		return out, fmt.Errorf("no answer to %s: %w", method, ctx.Err())
+		return out, fmt.Errorf("no answer to %s: %w", method, context.Cause(ctx))
 	case <-c.done:
 		// Stdout closed: the process is most likely exiting.
 		waitFor(c.p.exited, 500*time.Millisecond)
