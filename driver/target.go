@@ -90,8 +90,8 @@ type ProcIO struct {
 	// reports whether it has nothing more to send until its next request
 	// (every update of the requests it answered written; no work of theirs
 	// still running). With it, the settle after an answer ends as soon as
-	// the probe holds and the model took every turn, instead of after a
-	// stretch of quiet. An agent that calls it must mean it: a probe that
+	// the probe holds, every byte the agent wrote is on the wire and no
+	// model request is in flight, instead of after a stretch of quiet. An agent that calls it must mean it: a probe that
 	// holds too early hides late updates from ACP-TURN-1.
 	ReportIdle func(probe func() bool)
 }
