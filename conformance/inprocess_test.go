@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"reflect"
@@ -478,24 +479,28 @@ func TestInProcessHungAgentTimeout(t *testing.T) {
 	}
 }
 
-// An in-process agent that hands over an idle probe (ProcIO.ReportIdle)
-// ends the settle after its answer by saying it has nothing more to send:
-// the settle then waits neither for quiet nor for the model turns the stub
-// never asks for. One whose probe says it is busy settles as any agent
-// does: it waits for those turns, then for quiet.
+// An in-process agent that writes idle reports (ProcIO.IdleReport) ends
+// the settle after its answer by saying it has nothing more to send: the
+// settle then waits neither for quiet nor for the model turns the stub
+// never asks for. One that reports a count short of what it wrote (it is
+// still busy) settles as any agent does: it waits for those turns, then
+// for quiet; so does one that never reports.
 func TestInProcessIdleEndsTheSettle(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, settled string
-		idle          bool
+		short         int64 // how many bytes the report leaves out; -1: none sent
 	}{
-		{"idle", "the agent reported it had nothing more to send", true},
-		{"busy", "both wires quiet for 100ms (after waiting", false},
+		{"idle", "the agent reported it had nothing more to send", 0},
+		{"busy", "both wires quiet for 100ms (after waiting", 1},
+		{"silent", "both wires quiet for 100ms (after waiting", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := func(_ context.Context, p driver.ProcIO) int {
-				p.ReportIdle(func() bool { return tc.idle })
+				if tc.short >= 0 {
+					p.Stdout = &reportingWriter{w: p.Stdout, report: p.IdleReport, short: tc.short}
+				}
 				stubServe(p, nil)
 				return 0
 			}
@@ -508,6 +513,20 @@ func TestInProcessIdleEndsTheSettle(t *testing.T) {
 	}
 }
 
+// reportingWriter writes to report, after each write to w, the bytes
+// written so far less short: an agent idle after each line it writes.
+type reportingWriter struct {
+	w, report io.Writer
+	n, short  int64
+}
+
+func (r *reportingWriter) Write(b []byte) (int, error) {
+	n, err := r.w.Write(b)
+	r.n += int64(n)
+	fmt.Fprintf(r.report, "%d\n", r.n-r.short)
+	return n, err
+}
+
 // A case's timeout counts the time it runs, not the time it waits for a
 // parallel slot: two cases of five slow prompts (2 s of running each, the
 // timeout 3 s) take turns at one slot, each waiting out the other's
@@ -515,7 +534,7 @@ func TestInProcessIdleEndsTheSettle(t *testing.T) {
 func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
 	t.Parallel()
 	f := func(_ context.Context, p driver.ProcIO) int {
-		p.ReportIdle(func() bool { return true })
+		p.Stdout = &reportingWriter{w: p.Stdout, report: p.IdleReport}
 		stubServe(p, func() { time.Sleep(400 * time.Millisecond) })
 		return 0
 	}

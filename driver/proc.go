@@ -1,7 +1,7 @@
 package driver
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -50,8 +50,9 @@ type proc struct {
 	killed    string   // how the runner ended it, if it had to
 	leftovers []string // descendants still running at the end, killed
 
-	// idleAt is the last byte count of stdout an agent with
-	// Target.IdleReport reported being idle at (-1: none).
+	// idleAt is the last byte count of stdout the agent reported being
+	// idle at (-1: none), on its idle pipe (Target.IdleReport) or, in
+	// process, on ProcIO.IdleReport.
 	idleAt atomic.Int64
 
 	// inproc is set for an in-process agent (Target.InProcess): cmd is
@@ -74,10 +75,6 @@ type inProc struct {
 	code      int
 	panicked  string
 	abandoned bool
-	// stdout counts what the agent wrote to its stdout; idle is the probe
-	// it handed over (ProcIO.ReportIdle), nil until then.
-	stdout *countingWriter
-	idle   atomic.Pointer[func() bool]
 }
 
 // AbandonAfter is how long a killed in-process agent has to return
@@ -169,18 +166,18 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	inR, inW, outR, outW := ps[0][0], ps[0][1], ps[1][0], ps[1][1]
 	marker := newMarker()
 	actx, cancel := context.WithCancelCause(context.Background())
-	ip := &inProc{cancel: cancel, in: inR, out: outW, stdout: &countingWriter{w: outW}}
+	ip := &inProc{cancel: cancel, in: inR, out: outW}
 	p := &proc{
 		ctx: ctx, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true, inproc: ip,
 	}
+	p.idleAt.Store(-1)
 	// Stderr is written straight into the tail: it is done when the
 	// function is.
 	close(p.errDone)
 	pio := ProcIO{
 		Args: slices.Clone(r.argv), Env: append(r.env[:len(r.env):len(r.env)], marker), Dir: cwd,
-		Stdin: inR, Stdout: ip.stdout, Stderr: p.stderr,
-		ReportIdle: func(probe func() bool) { ip.idle.Store(&probe) },
+		Stdin: inR, Stdout: outW, Stderr: p.stderr, IdleReport: &idleLines{at: &p.idleAt},
 	}
 	p.started = time.Now()
 	stopWatch := context.AfterFunc(ctx, func() {
@@ -203,15 +200,48 @@ func startInProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 }
 
 // readIdleReports keeps the last count an agent with Target.IdleReport
-// reported (a line that is not a count is ignored), until the pipe ends:
-// when the agent and whatever it left holding the pipe are gone.
+// reported, until the pipe ends: when the agent and whatever it left
+// holding the pipe are gone.
 func (p *proc) readIdleReports(f *os.File) {
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if n, err := strconv.ParseInt(strings.TrimSpace(sc.Text()), 10, 64); err == nil && n >= 0 {
-			p.idleAt.Store(n)
+	_, _ = io.Copy(&idleLines{at: &p.idleAt}, f)
+}
+
+// idleLines parses idle reports, one byte count per line, into at: the
+// agent's idle pipe and an in-process agent's ProcIO.IdleReport. A line
+// that is not a count is ignored; so is a count smaller than the last.
+type idleLines struct {
+	mu      sync.Mutex
+	at      *atomic.Int64
+	partial []byte
+	long    bool // the line so far is too long to be a count
+}
+
+// maxIdleLine bounds a line that can be a count.
+const maxIdleLine = 64
+
+func (l *idleLines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(b)
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.add(b)
+			return n, nil
 		}
+		l.add(b[:i])
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(l.partial)), 10, 64); !l.long && err == nil && v >= l.at.Load() {
+			l.at.Store(v)
+		}
+		l.partial, l.long = l.partial[:0], false
+		b = b[i+1:]
+	}
+}
+
+func (l *idleLines) add(b []byte) {
+	if l.long = l.long || len(l.partial)+len(b) > maxIdleLine; !l.long {
+		l.partial = append(l.partial, b...)
 	}
 }
 

@@ -59,7 +59,7 @@ type Target struct {
 	// written to its stdout each time it has nothing more to send until
 	// its next request. The settle after an answer then ends once the
 	// last count reported is every byte read from its stdout, as with an
-	// in-process agent's ProcIO.ReportIdle. Only for an agent that means
+	// in-process agent's ProcIO.IdleReport. Only for an agent that means
 	// it: the reference agent (`todoharness agent`) does.
 	IdleReport bool `json:"idleReport,omitempty"`
 }
@@ -86,14 +86,16 @@ type ProcIO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// ReportIdle is how the agent may hand the runner a probe that
-	// reports whether it has nothing more to send until its next request
-	// (every update of the requests it answered written; no work of theirs
-	// still running). With it, the settle after an answer ends as soon as
-	// the probe holds, every byte the agent wrote is on the wire and no
-	// model request is in flight, instead of after a stretch of quiet. An agent that calls it must mean it: a probe that
-	// holds too early hides late updates from ACP-TURN-1.
-	ReportIdle func(probe func() bool)
+	// IdleReport is the in-process form of a process's idle pipe
+	// (Target.IdleReport): the agent may write to it a line with the
+	// number of bytes it has written to Stdout each time it has nothing
+	// more to send until its next request (every update of the requests
+	// it answered written; no work of theirs still running). The settle
+	// after an answer then ends as soon as the last count is every byte
+	// read from Stdout and no model request is in flight, instead of
+	// after a stretch of quiet. An agent that writes it must mean it: a
+	// report made too early hides late updates from ACP-TURN-1.
+	IdleReport io.Writer
 }
 
 // LookupEnv returns the value of k in Env (the last entry for k).

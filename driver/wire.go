@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"github.com/todoharness/todoharness/harness/acp/transcript"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,21 +274,15 @@ func (c *conn) read() {
 	}
 }
 
-// agentIdle reports whether the agent says it has nothing more to send
-// until its next request (its idle probe in process, its last idle report
-// as a process with Target.IdleReport) and every byte it wrote to its
-// stdout is on the wire log.
+// agentIdle reports whether the agent's last idle report (it has nothing
+// more to send until its next request) counts every byte read from its
+// stdout onto the wire log.
 func (c *conn) agentIdle() bool {
-	ip := c.p.inproc
-	if ip == nil {
-		at := c.p.idleAt.Load()
-		return at >= 0 && at == c.drained.Load()
-	}
-	probe := ip.idle.Load()
-	return probe != nil && (*probe)() && ip.stdout.n.Load() == c.drained.Load()
+	at := c.p.idleAt.Load()
+	return at >= 0 && at == c.drained.Load()
 }
 
-// countingReader and countingWriter count the bytes through them.
+// countingReader counts the bytes read through it.
 type countingReader struct {
 	r io.Reader
 	n int64 // only the reader's goroutine uses it
@@ -300,20 +293,6 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 	cr.n += int64(n)
 	return n, err
 }
-
-type countingWriter struct {
-	w *os.File
-	n atomic.Int64
-}
-
-func (cw *countingWriter) Write(p []byte) (int, error) {
-	n, err := cw.w.Write(p)
-	cw.n.Add(int64(n))
-	return n, err
-}
-
-// Close closes the file: an in-process agent closes its stdout to exit.
-func (cw *countingWriter) Close() error { return cw.w.Close() }
 
 // readLine reads one line without its line end. A line longer than max is
 // read to its end, but only its first max+1 bytes are returned; size is

@@ -191,7 +191,7 @@ func (r *idleReporter) report(b *Bridge) {
 // request: no handler of a session request runs, and none left work
 // running after its answer. A handler's work ends before its answer is
 // written, so once the client has read an answer and Idle holds, every
-// update of that request is on the wire (an in-process agent tells the
+// update of that request is on the wire (Config.IdleReport tells the
 // conformance runner so, which then need not wait for quiet).
 func (b *Bridge) Idle() bool { return b.inflight.n.Load() == 0 }
 

@@ -128,9 +128,6 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	if env.reportIdle != nil {
-		env.reportIdle(b.Idle)
-	}
 	logger.Info("todoharness agent ready", "version", buildinfo.Version(), "model", desc, "sessions", dir, "tools", reg.Names())
 	if err := b.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 		logger.Error("shutdown", "err", err)
@@ -218,12 +215,16 @@ func newStderrLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-// idleReport is the file the conformance runner opened for the agent's
-// idle reports (driver.IdleFDEnv), nil when it opened none. An in-process
-// agent hands over its probe instead (driver.ProcIO.ReportIdle).
+// idleReport is where the agent writes its idle reports for the
+// conformance runner: in process its driver.ProcIO.IdleReport, as a
+// process the file the runner opened (driver.IdleFDEnv); nil when there
+// is neither.
 func idleReport(env environ) (io.Writer, error) {
+	if env.idleReport != nil {
+		return env.idleReport, nil
+	}
 	v := env.getenv(driver.IdleFDEnv)
-	if v == "" || env.reportIdle != nil {
+	if v == "" {
 		return nil, nil
 	}
 	fd, err := strconv.Atoi(v)

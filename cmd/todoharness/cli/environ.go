@@ -25,9 +25,9 @@ type environ struct {
 	// home is the process's home folder, asked when HOME is unset (nil:
 	// not the process's environment, which has no other home).
 	home func() (string, error)
-	// reportIdle hands the runner of an in-process agent the agent's
-	// idle probe (driver.ProcIO.ReportIdle; nil: nobody asks).
-	reportIdle func(probe func() bool)
+	// idleReport is an in-process agent's idle report
+	// (driver.ProcIO.IdleReport; nil: nobody reads one).
+	idleReport io.Writer
 }
 
 type environKey struct{}
@@ -119,7 +119,7 @@ func InProcessAgent(ctx context.Context, p driver.ProcIO) int {
 			cancel()
 		}
 	}
-	ctx = withEnviron(ctx, environ{lookup: p.LookupEnv, dir: p.Dir, exit: exit, reportIdle: p.ReportIdle})
+	ctx = withEnviron(ctx, environ{lookup: p.LookupEnv, dir: p.Dir, exit: exit, idleReport: p.IdleReport})
 	status := Run(ctx, args, p.Stdin, p.Stdout, p.Stderr)
 	if exited.Load() {
 		return int(code.Load())

@@ -87,7 +87,7 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		if len(rep.Checks) != len(conformance.Catalogue()) || !rep.OK {
 			t.Errorf("%d checks judged of %d, OK %v:\n%s", len(rep.Checks), len(conformance.Catalogue()), rep.OK, summary(rep))
 		}
-		// The reference agent hands the runner its idle probe: no settle
+		// The reference agent writes its idle reports: no settle
 		// waits for quiet (the bridge's late work, which the breakage
 		// table's updates-after-response row has, keeps it busy).
 		for _, c := range rep.Cases {
