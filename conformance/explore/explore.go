@@ -47,8 +47,23 @@ type Config struct {
 	// Run.Parallel, at least 16). Run.Parallel 0 is inProcessParallel for
 	// an agent in process, the number of CPUs for a process.
 	Batch int
-	// ShrinkRuns bounds the runs one shrink makes (0: 60).
+	// ShrinkBatch is how many candidates one shrink run tries at once
+	// (0: Run.Parallel): the first in order that still fails is kept, so
+	// a batch wider than the agent's parallel slots only waits longer.
+	ShrinkBatch int
+	// ShrinkRuns bounds the runs one shrink makes (0: enough for 960
+	// candidates, at least 60).
 	ShrinkRuns int
+	// ShrinkFor bounds the time all the shrinks take together (0: no
+	// bound but ShrinkRuns): each failure's shrink gets an even share of
+	// what is left when it starts, and stops, keeping the smallest case
+	// found so far, after the run that spends it.
+	ShrinkFor time.Duration
+	// Confirm is how many times each shrunk case is run again, at once,
+	// after its shrink (0: 2; -1: never): against a flaky agent a
+	// candidate may have failed by chance, and the report says how many
+	// of the re-runs failed the same check.
+	Confirm int
 	// Progress receives a progress line, rewritten in place (give it only
 	// a terminal).
 	Progress io.Writer
@@ -85,6 +100,11 @@ type Failure struct {
 	ShrinkRuns   int    `json:"shrinkRuns"`
 	// ShrinkError says why the shrink stopped early ("" when it did not).
 	ShrinkError string `json:"shrinkError,omitempty"`
+	// Reruns is how many times the shrunk case was run again after the
+	// shrink (Config.Confirm), Reproduced how many of them failed the
+	// same check.
+	Reruns     int `json:"reruns,omitempty"`
+	Reproduced int `json:"reproduced,omitempty"`
 }
 
 // Result is an exploration's report.
@@ -163,7 +183,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	prog.end()
-	if err := writeFailures(ctx, cfg, shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.Batch, maxRuns: cfg.ShrinkRuns}, e.byCheck, e.first); err != nil {
+	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
+	err = writeFailures(ctx, cfg, s, e.byCheck, e.first)
+	prog.end()
+	if err != nil {
 		return nil, err
 	}
 	for _, f := range e.byCheck {
@@ -203,8 +226,14 @@ func (c *Config) withDefaults() error {
 	if c.Batch <= 0 {
 		c.Batch = max(16, 2*c.Run.Parallel)
 	}
+	if c.ShrinkBatch <= 0 {
+		c.ShrinkBatch = c.Run.Parallel
+	}
 	if c.ShrinkRuns <= 0 {
-		c.ShrinkRuns = 60
+		c.ShrinkRuns = max(60, (960+c.ShrinkBatch-1)/c.ShrinkBatch)
+	}
+	if c.Confirm == 0 {
+		c.Confirm = 2
 	}
 	c.Run.Progress, c.Run.Repeat, c.Run.Only = nil, 1, nil
 	return nil
@@ -283,16 +312,31 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
+	var budgetEnd time.Time
+	if cfg.ShrinkFor > 0 {
+		budgetEnd = cfg.Now().Add(cfg.ShrinkFor)
+	}
+	for k, id := range ids {
 		f := byCheck[id]
 		sh, err := shrunk{c: copyCase(first[id])}, error(nil)
 		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
+			s := s
+			s.label = fmt.Sprintf("%s (%d of %d)", id, k+1, len(ids))
+			if !budgetEnd.IsZero() {
+				s.deadline = cfg.Now().Add(budgetEnd.Sub(cfg.Now()) / time.Duration(len(ids)-k))
+			}
 			sh, err = s.shrink(ctx, first[id], id, f.Reason)
+			if err == nil && cfg.Confirm > 0 && ctx.Err() == nil {
+				f.Reruns, f.Reproduced, err = s.confirm(ctx, sh.c, id, cfg.Confirm)
+			}
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			f.ShrinkError = err.Error()
-		} else if ctx.Err() != nil {
+		case ctx.Err() != nil:
 			f.ShrinkError = "interrupted"
+		case sh.outOfTime:
+			f.ShrinkError = fmt.Sprintf("its share of --shrink-for %s was spent after %d run(s): the case is the smallest found by then", cfg.ShrinkFor, sh.runs)
 		}
 		f.ShrinkRuns = sh.runs
 		if sh.report != nil {
@@ -486,8 +530,15 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if where == "" {
 			where = "(not written: no --out)"
 		}
-		fmt.Fprintf(w, "  FAIL %-20s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s): %s\n       %s\n",
-			f.Check, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
+		again := ""
+		if f.Reruns > 0 {
+			again = fmt.Sprintf("; fails %d of %d re-runs", f.Reproduced, f.Reruns)
+		}
+		fmt.Fprintf(w, "  FAIL %-20s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s)%s: %s\n       %s\n",
+			f.Check, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, again, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
+		if f.ShrinkError != "" {
+			fmt.Fprintf(w, "       shrink stopped early: %s\n", f.ShrinkError)
+		}
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -539,8 +590,22 @@ func (p *progress) update(done, failures int) {
 	p.wrote = true
 }
 
+// shrinking is the live line while a failure is shrunk.
+func (p *progress) shrinking(label string, run, steps, turns int, deadline time.Time) {
+	if p.w == nil {
+		return
+	}
+	left := ""
+	if !deadline.IsZero() {
+		left = fmt.Sprintf(", %s of its time left", max(0, deadline.Sub(p.now())).Round(time.Second))
+	}
+	fmt.Fprintf(p.w, "\rexplore: shrinking %s: run %d, %d step(s), %d turn(s)%s   ", label, run, steps, turns, left)
+	p.wrote = true
+}
+
 func (p *progress) end() {
 	if p.wrote {
 		fmt.Fprintln(p.w)
+		p.wrote = false
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
@@ -229,4 +230,88 @@ func TestShrinkKeepsTheSameFailure(t *testing.T) {
 	if !hasPrompt(sh.c) {
 		t.Errorf("the shrunk case lost its prompt, so its failure is the refused load, not the one found:\n%s", CaseYAML(sh.c, nil))
 	}
+}
+
+// alwaysFails is a run against an agent that fails check on every case
+// (the shrink can cut everything) and counts the runs it was asked for.
+func alwaysFails(check string, runs *int, tick func()) runCases {
+	return func(_ context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
+		*runs++
+		tick()
+		fails := map[string][]string{}
+		cr := conformance.CheckResult{Check: conformance.Check{ID: check}, Outcome: conformance.Fail}
+		for _, c := range cases {
+			fails[c.ID] = []string{check}
+			cr.Cases = append(cr.Cases, conformance.CaseVerdict{Case: c.ID, Outcome: conformance.Fail, Reason: "no plan"})
+		}
+		return fails, &conformance.Report{Checks: []conformance.CheckResult{cr}}, nil
+	}
+}
+
+// A shrink with a deadline starts no run after it and keeps the smallest
+// case it had found: each run here takes a minute of the fake clock, the
+// deadline is 90 s away, so two runs are made, and the case is the one
+// the second kept.
+func TestShrinkStopsAtItsDeadline(t *testing.T) {
+	base := builtinCase(t, "load-after-several")
+	o, err := NewOracle(conformance.PolicySingle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	runs := 0
+	s := shrinker{oracle: o, cat: conformance.Catalogue(), batch: 1, maxRuns: 100, now: now, deadline: clock.Add(90 * time.Second),
+		run: alwaysFails("TW-PLAN-1", &runs, func() { clock = clock.Add(time.Minute) })}
+	sh, err := s.shrink(context.Background(), base, "TW-PLAN-1", "no plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sh.outOfTime || sh.runs != 2 || runs != 2 {
+		t.Errorf("out of time %v after %d run(s) (%d asked), want true after 2", sh.outOfTime, sh.runs, runs)
+	}
+	if len(sh.c.Steps) >= len(base.Steps) && len(sh.c.Script) >= len(base.Script) {
+		t.Errorf("the case was not cut: %d steps, %d turns, as the scenario", len(sh.c.Steps), len(sh.c.Script))
+	}
+	// Without the deadline the same shrink goes on.
+	runs = 0
+	s.deadline = time.Time{}
+	if sh, err = s.shrink(context.Background(), base, "TW-PLAN-1", "no plan"); err != nil || sh.outOfTime || sh.runs <= 2 {
+		t.Errorf("without a deadline: %d run(s), out of time %v, %v; want more than 2", sh.runs, sh.outOfTime, err)
+	}
+}
+
+// The re-runs of a shrunk case count the ones that failed the check: an
+// agent that fails it only on some runs is told apart.
+func TestConfirmCountsTheRerunsThatFail(t *testing.T) {
+	base := builtinCase(t, "plan-basic")
+	var asked []string
+	run := func(_ context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
+		fails := map[string][]string{}
+		for _, c := range cases {
+			asked = append(asked, c.ID)
+			if c.ID != "confirm-1" { // one run of three passes
+				fails[c.ID] = []string{"TW-PLAN-1"}
+			}
+		}
+		return fails, &conformance.Report{}, nil
+	}
+	runs, failed, err := shrinker{run: run}.confirm(context.Background(), base, "TW-PLAN-1", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 3 || failed != 2 || len(asked) != 3 {
+		t.Errorf("confirm: %d of %d failed (%d cases run: %v), want 2 of 3", failed, runs, len(asked), asked)
+	}
+}
+
+func builtinCase(t *testing.T, id string) *conformance.Case {
+	t.Helper()
+	for _, c := range builtinCases(t) {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no built-in case %s", id)
+	return nil
 }

@@ -77,6 +77,9 @@ func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
 	}
 	f := res.Failures[0]
 	t.Logf("shrunk in %d runs:\n%s", f.ShrinkRuns, f.CaseYAML)
+	if f.Reruns != 2 || f.Reproduced != 2 || f.ShrinkError != "" {
+		t.Errorf("the shrunk case failed %d of %d re-runs (want 2 of 2), shrink error %q", f.Reproduced, f.Reruns, f.ShrinkError)
+	}
 	if f.Case != filepath.Join(out, explore.FailuresDir, "explored-tw-valid-dup", conformance.CaseFile) {
 		t.Errorf("case written to %s", f.Case)
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
@@ -26,16 +27,23 @@ type shrinker struct {
 	// batch is how many candidates one run tries at once; the first
 	// (in a fixed order, coarse before fine) that still fails is kept.
 	batch int
-	// maxRuns bounds the runs of one shrink.
-	maxRuns int
+	// maxRuns bounds the runs of one shrink; deadline, when set, its time:
+	// no run starts after it.
+	maxRuns  int
+	deadline time.Time
+	now      func() time.Time
+	// progress and label show the shrink on a terminal.
+	progress *progress
+	label    string
 }
 
 // shrunk is a shrink's outcome: the smallest failing case found, the
 // report of its run, and how many runs it took.
 type shrunk struct {
-	c      *conformance.Case
-	report *conformance.Report
-	runs   int
+	c         *conformance.Case
+	report    *conformance.Report
+	runs      int
+	outOfTime bool // it stopped at its deadline
 }
 
 // shrink reduces c (which fails check) step by step: fewer ACP steps,
@@ -48,7 +56,7 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason
 	cur := copyCase(c)
 	rules := s.oracle.Mark(cur, s.cat)
 	out := shrunk{c: cur}
-	for out.runs < s.maxRuns && ctx.Err() == nil {
+	for out.runs < s.maxRuns && ctx.Err() == nil && !out.outOfTime {
 		var cands []*conformance.Case
 		for _, cand := range candidates(cur) {
 			got := s.oracle.Mark(cand, s.cat)
@@ -59,6 +67,12 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason
 		}
 		found := false
 		for lo := 0; lo < len(cands) && !found && out.runs < s.maxRuns; lo += s.batch {
+			if out.outOfTime = !s.deadline.IsZero() && !s.now().Before(s.deadline); out.outOfTime {
+				break
+			}
+			if s.progress != nil {
+				s.progress.shrinking(s.label, out.runs+1, len(cur.Steps), len(cur.Script), s.deadline)
+			}
 			chunk := cands[lo:min(lo+s.batch, len(cands))]
 			for k, cand := range chunk {
 				cand.ID = fmt.Sprintf("shrink-%d-%d", out.runs, k)
@@ -90,6 +104,25 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason
 	}
 	out.c = copyCase(out.c)
 	return out, nil
+}
+
+// confirm runs c n times at once and counts the runs that fail check.
+func (s shrinker) confirm(ctx context.Context, c *conformance.Case, check string, n int) (runs, failed int, err error) {
+	cs := make([]*conformance.Case, n)
+	for i := range cs {
+		cs[i] = copyCase(c)
+		cs[i].ID = fmt.Sprintf("confirm-%d", i)
+	}
+	fails, _, err := s.run(ctx, cs)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, d := range cs {
+		if slices.Contains(fails[d.ID], check) {
+			failed++
+		}
+	}
+	return n, failed, nil
 }
 
 func subset(a, b []string) bool {

@@ -22,13 +22,15 @@ import (
 type exploreFlags struct {
 	n     int
 	dur   time.Duration
-	seed  string
-	shard string
+	seed      string
+	shard     string
+	shrinkFor time.Duration
 }
 
 func (e *exploreFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&e.n, "explore", 0, "also run N generated scenarios (docs/exploring.md): an oracle decides every todo_write call, the catalogue judges each scenario, and each distinct failure is shrunk to a case.yaml under --out")
 	f.DurationVar(&e.dur, "explore-for", 0, "explore for this long (with --explore N: whichever ends first)")
+	f.DurationVar(&e.shrinkFor, "shrink-for", 0, "bound the time the shrinks of the distinct failures take together (default: no bound): each gets an even share of what is left, and keeps the smallest failing case it found by then; for slow agents (docs/exploring.md)")
 	f.StringVar(&e.seed, "seed", "", "seed of the generated scenarios (default: drawn and printed; the same seed gives the same scenarios)")
 	f.StringVar(&e.shard, "shard", "", "I/N: run the I-th of N deterministic slices of the catalogue and of the exploration (1-based); join the shards' --out folders with `conform merge`")
 }
@@ -51,8 +53,8 @@ func parseShard(s string) (int, int, error) {
 
 // check validates the flags before anything runs, and returns the seed.
 func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
-	if e.n < 0 || e.dur < 0 {
-		return 0, fmt.Errorf("conform: --explore %d, --explore-for %s: want positive values", e.n, e.dur)
+	if e.n < 0 || e.dur < 0 || e.shrinkFor < 0 {
+		return 0, fmt.Errorf("conform: --explore %d, --explore-for %s, --shrink-for %s: want positive values", e.n, e.dur, e.shrinkFor)
 	}
 	if _, _, err := parseShard(e.shard); err != nil {
 		return 0, err
@@ -60,6 +62,9 @@ func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
 	if !e.on() {
 		if e.seed != "" {
 			return 0, errors.New("conform: --seed draws generated scenarios: give --explore N or --explore-for D")
+		}
+		if e.shrinkFor != 0 {
+			return 0, errors.New("conform: --shrink-for bounds the shrinks of an exploration: give --explore N or --explore-for D")
 		}
 		return 0, nil
 	}
@@ -99,7 +104,7 @@ func shardCases(cases []*conformance.Case, i, n int) []*conformance.Case {
 func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64) (*explore.Result, error) {
 	errw := cmd.ErrOrStderr()
 	shard, shards, _ := parseShard(o.explore.shard)
-	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, Shard: shard, Shards: shards, Out: o.out}
+	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, ShrinkFor: o.explore.shrinkFor, Shard: shard, Shards: shards, Out: o.out}
 	if f, ok := errw.(*os.File); ok && !o.run.quiet && isTerminal(f.Fd()) {
 		ec.Progress = errw
 	}
