@@ -78,12 +78,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.prepare(); err != nil {
 		return nil, err
 	}
-	validator := cfg.Validator
-	if validator == nil {
-		var err error
-		if validator, err = driver.NewSchemaValidator(); err != nil {
-			return nil, err
-		}
+	// The schema compiles while the first cases run: they need it only
+	// at their end (and it takes as long as a case).
+	validator := sync.OnceValues(func() (*driver.SchemaValidator, error) { return cfg.Validator, nil })
+	if cfg.Validator == nil {
+		validator = sync.OnceValues(driver.NewSchemaValidator)
+		go validator() //nolint:errcheck // the error comes back from the next call
+		defer validator() //nolint:errcheck // no compilation outlives Run
 	}
 	r := &runner{cfg: cfg, validator: validator}
 	var evs []*Evidence
@@ -101,7 +102,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		evs = append(evs, got...)
 	}
-	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: validator, Strict: cfg.Strict})
+	v, err := validator()
+	if err != nil {
+		return nil, err
+	}
+	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict})
 }
 
 // prepare fills in the defaults of the configuration and checks it: the
@@ -362,8 +367,10 @@ func builtinProbe() *Case {
 }
 
 type runner struct {
-	cfg       Config
-	validator *driver.SchemaValidator
+	cfg Config
+	// validator waits for the schema's compilation (nil on its error:
+	// Run returns the error).
+	validator func() (*driver.SchemaValidator, error)
 	// progressMu serializes the progress lines of cases finishing at once
 	// (Config.Progress need not be safe for concurrent use) and guards
 	// done, the number of lines written.
@@ -409,7 +416,8 @@ func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemPro
 	ev.PromptsRun, ev.ModelErrors = rec.PromptsRun, rec.ModelErrors
 	// The judge's heavy part, here in the case's goroutine while other
 	// cases run, not in the judge's single pass after the last case.
-	ev.warmJudgeMemo(r.validator)
+	v, _ := r.validator()
+	ev.warmJudgeMemo(v)
 	return ev
 }
 
@@ -427,7 +435,8 @@ func (r *runner) progress(ev *Evidence, total int) {
 	case ev.Aborted != "":
 		status = "ERROR " + driver.OneLine(ev.Aborted, 90)
 	default:
-		if failed := caseFailures(ev, r.cfg.Checks, r.validator); len(failed) > 0 {
+		v, _ := r.validator()
+		if failed := caseFailures(ev, r.cfg.Checks, v); len(failed) > 0 {
 			status = "FAIL " + strings.Join(failed, ", ")
 		}
 		if ev.Stopped != "" {
