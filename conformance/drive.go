@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	validator := sync.OnceValues(func() (*driver.SchemaValidator, error) { return cfg.Validator, nil })
 	if cfg.Validator == nil {
 		validator = sync.OnceValues(driver.NewSchemaValidator)
-		go validator() //nolint:errcheck // the error comes back from the next call
+		go validator()    //nolint:errcheck // the error comes back from the next call
 		defer validator() //nolint:errcheck // no compilation outlives Run
 	}
 	r := &runner{cfg: cfg, validator: validator}

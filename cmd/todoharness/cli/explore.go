@@ -20,8 +20,8 @@ import (
 
 // exploreFlags are conform's exploration and sharding flags.
 type exploreFlags struct {
-	n     int
-	dur   time.Duration
+	n         int
+	dur       time.Duration
 	seed      string
 	shard     string
 	shrinkFor time.Duration
