@@ -278,6 +278,19 @@ func TestLoadCasesFS(t *testing.T) {
 	if _, err := LoadCases(dup, "."); err == nil || !strings.Contains(err.Error(), "duplicate case id") {
 		t.Errorf("duplicate ids: %v", err)
 	}
+	// The cases parse at once; the error reported is still the first
+	// broken file's in folder order, every time.
+	broken := fstest.MapFS{}
+	for _, d := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		broken[d+"/case.yaml"] = &fstest.MapFile{Data: []byte(ok)}
+	}
+	broken["c/case.yaml"] = &fstest.MapFile{Data: []byte("steps: [{op: fly}]\n")}
+	broken["f/case.yaml"] = &fstest.MapFile{Data: []byte("steps: [\n")}
+	for range 20 {
+		if _, err := LoadCases(broken, "."); err == nil || !strings.Contains(err.Error(), "c/case.yaml") {
+			t.Fatalf("two broken cases: %v, want c/case.yaml's error", err)
+		}
+	}
 }
 
 func TestWritesAndPrompts(t *testing.T) {
