@@ -27,8 +27,13 @@ type Config struct {
 	// Checks is the catalogue (nil: Catalogue()).
 	Checks []Check
 	// Dialect forces a dialect by name; empty detects it from the tools the
-	// agent offers the model in the probe case.
+	// agent offers the model in the probe case, or from ProbeTools.
 	Dialect string
+	// ProbeTools, when set, are the tools an earlier run's probe saw the
+	// agent offer (ProbeTools of its report): the dialect is detected from
+	// them and no probe runs (its checks are not judged). For a series of
+	// runs against one agent, as an exploration's batches and shrinks are.
+	ProbeTools []llm.ToolSpec
 	// Timeout bounds each case (0: driver.DefaultTimeout); Grace is the shutdown
 	// grace period (0: driver.DefaultGrace).
 	Timeout, Grace time.Duration
@@ -170,7 +175,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 		return nil, err
 	}
 	d.evs = make([]*Evidence, len(d.cases))
-	gate := newProbeGate(cfg.Dialect == "")
+	gate := newProbeGate(cfg.Dialect == "" && cfg.ProbeTools == nil)
 	d.firstDone = make(chan *Evidence, 1)
 	// The parallel slots (see slots): the first case takes one now.
 	d.slots = newSlots(cfg.Parallel)
@@ -182,7 +187,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 		d.firstDone <- ev
 	}()
 	<-gate.opened
-	if cfg.Dialect == "" && gate.tools != nil {
+	if gate.detect && gate.tools != nil {
 		d.detect(gate.tools)
 	}
 	d.runOthers(ctx, d.stopEarly(gate))
@@ -214,6 +219,14 @@ type caseSet struct {
 // detected: a forced one, or the canonical one, with the probe first (the
 // builtin one when no case is marked probe).
 func (d *caseSet) chooseFirst() error {
+	if tools := d.r.cfg.ProbeTools; d.r.cfg.Dialect == "" && tools != nil {
+		d.dialect, _ = driver.DialectByName(driver.DialectTodoWrite)
+		d.info.DialectSource = "default (nothing detected by an earlier run)"
+		if d.detect(tools); d.info.DialectSource == "detected" {
+			d.info.DialectSource = "detected (by an earlier run's probe)"
+		}
+		return nil
+	}
 	if name := d.r.cfg.Dialect; name != "" {
 		dl, err := driver.DialectByName(name)
 		if err != nil {
@@ -498,6 +511,18 @@ func (g *probeGate) close(initAnswered bool, tools []llm.ToolSpec) {
 		g.initAnswered, g.tools = initAnswered, tools
 		close(g.opened)
 	})
+}
+
+// ProbeTools are the tools the run's probe saw the agent offer its first
+// model request (Config.ProbeTools of a later run), nil when no probe ran
+// or it made no request.
+func (r *Report) ProbeTools() []llm.ToolSpec {
+	for _, c := range r.Cases {
+		if ev := c.Evidence(); ev != nil && ev.Case != nil && ev.Case.Probe && len(ev.Journal) > 0 {
+			return firstRequestTools(ev)
+		}
+	}
+	return nil
 }
 
 // firstRequestTools returns the tools of the case's first model request

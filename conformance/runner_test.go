@@ -3,11 +3,13 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/harness/breakage"
+	"github.com/todoharness/todoharness/harness/llm"
 )
 
 func builtinCases(t *testing.T) []*Case {
@@ -452,5 +455,49 @@ func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
 	rep = runFake(t, "no-error-prefix", nil)
 	if c, _ := rep.Check("TW-VALID-DUP"); c.Outcome != Fail {
 		t.Errorf("todo_write dialect: TW-VALID-DUP %s, want fail", c.Outcome)
+	}
+}
+
+// A run given an earlier run's probe tools runs no probe: the dialect is
+// detected from those tools, and the cases are judged as before.
+func TestProbeToolsOfAnEarlierRun(t *testing.T) {
+	t.Parallel()
+	only := func(ids ...string) func(*Config) {
+		return func(c *Config) {
+			var cs []*Case
+			for _, cc := range c.Cases {
+				if slices.Contains(ids, cc.ID) {
+					cs = append(cs, cc)
+				}
+			}
+			c.Cases = cs
+		}
+	}
+	first := runFake(t, "ok", only("plan-basic"))
+	tools := first.ProbeTools()
+	if len(tools) == 0 || len(first.Cases) != 2 {
+		t.Fatalf("the first run: %d case(s), probe tools %v; want the probe and plan-basic, and its tools", len(first.Cases), tools)
+	}
+	rep := runFake(t, "ok", func(c *Config) { only("plan-basic", "replace")(c); c.ProbeTools = tools })
+	for _, c := range rep.Cases {
+		if ev := c.Evidence(); ev.Case.Probe {
+			t.Errorf("case %s ran: a probe, with the probe's tools given", c.ID)
+		}
+	}
+	if len(rep.Cases) != 2 || rep.Dialect != driver.DialectTodoWrite || rep.DialectSource != "detected (by an earlier run's probe)" || rep.ProbeTools() != nil {
+		t.Errorf("%d case(s), dialect %s (%s), probe tools %v", len(rep.Cases), rep.Dialect, rep.DialectSource, rep.ProbeTools())
+	}
+	for _, id := range []string{"TW-PLAN-1", "TW-REPLACE-1"} {
+		if c, _ := rep.Check(id); c.Outcome != Pass {
+			t.Errorf("%s: %s %s", id, c.Outcome, c.Reason)
+		}
+	}
+	// The dialect follows the tools given: codex's update_plan.
+	rep = runFake(t, "ok", func(c *Config) {
+		only("plan-basic")(c)
+		c.ProbeTools = []llm.ToolSpec{{Name: "update_plan", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	})
+	if rep.Dialect != driver.DialectCodex || len(rep.Cases) != 1 {
+		t.Errorf("given update_plan: dialect %s (%s), %d case(s)", rep.Dialect, rep.DialectSource, len(rep.Cases))
 	}
 }

@@ -158,6 +158,12 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		if res.Dialect == "" {
 			res.Dialect = rep.Dialect
 		}
+		// The later runs detect the dialect from the first one's probe
+		// instead of running one each: against a slow agent a probe
+		// costs a start-up that every case of the run waits out.
+		if cfg.Run.Dialect == "" && cfg.Run.ProbeTools == nil {
+			cfg.Run.ProbeTools = rep.ProbeTools()
+		}
 		return failuresByCase(rep), rep, nil
 	}
 	e := exploration{cfg: cfg, res: res, gen: Generator{Seed: cfg.Seed, Policy: policy}, oracle: oracle,

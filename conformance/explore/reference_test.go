@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +179,30 @@ func TestKeptCasesPassAgainstTheReference(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no kept case under fixtures/explored")
+	}
+}
+
+// An exploration runs the probe once: its batches, shrinks and re-runs
+// after the first detect the dialect from the first one's probe.
+func TestOneProbePerExploration(t *testing.T) {
+	target := reference("accept-duplicates")
+	var probes, starts atomic.Int32
+	inner := target.InProcess
+	target.InProcess = func(ctx context.Context, p driver.ProcIO) int {
+		starts.Add(1)
+		if strings.HasPrefix(filepath.Base(p.Dir), "conform-probe-") {
+			probes.Add(1)
+		}
+		return inner(ctx, p)
+	}
+	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, target, validator(t)), Seed: 1, N: 48, Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) == 0 || res.Failures[0].ShrinkRuns == 0 || res.Failures[0].Reruns == 0 {
+		t.Fatalf("failures %+v: want one shrunk and re-run, for runs after the batches", res.Failures)
+	}
+	if probes.Load() != 1 {
+		t.Errorf("%d probe(s) among %d agent starts, want 1", probes.Load(), starts.Load())
 	}
 }
