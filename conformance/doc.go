@@ -119,7 +119,9 @@
 // the todo tools of other agents (driver.Dialects) are the driver's. The
 // cases' scripts are written for todo_write: the runner runs the probe
 // case first, detects the dialect from the tools the agent offers the
-// model, and translates every scripted todo call. The ACP side is the same
+// model, and translates every scripted todo call (the other cases start
+// meanwhile, once the probe's initialize is answered, and write their
+// scripts before their first prompt: driver.CaseConfig.Script). The ACP side is the same
 // for all: plan entries are compared with the canonical list. Checks tied
 // to this spec's own tool (its schema, its validation rules, its result
 // text) are n/a for other dialects. Config.Dialect forces a dialect.

@@ -163,10 +163,12 @@ func (cfg *Config) prepare() error {
 // The first case runs alone: the probe (its tools decide the dialect) or,
 // with a forced dialect, the first case. If the agent cannot even answer
 // its initialize, the run stops there (unless KeepGoing). The others start
-// once the first case has told what they need: its initialize answered (a
-// forced dialect), or the tools of its first model request (detection); at
-// the latest when it ends. A hanging agent then costs one case timeout,
-// not two.
+// once the first case's initialize is answered (at the latest when it
+// ends): a hanging agent then costs one case timeout, not two. When the
+// dialect is detected, their scripts are written once the first case has
+// told it (the tools of its first model request, or its end): they start
+// their agents, initialize and open their sessions meanwhile, and wait
+// for it before their first prompt.
 func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
@@ -182,15 +184,23 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	_ = d.slots.take(ctx, false) // the pool is full: it cannot wait
 	d.firstSlot = newCaseSlot(d.slots)
 	go func() {
-		ev := r.runCase(ctx, d.cases[d.first], d.dialect, nil, gate, d.firstSlot)
-		gate.close(initAnswered(ev), firstRequestTools(ev))
+		ev := r.runCase(ctx, d.cases[d.first], func(context.Context) (driver.Dialect, map[string]bool, error) {
+			return d.dialect, nil, nil // the canonical or the forced one: known now
+		}, gate, d.firstSlot)
+		gate.open(initAnswered(ev), firstRequestTools(ev))
 		d.firstDone <- ev
 	}()
-	<-gate.opened
-	if gate.detect && gate.tools != nil {
-		d.detect(gate.tools)
-	}
+	d.detected = make(chan struct{})
+	go func() {
+		<-gate.opened
+		if gate.detect && gate.tools != nil {
+			d.detect(gate.tools)
+		}
+		close(d.detected)
+	}()
+	<-gate.started
 	d.runOthers(ctx, d.stopEarly(gate))
+	<-d.detected
 	for i, ev := range d.evs {
 		ev.Index, ev.Run, ev.Repeat = i, d.info, r.run
 	}
@@ -210,9 +220,22 @@ type caseSet struct {
 	firstDone chan *Evidence
 	firstSlot *caseSlot
 	slots     *slots
-	// dialect and itemProps are the agent's todo tool.
+	// dialect and itemProps are the agent's todo tool, final once
+	// detected is closed (the first case's tools seen, or its end); the
+	// other cases read them only after.
 	dialect   driver.Dialect
 	itemProps map[string]bool
+	detected  chan struct{}
+}
+
+// dialectOf returns the agent's todo tool once it is known (caseSet.detected).
+func (d *caseSet) dialectOf(ctx context.Context) (driver.Dialect, map[string]bool, error) {
+	select {
+	case <-d.detected:
+		return d.dialect, d.itemProps, nil
+	case <-ctx.Done():
+		return driver.Dialect{}, nil, context.Cause(ctx)
+	}
 }
 
 // chooseFirst picks the first case, and the dialect until one is
@@ -275,6 +298,7 @@ func (d *caseSet) stopEarly(gate *probeGate) (notRun string) {
 		d.firstDone <- ev
 		return ""
 	}
+	<-d.detected // the first case ended: bounded
 	ev.Dialect, d.evs[d.first] = d.dialect, ev
 	d.r.progress(ev, len(d.cases))
 	if out := d.r.cfg.Progress; out != nil {
@@ -320,6 +344,7 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 		ev := <-d.firstDone
 		d.firstSlot.finish()
 		if ev != nil {
+			<-d.detected // the first case ended: bounded
 			ev.Dialect, d.evs[d.first] = d.dialect, ev
 			d.r.progress(ev, len(d.cases))
 		}
@@ -329,11 +354,13 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 		switch {
 		case i == d.first:
 		case notRun != "":
+			<-d.detected // the first case ended (stopEarly): bounded
 			d.evs[i] = unrunCase(c, d.dialect, "", notRun)
 		default:
 			// The slot is taken here, in the order above, not by a
 			// goroutine per case racing for it.
 			if d.slots.take(ctx, false) != nil {
+				<-d.detected // the run is interrupted, the first case too: bounded
 				d.evs[i] = unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 				continue
 			}
@@ -353,9 +380,12 @@ func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
 	slot := newCaseSlot(d.slots)
 	defer slot.finish()
 	if ctx.Err() != nil {
+		<-d.detected // the run is interrupted, the first case too: bounded
 		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 	}
-	ev := d.r.runCase(ctx, c, d.dialect, d.itemProps, nil, slot)
+	ev := d.r.runCase(ctx, c, d.dialectOf, nil, slot)
+	<-d.detected // a case that never prompted did not wait for it
+	ev.Dialect = d.dialect
 	d.r.progress(ev, len(d.cases))
 	return ev
 }
@@ -402,25 +432,46 @@ type runner struct {
 // settle between two steps (it takes a slot again before the next one),
 // and once its last step is answered (the settle and the exit are still
 // observed and judged: ACP-TURN-1, ACP-EXIT-1).
-func (r *runner) runCase(ctx context.Context, c *Case, d driver.Dialect, itemProps map[string]bool, gate *probeGate, slot *caseSlot) *Evidence {
+//
+// The first case (gate set) writes its script at once; the others when
+// the mock model needs it, before their first prompt (dialect waits for
+// the first case's tools: see drive).
+func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Context) (driver.Dialect, map[string]bool, error), gate *probeGate, slot *caseSlot) *Evidence {
 	start := time.Now()
-	ev := &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
+	ev := &Evidence{Format: EvidenceFormat, Case: c, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
 		memo: &judgeMemo{}}
-	script, err := c.script(d, itemProps)
-	if err != nil {
-		ev.Aborted, ev.Duration = err.Error(), time.Since(start)
-		return ev
-	}
-	ev.Script = script
 	cfg := r.cfg
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
-		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Script: script, Start: start},
+		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
 		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle,
 		LastAnswered: slot.finish, Waiting: slot.wait, Resume: slot.resume}
-	if gate != nil && gate.detect {
-		dc.FirstRequest = func(initAnswered bool, tools []llm.ToolSpec) { gate.close(initAnswered, nonNil(tools)) }
-	} else if gate != nil {
-		dc.Initialized = func() { gate.close(true, nil) }
+	// Called in this goroutine (RunCase's), once.
+	script := func(ctx context.Context) (*mockmodel.Script, error) {
+		d, itemProps, err := dialect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ev.Dialect = d
+		s, err := c.script(d, itemProps)
+		ev.Script = s
+		return s, err
+	}
+	switch {
+	case gate != nil:
+		s, err := script(ctx)
+		if err != nil {
+			ev.Aborted, ev.Duration = err.Error(), time.Since(start)
+			return ev
+		}
+		dc.Env.Script = s
+		if gate.detect {
+			dc.Initialized = func() { gate.start(true) }
+			dc.FirstRequest = func(initAnswered bool, tools []llm.ToolSpec) { gate.open(initAnswered, nonNil(tools)) }
+		} else {
+			dc.Initialized = func() { gate.open(true, nil) }
+		}
+	default:
+		dc.Script = script
 	}
 	rec := driver.RunCase(ctx, dc)
 	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait
@@ -485,30 +536,38 @@ func unrunCase(c *Case, d driver.Dialect, interrupted, notRun string) *Evidence 
 }
 
 // probeGate holds the other cases of a run until the first case has
-// told what they need (see drive).
+// told what they need (see drive): started, that they may start (its
+// initialize answered, or it ended); opened, that their scripts may be
+// written (the tools of its first model request, or its end).
 type probeGate struct {
-	detect bool
-	once   sync.Once
-	opened chan struct{}
-	// Set before opened is closed: initAnswered, the first case's
-	// initialize was answered; tools, those of its first model request
-	// (nil when none was made yet).
+	detect              bool
+	startOnce, openOnce sync.Once
+	started, opened     chan struct{}
+	// initAnswered, set before started is closed: the first case's
+	// initialize was answered. tools, set before opened is closed: those
+	// of its first model request (nil when none was made).
 	initAnswered bool
 	tools        []llm.ToolSpec
 }
 
 func newProbeGate(detect bool) *probeGate {
-	return &probeGate{detect: detect, opened: make(chan struct{})}
+	return &probeGate{detect: detect, started: make(chan struct{}), opened: make(chan struct{})}
 }
 
-// close opens the gate once (later calls do nothing). A nil gate is
-// ignored (the cases after the first have none).
-func (g *probeGate) close(initAnswered bool, tools []llm.ToolSpec) {
-	if g == nil {
-		return
-	}
-	g.once.Do(func() {
-		g.initAnswered, g.tools = initAnswered, tools
+// start lets the other cases start (once; later calls do nothing).
+func (g *probeGate) start(initAnswered bool) {
+	g.startOnce.Do(func() {
+		g.initAnswered = initAnswered
+		close(g.started)
+	})
+}
+
+// open lets the other cases write their scripts, and start if they had
+// not (once; later calls do nothing).
+func (g *probeGate) open(initAnswered bool, tools []llm.ToolSpec) {
+	g.start(initAnswered)
+	g.openOnce.Do(func() {
+		g.tools = tools
 		close(g.opened)
 	})
 }

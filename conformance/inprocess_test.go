@@ -64,8 +64,9 @@ func TestProcIOLookupEnv(t *testing.T) {
 // stubServe is an in-process agent's ACP loop: it answers initialize and
 // session/new, calls onPrompt for session/prompt (nil: answers end_turn),
 // answers anything else with "method not found", and returns when its
-// stdin ends (or its read fails: the runner closed the pipe).
-func stubServe(p driver.ProcIO, onPrompt func()) {
+// stdin ends (or its read fails: the runner closed the pipe). seen, if
+// given, is called with each request's method before it is answered.
+func stubServe(p driver.ProcIO, onPrompt func(), seen ...func(method string)) {
 	in := bufio.NewScanner(p.Stdin)
 	in.Buffer(make([]byte, 64<<10), 4<<20)
 	for in.Scan() {
@@ -75,6 +76,9 @@ func stubServe(p driver.ProcIO, onPrompt func()) {
 		}
 		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
 			continue
+		}
+		for _, f := range seen {
+			f(m.Method)
 		}
 		var res any
 		switch m.Method {
@@ -146,8 +150,19 @@ func runStub(t *testing.T, tg driver.Target, c *Case, mod func(*Config)) *Report
 	if mod != nil {
 		mod(&cfg)
 	}
+	rep := runBounded(t, "Run of an in-process agent", cfg)
+	if len(rep.Cases) != 1 || len(rep.Cases[0].ev.Procs) != 1 {
+		t.Fatalf("%d cases, want 1 with 1 agent: %+v", len(rep.Cases), rep.Cases)
+	}
+	return rep
+}
+
+// runBounded runs cfg, failing the test when Run hangs (what names it) or
+// returns an error.
+func runBounded(t *testing.T, what string, cfg Config) *Report {
+	t.Helper()
 	var rep *Report
-	hangCheck(t, hangLimit, "Run of an in-process agent", func() {
+	hangCheck(t, hangLimit, what, func() {
 		var err error
 		if rep, err = Run(context.Background(), cfg); err != nil {
 			t.Error(err)
@@ -155,9 +170,6 @@ func runStub(t *testing.T, tg driver.Target, c *Case, mod func(*Config)) *Report
 	})
 	if rep == nil {
 		t.FailNow()
-	}
-	if len(rep.Cases) != 1 || len(rep.Cases[0].ev.Procs) != 1 {
-		t.Fatalf("%d cases, want 1 with 1 agent: %+v", len(rep.Cases), rep.Cases)
 	}
 	return rep
 }

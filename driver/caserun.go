@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // caseRun is one case being driven: its directories, its mock model, its
@@ -30,6 +32,10 @@ type caseRun struct {
 
 	// initDone is set once an initialize was answered.
 	initDone atomic.Bool
+
+	// script is what the mock model plays: Env.Script, or the one
+	// CaseConfig.Script gave (nil until then).
+	script *mockmodel.Script
 
 	cur       *conn       // the running agent process (nil: none)
 	curProc   *ProcResult // its record in ev.Procs
@@ -61,7 +67,10 @@ func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
 	if cfg.Env.Start.IsZero() {
 		cfg.Env.Start = time.Now()
 	}
-	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}}
+	if cfg.Script != nil && cfg.Env.Script == nil {
+		cfg.Env.ScriptLater = true
+	}
+	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}, script: cfg.Env.Script}
 	// The case's timeout: its cause is context.DeadlineExceeded (what the
 	// errors and abort read), and its clock stops while the case waits for
 	// a parallel slot (withoutSlot): the runner's wait is not the agent's.
@@ -104,6 +113,12 @@ func (cr *caseRun) run() {
 		return
 	}
 	for i, st := range cr.cfg.Steps {
+		if st.Op == OpPrompt && cr.script == nil {
+			if err := cr.playScript(); err != nil {
+				cr.abort(fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err))
+				break
+			}
+		}
 		if stop := cr.step(i, st); stop {
 			break
 		}
@@ -123,22 +138,38 @@ func (cr *caseRun) run() {
 	}
 }
 
+// playScript gets the script CaseConfig.Script gives, with the case's
+// clock stopped, and has the mock model play it.
+func (cr *caseRun) playScript() error {
+	cr.clock.pause()
+	s, err := cr.cfg.Script(cr.ctx)
+	cr.clock.resume()
+	if err == nil && s == nil {
+		err = errors.New("no script to play")
+	}
+	if err != nil {
+		return fmt.Errorf("the mock model's script: %w", err)
+	}
+	cr.script = s
+	return cr.env.Server.Play(s)
+}
+
 // watchFirstRequest opens the gate with the tools of the first model
 // request (side requests aside) as soon as the mock has it.
 func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
+	j := cr.env.Server.Journal()
 	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		for _, e := range cr.env.Server.Journal().Entries() {
+		changed := j.Changed() // taken before the entries are read: none is missed
+		for _, e := range j.Entries() {
 			if !e.Side {
 				cr.cfg.FirstRequest(cr.initDone.Load(), e.Tools)
 				return
 			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-changed:
 		}
 	}
 }
@@ -520,7 +551,10 @@ func (cr *caseRun) readerDone() bool {
 // prompt's turns run up to the first one that calls no tool.
 func (cr *caseRun) turnsOfPromptsSent() int {
 	prompts, n := 0, 0
-	for _, t := range cr.cfg.Env.Script.Turns {
+	if cr.script == nil {
+		return 0
+	}
+	for _, t := range cr.script.Turns {
 		if prompts >= cr.ev.PromptsRun {
 			break
 		}

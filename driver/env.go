@@ -27,9 +27,12 @@ type EnvConfig struct {
 	// Script, when set, is served by a mock model server the Env starts;
 	// otherwise ModelURL is the model's address (a recording proxy) and
 	// ModelBase the base path {{.BaseURL}} adds to it.
-	Script    *mockmodel.Script
-	ModelURL  string
-	ModelBase string
+	Script *mockmodel.Script
+	// ScriptLater starts the mock model without its script (Script nil):
+	// Server.Play gives it, and a model request waits for it until then.
+	ScriptLater bool
+	ModelURL    string
+	ModelBase   string
 	// Start is the zero of the wire log's times (default: now).
 	Start time.Time
 }
@@ -42,7 +45,8 @@ type EnvConfig struct {
 type Env struct {
 	Cwd, Home string
 	Vars      Vars
-	// Server is the mock model (nil when EnvConfig.Script was nil).
+	// Server is the mock model (nil when EnvConfig.Script was nil and
+	// ScriptLater unset).
 	Server *mockmodel.Server
 
 	cfg     EnvConfig
@@ -66,7 +70,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		return e, fmt.Errorf("make home directory: %w", err)
 	}
 	modelURL, baseURL := cfg.ModelURL, cfg.ModelURL+cfg.ModelBase
-	if cfg.Script != nil {
+	if cfg.Script != nil || cfg.ScriptLater {
 		e.Server = mockmodel.NewServer(cfg.Script)
 		modelURL, baseURL = e.Server.URL, e.Server.BaseURL()
 	}

@@ -37,9 +37,16 @@ const (
 // CaseConfig is one case for RunCase.
 type CaseConfig struct {
 	// Env is the case's environment: Env.Script is what the mock model
-	// answers (it must be set), Env.Start when the case started (default:
-	// when RunCase is called).
+	// answers (it or Script must be set), Env.Start when the case started
+	// (default: when RunCase is called).
 	Env EnvConfig
+	// Script, when set (with Env.Script nil), gives the mock model its
+	// script later: the agent starts and the steps before the first prompt
+	// run while it waits (say, for what another case tells of the agent);
+	// it is called once, before the first prompt step, with the case's
+	// clock stopped (the wait is the runner's, not the agent's). An error
+	// aborts the case with it.
+	Script func(context.Context) (*mockmodel.Script, error)
 	// Steps are what the case sends.
 	Steps []Step
 	// Timeout bounds the case (it must be set); Grace is the shutdown

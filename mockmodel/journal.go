@@ -122,6 +122,8 @@ type Journal struct {
 	failed  int // entries ever added with an Error (dropped ones too)
 	tee     io.Writer
 	teeErr  error
+	// changed is closed at the next add (Changed).
+	changed chan struct{}
 }
 
 // NewJournal returns an empty journal.
@@ -144,10 +146,25 @@ func (j *Journal) TeeErr() error {
 	return j.teeErr
 }
 
+// Changed returns a channel closed when the next entry is added: take it,
+// then read Entries, then wait on it, and no entry is missed.
+func (j *Journal) Changed() <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.changed == nil {
+		j.changed = make(chan struct{})
+	}
+	return j.changed
+}
+
 // add records e, assigning its Index, and returns the stored copy.
 func (j *Journal) add(e JournalEntry) JournalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.changed != nil {
+		close(j.changed)
+		j.changed = nil
+	}
 	e.Index = j.total
 	j.total++
 	if e.Error != "" {

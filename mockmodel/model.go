@@ -21,7 +21,9 @@ var _ llm.Model = (*Model)(nil)
 // makes every Stream call fail with the validation error (check it first
 // with Script.Validate when building scripts in Go).
 func NewModel(s *Script) *Model {
-	return &Model{p: newPlayer(s)}
+	p := newPlayer(nil)
+	p.play(s) // a nil s is an invalid script here, not one to wait for
+	return &Model{p: p}
 }
 
 // Journal returns the model's request journal.
@@ -43,6 +45,9 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Ch
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("mock model: encode request: %w", err)
+	}
+	if !m.p.wait(ctx) {
+		return llm.Response{}, fmt.Errorf("mock model: %w", ctx.Err())
 	}
 	pl, _, rerr := m.p.take(request{
 		wire: WireInProcess, errFrom: ToolErrorsFlag, stream: true, model: req.Model, system: req.System,

@@ -1,6 +1,7 @@
 package mockmodel
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -64,7 +65,12 @@ type request struct {
 }
 
 // player walks a script, one turn per request, and journals every request.
+//
+// A player made without a script (newPlayer(nil)) takes one later (play):
+// until then a request waits for it. script, scriptErr and file are
+// written once, before ready is closed, and read only after it is.
 type player struct {
+	ready      chan struct{}
 	script     *compiled
 	scriptErr  error
 	file       string
@@ -76,12 +82,56 @@ type player struct {
 }
 
 func newPlayer(s *Script) *player {
-	p := &player{journal: NewJournal(), file: s.label(), clock: time.Now}
+	p := &player{journal: NewJournal(), clock: time.Now, ready: make(chan struct{})}
+	if s != nil {
+		p.play(s)
+	}
+	return p
+}
+
+// play sets the script, once: it reports false when one was set already.
+// A nil s is set as an invalid script (every request is refused).
+func (p *player) play(s *Script) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.ready:
+		return false
+	default:
+	}
+	p.file = s.label()
 	p.script, p.scriptErr = s.compile()
 	if p.script != nil {
 		p.totalTurns = len(p.script.plans)
 	}
-	return p
+	close(p.ready)
+	return true
+}
+
+// wait waits until the player has its script; false when ctx ended first
+// (the client went away).
+func (p *player) wait(ctx context.Context) bool {
+	select {
+	case <-p.ready:
+		return true
+	default:
+	}
+	select {
+	case <-p.ready:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// label names the script in messages ("mock model" before it is set).
+func (p *player) label() string {
+	select {
+	case <-p.ready:
+		return p.file
+	default:
+		return "mock model (no script yet)"
+	}
 }
 
 func (p *player) remaining() int {
@@ -115,7 +165,7 @@ func (p *player) refuse(req request, e *RequestError) JournalEntry {
 }
 
 // take consumes the next turn for req, checks its expect and journals the
-// request. On refusal it returns a *RequestError (also journaled). fits, if
+// request; the caller waited for the script (wait). On refusal it returns a *RequestError (also journaled). fits, if
 // not nil, says why the turn cannot be said on the request's wire.
 func (p *player) take(req request, fits func(*plan) error) (*plan, JournalEntry, *RequestError) {
 	if p.scriptErr != nil {

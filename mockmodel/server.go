@@ -82,7 +82,8 @@ func (s *Server) Activity() Activity {
 const maxBody = 64 << 20
 
 // NewServer starts a server playing s on 127.0.0.1:0. Like httptest it
-// panics if it cannot listen.
+// panics if it cannot listen. With a nil s the server listens at once and
+// takes its script later (Play): a model request waits for it.
 func NewServer(s *Script) *Server {
 	srv := NewUnstartedServer(s)
 	srv.Start()
@@ -119,11 +120,24 @@ func NewUnstartedServer(s *Script) *Server {
 	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 		e := &RequestError{Code: CodeNotFound, Status: http.StatusNotFound, Turn: -1,
-			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: %s)", srv.p.file, r.Method, r.URL.Path, list)}
+			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: %s)", srv.p.label(), r.Method, r.URL.Path, list)}
 		srv.p.refuse(request{path: r.URL.Path, raw: rawJSON(body)}, e)
 		guessWire(r).writeError(w, e)
 	})
 	return srv
+}
+
+// Play gives a server made without a script (NewServer(nil)) its script;
+// the requests waiting for one are then answered. It fails when the server
+// has a script already.
+func (s *Server) Play(sc *Script) error {
+	if sc == nil {
+		return errors.New("mockmodel: Play: nil script")
+	}
+	if !s.p.play(sc) {
+		return fmt.Errorf("mockmodel: Play %s: the server plays %s already", sc.label(), s.p.label())
+	}
+	return nil
 }
 
 // route wraps a wire handler with the method check.
@@ -132,7 +146,7 @@ func (s *Server) route(wi wire, rt route) http.HandlerFunc {
 		if r.Method != rt.method {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 			e := &RequestError{Code: CodeMethodNotAllow, Status: http.StatusMethodNotAllowed, Turn: -1,
-				Message: fmt.Sprintf("%s: %s %s: method not allowed (want %s)", s.p.file, r.Method, r.URL.Path, rt.method)}
+				Message: fmt.Sprintf("%s: %s %s: method not allowed (want %s)", s.p.label(), r.Method, r.URL.Path, rt.method)}
 			s.p.refuse(request{path: r.URL.Path, wire: wi.name(), raw: rawJSON(body)}, e)
 			w.Header().Set("Allow", rt.method)
 			wi.writeError(w, e)
@@ -298,7 +312,7 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) 
 	}
 	if err != nil {
 		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
-			Message: fmt.Sprintf("%s: POST %s: %v", s.p.file, r.URL.Path, err)}
+			Message: fmt.Sprintf("%s: POST %s: %v", s.p.label(), r.URL.Path, err)}
 		s.p.refuse(request{path: r.URL.Path, wire: name}, e)
 		c.wire.writeError(w, e)
 		return
@@ -307,10 +321,13 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) 
 	req.path, req.wire, req.raw = r.URL.Path, name, rawJSON(body)
 	if err != nil {
 		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
-			Message: fmt.Sprintf("%s: POST %s: request %d: %v", s.p.file, r.URL.Path, s.p.journal.Len()+1, err)}
+			Message: fmt.Sprintf("%s: POST %s: request %d: %v", s.p.label(), r.URL.Path, s.p.journal.Len()+1, err)}
 		s.p.refuse(req, e)
 		c.wire.writeError(w, e)
 		return
+	}
+	if !s.p.wait(r.Context()) {
+		return // the client went away before the script was given (Play)
 	}
 	pl, je, rerr := s.p.take(req, c.fits)
 	if rerr != nil {

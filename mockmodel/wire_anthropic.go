@@ -40,7 +40,7 @@ func serveAnthropicCountTokens(s *Server, w http.ResponseWriter, r *http.Request
 	body, err := readBody(r)
 	if err != nil || !json.Valid(body) {
 		e := &RequestError{Code: CodeMalformed, Status: http.StatusBadRequest, Turn: -1,
-			Message: fmt.Sprintf("%s: POST %s: the body is not JSON", s.p.file, r.URL.Path)}
+			Message: fmt.Sprintf("%s: POST %s: the body is not JSON", s.p.label(), r.URL.Path)}
 		anthropicMessages{}.writeError(w, e)
 		return
 	}

@@ -389,7 +389,7 @@ func serveGemini(s *Server, w http.ResponseWriter, r *http.Request) {
 		body, _ := readBody(r)
 		e := &RequestError{Code: CodeNotFound, Status: http.StatusNotFound, Turn: -1,
 			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: POST %s{model}:generateContent, POST %s{model}:streamGenerateContent)",
-				s.p.file, r.Method, r.URL.Path, geminiPrefix, geminiPrefix)}
+				s.p.label(), r.Method, r.URL.Path, geminiPrefix, geminiPrefix)}
 		s.p.refuse(request{path: r.URL.Path, wire: WireGemini, raw: rawJSON(body)}, e)
 		gemini{}.writeError(w, e)
 		return
