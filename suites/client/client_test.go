@@ -372,6 +372,17 @@ var _ = Describe("Client", func() {
 		Expect(err).To(MatchError(ContainSubstring("overloaded")))
 	})
 
+	It("fails a chunk it cannot read, naming the field", func() {
+		f := newFakeServer()
+		f.events = []string{ev(`{"content":"x"}`, ""), ev(`{"reasoning_content":7}`, "")}
+		_, err := f.client().Stream(ctx(), userOnly, nil)
+		Expect(err).To(MatchError(ContainSubstring("reasoning_content: want a string, got 7")))
+		f = newFakeServer()
+		f.events = []string{ev(`{"content":["not","a","string"]}`, "")}
+		_, err = f.client().Stream(ctx(), userOnly, nil)
+		Expect(err).To(MatchError(ContainSubstring("chat completions stream")))
+	})
+
 	It("returns the error of onChunk", func() {
 		f := newFakeServer()
 		f.events = []string{ev(`{"content":"a"}`, ""), ev(`{"content":"b"}`, "stop")}

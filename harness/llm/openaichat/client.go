@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/todoharness/todoharness/harness/llm"
@@ -159,7 +160,13 @@ func (c *Client) Stream(ctx context.Context, req llm.Request, onChunk func(llm.C
 		return c.complete(ctx, params, st)
 	}
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
-	stream := c.svc.NewStreaming(ctx, params)
+	// As ChatCompletionService.NewStreaming, but each event is decoded
+	// into wireChunk, the few fields read, with encoding/json: the SDK's
+	// reflective decoder of the whole ChatCompletionChunk was the largest
+	// CPU share of a scripted turn (docs/performance.md).
+	var raw *http.Response
+	_, err = c.svc.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(raw), err)
 	defer func() { _ = stream.Close() }()
 	for stream.Next() {
 		if err := st.chunk(stream.Current()); err != nil {
@@ -211,7 +218,11 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 		}
 	}
 	if res.JSON.Usage.Valid() {
-		st.setUsage(res.Usage)
+		u := res.Usage
+		hit, _ := extraInt(u.JSON.ExtraFields, "prompt_cache_hit_tokens")
+		st.setUsage(wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, PromptCacheHitTokens: hit,
+			PromptTokensDetails:     tokenDetails{CachedTokens: u.PromptTokensDetails.CachedTokens},
+			CompletionTokensDetails: tokenDetails{ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}})
 	}
 	st.finish = mapFinish(ch.FinishReason)
 	if st.finish == "" {
@@ -373,12 +384,52 @@ func (s *streamState) toolCall(wireIdx int64, id, name, args string) error {
 	return s.emit(llm.Chunk{Type: llm.ChunkToolCallDelta, Index: llm.IntPtr(idx), ID: b.ID, Name: b.Name, ArgumentsDelta: llm.StrPtr(args)})
 }
 
-func (s *streamState) chunk(c openai.ChatCompletionChunk) error {
+// wireChunk is what Stream reads of a streamed chat.completion.chunk.
+type wireChunk struct {
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+			// ReasoningContent is DeepSeek's; absent or null is none.
+			ReasoningContent json.RawMessage `json:"reasoning_content"`
+			ToolCalls        []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	// Usage is nil when absent or null (every chunk but the last).
+	Usage *wireUsage `json:"usage"`
+}
+
+// wireUsage is the usage of a chat completion; PromptCacheHitTokens is
+// DeepSeek's (0 when absent).
+type wireUsage struct {
+	PromptTokens            int64        `json:"prompt_tokens"`
+	CompletionTokens        int64        `json:"completion_tokens"`
+	PromptTokensDetails     tokenDetails `json:"prompt_tokens_details"`
+	CompletionTokensDetails tokenDetails `json:"completion_tokens_details"`
+	PromptCacheHitTokens    int64        `json:"prompt_cache_hit_tokens"`
+}
+
+// tokenDetails is prompt_tokens_details (cached_tokens) or
+// completion_tokens_details (reasoning_tokens).
+type tokenDetails struct {
+	CachedTokens    int64 `json:"cached_tokens"`
+	ReasoningTokens int64 `json:"reasoning_tokens"`
+}
+
+func (s *streamState) chunk(c wireChunk) error {
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue // only the first choice is requested
 		}
-		r, err := extraString(ch.Delta.JSON.ExtraFields, "reasoning_content")
+		r, err := rawString("reasoning_content", ch.Delta.ReasoningContent)
 		if err != nil {
 			return err
 		}
@@ -397,8 +448,8 @@ func (s *streamState) chunk(c openai.ChatCompletionChunk) error {
 			s.finish = mapFinish(ch.FinishReason)
 		}
 	}
-	if c.JSON.Usage.Valid() {
-		s.setUsage(c.Usage)
+	if c.Usage != nil {
+		s.setUsage(*c.Usage)
 	}
 	return nil
 }
@@ -407,9 +458,9 @@ func (s *streamState) chunk(c openai.ChatCompletionChunk) error {
 // from the cache, as the original harness logs it (its logs show
 // inputTokens + cacheReadTokens = prompt_tokens); the cache hit count is
 // prompt_tokens_details.cached_tokens or DeepSeek's prompt_cache_hit_tokens.
-func (s *streamState) setUsage(u openai.CompletionUsage) {
+func (s *streamState) setUsage(u wireUsage) {
 	cached := u.PromptTokensDetails.CachedTokens
-	if hit, err := extraInt(u.JSON.ExtraFields, "prompt_cache_hit_tokens"); err == nil && hit > cached {
+	if hit := u.PromptCacheHitTokens; hit > cached {
 		cached = hit
 	}
 	input := u.PromptTokens - cached
@@ -470,12 +521,21 @@ func mapFinish(r string) string {
 // from the raw JSON it keeps for unknown fields. Absent or null is "".
 func extraString(fields map[string]respjson.Field, name string) (string, error) {
 	f, ok := fields[name]
-	if !ok || f.Raw() == "" || f.Raw() == "null" {
+	if !ok {
+		return "", nil
+	}
+	return rawString(name, json.RawMessage(f.Raw()))
+}
+
+// rawString decodes the JSON string of field name; absent (empty) or null
+// is "".
+func rawString(name string, raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
 	var s string
-	if err := json.Unmarshal([]byte(f.Raw()), &s); err != nil {
-		return "", fmt.Errorf("llm: %s: want a string, got %s: %w", name, f.Raw(), err)
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("llm: %s: want a string, got %s: %w", name, raw, err)
 	}
 	return s, nil
 }
