@@ -474,7 +474,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 		dc.Script = script
 	}
 	rec := driver.RunCase(ctx, dc)
-	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait
+	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait, ev.ScriptWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait, rec.ScriptWait
 	ev.Wire, ev.Journal, ev.SideRequests, ev.Steps, ev.Procs = rec.Wire, rec.Journal, rec.SideRequests, rec.Steps, rec.Procs
 	ev.Aborted, ev.Stopped, ev.Interrupted, ev.LoadSkipped = rec.Aborted, rec.Stopped, rec.Interrupted, rec.LoadSkipped
 	ev.PromptsRun, ev.ModelErrors = rec.PromptsRun, rec.ModelErrors

@@ -40,15 +40,14 @@ func TestOtherCasesStartDuringTheProbe(t *testing.T) {
 			}
 		}
 		onPrompt := func() {
-			if !probe {
-				return
+			if probe {
+				select {
+				case <-otherOpened:
+				case <-ctx.Done():
+					return
+				}
+				note("probe: model request")
 			}
-			select {
-			case <-otherOpened:
-			case <-ctx.Done():
-				return
-			}
-			note("probe: model request")
 			body := `{"model":"m","stream":false,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"todo_write","parameters":{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["todos"]}}}]}`
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
@@ -71,6 +70,9 @@ func TestOtherCasesStartDuringTheProbe(t *testing.T) {
 	for _, c := range rep.Cases {
 		if ev := c.ev; ev.Aborted != "" || ev.Interrupted != "" {
 			t.Errorf("case %s: aborted %q, interrupted %q", ev.Case.ID, ev.Aborted, ev.Interrupted)
+		}
+		if c.ev.Case.ID == "other" && (c.ev.ScriptWait <= 0 || c.Waiting < c.ev.ScriptWait) {
+			t.Errorf("other: waited %s for the dialect, %s waiting in all; want the first counted in the second", c.ev.ScriptWait, c.Waiting)
 		}
 		if c.ev.Dialect.Name != driver.DialectTodoWrite || c.ev.Script == nil {
 			t.Errorf("case %s: dialect %q, script %v; want the detected todo_write and a script", c.ev.Case.ID, c.ev.Dialect.Name, c.ev.Script != nil)

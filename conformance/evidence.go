@@ -45,9 +45,12 @@ type Evidence struct {
 	// the case then gave up its parallel slot, and what followed was the
 	// settle and the agent's exit. ExitWait is the time spent waiting for
 	// the agent processes to exit once their stdin closed (grace periods
-	// and signals included).
-	Answered time.Duration `json:"answered,omitempty"`
-	ExitWait time.Duration `json:"exitWait,omitempty"`
+	// and signals included). ScriptWait is the time a case after the
+	// first waited, before its first prompt, for the dialect the first
+	// case detects (its script is written in it).
+	Answered   time.Duration `json:"answered,omitempty"`
+	ExitWait   time.Duration `json:"exitWait,omitempty"`
+	ScriptWait time.Duration `json:"scriptWait,omitempty"`
 
 	Wire []driver.WireMsg `json:"wire"`
 	// Journal is what the agent sent the model for the script, in the

@@ -336,7 +336,7 @@ func caseResult(ev *Evidence) *CaseResult {
 			cr.Error = why
 		}
 	}
-	cr.Waiting = ev.ExitWait
+	cr.Waiting = ev.ExitWait + ev.ScriptWait
 	for _, st := range ev.Steps {
 		cr.Waiting += st.Settle
 	}

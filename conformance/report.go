@@ -149,8 +149,9 @@ type CaseResult struct {
 	Duration time.Duration `json:"-"`
 	Startup  time.Duration `json:"-"`
 	// Waiting is the part of Duration spent waiting with nothing asked of
-	// the agent: the settles after its answers (for late updates) and its
-	// exit after stdin closed; Agent is the rest. In JSON: waitingMs and
+	// the agent: the settles after its answers (for late updates), its
+	// exit after stdin closed, and the wait for the dialect the first case
+	// detects (Evidence.ScriptWait); Agent is the rest. In JSON: waitingMs and
 	// agentMs.
 	Waiting   time.Duration `json:"-"`
 	Agent     time.Duration `json:"-"`

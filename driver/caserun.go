@@ -142,7 +142,9 @@ func (cr *caseRun) run() {
 // clock stopped, and has the mock model play it.
 func (cr *caseRun) playScript() error {
 	cr.clock.pause()
+	t0 := time.Now()
 	s, err := cr.cfg.Script(cr.ctx)
+	cr.ev.ScriptWait = time.Since(t0)
 	cr.clock.resume()
 	if err == nil && s == nil {
 		err = errors.New("no script to play")

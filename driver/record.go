@@ -77,6 +77,7 @@ type CaseConfig struct {
 type CaseRecord struct {
 	Cwd, Home                    string
 	Duration, Answered, ExitWait time.Duration
+	ScriptWait                   time.Duration
 	Wire                         []WireMsg
 	Journal, SideRequests        []mockmodel.JournalEntry
 	Steps                        []StepResult
