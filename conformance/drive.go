@@ -386,6 +386,9 @@ func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
 	ev := d.r.runCase(ctx, c, d.dialectOf, nil, slot)
 	<-d.detected // a case that never prompted did not wait for it
 	ev.Dialect = d.dialect
+	if ev.Script == nil { // it stopped before its first prompt: the evidence keeps its script all the same
+		ev.Script, _ = c.script(d.dialect, d.itemProps)
+	}
 	d.r.progress(ev, len(d.cases))
 	return ev
 }
