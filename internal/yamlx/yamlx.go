@@ -52,9 +52,15 @@ func Parse(data []byte) (*yaml.Node, error) {
 // Unmarshal decodes the first document of data into v after checking its
 // aliasing. With strict set, a mapping key that v has no field for is an
 // error (yaml.v3's KnownFields).
+//
+// A document without a '*' has no alias (YAML writes every one as *name),
+// so nothing in it can expand: it is decoded at once, parsed once, not
+// twice.
 func Unmarshal(data []byte, v any, strict bool) error {
-	if _, err := Parse(data); err != nil {
-		return err
+	if bytes.IndexByte(data, '*') >= 0 {
+		if _, err := Parse(data); err != nil {
+			return err
+		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(strict)

@@ -70,3 +70,25 @@ func TestUnmarshalStrict(t *testing.T) {
 		t.Errorf("lenient: %v %+v", err, v)
 	}
 }
+
+// A document with no '*' cannot alias, so Unmarshal decodes it without the
+// separate check; one with a '*' that is no alias decodes the same; either
+// way a syntax error names its line.
+func TestUnmarshalWithAndWithoutStars(t *testing.T) {
+	var v struct {
+		A string `yaml:"a"`
+	}
+	for _, doc := range []string{"a: plain\n", "a: \"2 * 3\"\n"} {
+		if err := yamlx.Unmarshal([]byte(doc), &v, true); err != nil {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+	if v.A != "2 * 3" {
+		t.Errorf("decoded %q, want the quoted star kept", v.A)
+	}
+	for _, doc := range []string{"a: [1, 2\nb: 3\n"} {
+		if err := yamlx.Unmarshal([]byte(doc), &v, true); err == nil || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%q: error %v, want the syntax error with its line", doc, err)
+		}
+	}
+}
