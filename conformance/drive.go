@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
@@ -180,9 +181,9 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	gate := newProbeGate(cfg.Dialect == "" && cfg.ProbeTools == nil)
 	d.firstDone = make(chan *Evidence, 1)
 	// The parallel slots (see slots): the first case takes one now.
-	d.slots = newSlots(cfg.Parallel)
-	_ = d.slots.take(ctx, false) // the pool is full: it cannot wait
-	d.firstSlot = newCaseSlot(d.slots)
+	d.slots = slots.New(cfg.Parallel)
+	_ = d.slots.Take(ctx, false) // the pool is full: it cannot wait
+	d.firstSlot = slots.NewCase(d.slots)
 	go func() {
 		ev := r.runCase(ctx, d.cases[d.first], func(context.Context) (driver.Dialect, map[string]bool, error) {
 			return d.dialect, nil, nil // the canonical or the forced one: known now
@@ -218,8 +219,8 @@ type caseSet struct {
 	// gets its evidence, firstSlot is its parallel slot.
 	first     int
 	firstDone chan *Evidence
-	firstSlot *caseSlot
-	slots     *slots
+	firstSlot *slots.Case
+	slots     *slots.Pool
 	// dialect and itemProps are the agent's todo tool, final once
 	// detected is closed (the first case's tools seen, or its end); the
 	// other cases read them only after.
@@ -342,7 +343,7 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 	go func() {
 		defer wg.Done()
 		ev := <-d.firstDone
-		d.firstSlot.finish()
+		d.firstSlot.Finish()
 		if ev != nil {
 			<-d.detected // the first case ended: bounded
 			ev.Dialect, d.evs[d.first] = d.dialect, ev
@@ -359,7 +360,7 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 		default:
 			// The slot is taken here, in the order above, not by a
 			// goroutine per case racing for it.
-			if d.slots.take(ctx, false) != nil {
+			if d.slots.Take(ctx, false) != nil {
 				<-d.detected // the run is interrupted, the first case too: bounded
 				d.evs[i] = unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
 				continue
@@ -377,8 +378,8 @@ func (d *caseSet) runOthers(ctx context.Context, notRun string) {
 // runOther runs a case after the first in the parallel slot it was given
 // (slots.take).
 func (d *caseSet) runOther(ctx context.Context, c *Case) *Evidence {
-	slot := newCaseSlot(d.slots)
-	defer slot.finish()
+	slot := slots.NewCase(d.slots)
+	defer slot.Finish()
 	if ctx.Err() != nil {
 		<-d.detected // the run is interrupted, the first case too: bounded
 		return unrunCase(c, d.dialect, driver.Interrupted(ctx), "")
@@ -439,7 +440,7 @@ type runner struct {
 // The first case (gate set) writes its script at once; the others when
 // the mock model needs it, before their first prompt (dialect waits for
 // the first case's tools: see drive).
-func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Context) (driver.Dialect, map[string]bool, error), gate *probeGate, slot *caseSlot) *Evidence {
+func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Context) (driver.Dialect, map[string]bool, error), gate *probeGate, slot *slots.Case) *Evidence {
 	start := time.Now()
 	ev := &Evidence{Format: EvidenceFormat, Case: c, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
 		memo: &judgeMemo{}}
@@ -447,7 +448,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
 		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle,
-		LastAnswered: slot.finish, Waiting: slot.wait, Resume: slot.resume}
+		LastAnswered: slot.Finish, Waiting: slot.Wait, Resume: slot.Resume}
 	// Called in this goroutine (RunCase's), once.
 	script := func(ctx context.Context) (*mockmodel.Script, error) {
 		d, itemProps, err := dialect(ctx)

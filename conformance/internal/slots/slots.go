@@ -1,19 +1,19 @@
-package conformance
+package slots
 
 import (
 	"context"
 	"sync"
 )
 
-// slots are a run's parallel slots (Config.Parallel): a case holds one
-// while it has a step to run, and none while it only waits (the settle
+// Pool is a run's parallel slots (conformance.Config.Parallel): a case
+// holds one while it has a step to run, and none while it only waits (the settle
 // between its steps, the settle and the exit after its last answer). A
 // case taking a slot back after a settle goes before a case not yet
 // started, and at most twice as many cases are under way (started, their
 // last step not answered) as there are slots: the waits of some cases fill
 // with the steps of others, and no more agents are open at once than the
 // slots keep busy.
-type slots struct {
+type Pool struct {
 	mu            sync.Mutex
 	free          int
 	open, maxOpen int
@@ -21,12 +21,12 @@ type slots struct {
 	starters      []chan struct{} // cases not yet started
 }
 
-func newSlots(n int) *slots { return &slots{free: n, maxOpen: 2 * n} }
+func New(n int) *Pool { return &Pool{free: n, maxOpen: 2 * n} }
 
-// take waits for a slot; resume says the case is under way (else it
+// Take waits for a slot; resume says the case is under way (else it
 // starts, and counts as under way until finish). It returns ctx's error
 // when ctx ends first, and then holds no slot.
-func (s *slots) take(ctx context.Context, resume bool) error {
+func (s *Pool) Take(ctx context.Context, resume bool) error {
 	ch := make(chan struct{})
 	s.mu.Lock()
 	if resume {
@@ -59,7 +59,7 @@ func (s *slots) take(ctx context.Context, resume bool) error {
 // adjust gives back free slots (or takes them, when negative) and says
 // open more cases are under way (fewer, when negative): a case's last step
 // is answered, or its restarted agent counts again.
-func (s *slots) adjust(free, open int) {
+func (s *Pool) adjust(free, open int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.free += free
@@ -70,7 +70,7 @@ func (s *slots) adjust(free, open int) {
 // dispatchLocked hands the free slots out: to the cases under way first,
 // then to the cases waiting to start while fewer than maxOpen are under
 // way.
-func (s *slots) dispatchLocked() {
+func (s *Pool) dispatchLocked() {
 	for s.free > 0 {
 		switch {
 		case len(s.resumers) > 0:
@@ -96,24 +96,24 @@ func without(chs []chan struct{}, ch chan struct{}) []chan struct{} {
 	return chs
 }
 
-// caseSlot is one started case's hold on s: wait gives its slot back
-// while it waits between steps, resume takes one again, and finish gives
+// Case is one started case's hold on s: Wait gives its slot back
+// while it waits between steps, Resume takes one again, and Finish gives
 // it back for good (once, however often it is called).
-type caseSlot struct {
-	s                       *slots
+type Case struct {
+	s                       *Pool
 	mu                      sync.Mutex
 	held, finished, exiting bool
 }
 
-// newCaseSlot is a case that took a slot of s to start (slots.take).
-func newCaseSlot(s *slots) *caseSlot { return &caseSlot{s: s, held: true} }
+// NewCase is a case that took a slot of s to start (Take).
+func NewCase(s *Pool) *Case { return &Case{s: s, held: true} }
 
-// wait gives the slot back while the case waits; exiting says its agent
+// Wait gives the slot back while the case waits; exiting says its agent
 // is shutting down (a restart's grace): the case then counts as under way
 // only once it resumes, as a case whose agent exits after its last step
 // no longer counts, so the restarts of a few long cases do not keep new
 // cases from starting.
-func (c *caseSlot) wait(exiting bool) {
+func (c *Case) Wait(exiting bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.held {
@@ -126,8 +126,9 @@ func (c *caseSlot) wait(exiting bool) {
 	}
 }
 
-func (c *caseSlot) resume(ctx context.Context) error {
-	if err := c.s.take(ctx, true); err != nil {
+// Resume takes a slot again after Wait, before the case's next step.
+func (c *Case) Resume(ctx context.Context) error {
+	if err := c.s.Take(ctx, true); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -140,7 +141,9 @@ func (c *caseSlot) resume(ctx context.Context) error {
 	return nil
 }
 
-func (c *caseSlot) finish() {
+// Finish gives the slot back for good: the case's last step is answered
+// (or it ended).
+func (c *Case) Finish() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.finished {
