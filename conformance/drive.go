@@ -58,9 +58,15 @@ type Config struct {
 	KeepDirs bool
 	// Model is the model name offered in {{.Model}} (default "mock").
 	Model string
-	// Validator checks messages against the ACP schema (nil: compile one;
-	// pass one to share it between runs).
+	// Validator checks messages against the ACP schema (nil: compile one
+	// while the first cases run; pass one to share it between runs).
 	Validator *driver.SchemaValidator
+	// ValidatorOnce, when Validator is nil, returns the validator of a
+	// compilation the caller started before it called Run (a
+	// sync.OnceValues of driver.NewSchemaValidator it started before it
+	// loaded its cases, so the schema compiles on a core the loading
+	// leaves idle). Run calls it only when it judges.
+	ValidatorOnce func() (*driver.SchemaValidator, error)
 	// KeepGoing runs every case even when the first one could not get
 	// initialize answered (by default the run stops there: every other
 	// case would time out the same way).
@@ -87,7 +93,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// The schema compiles while the first cases run: they need it only
 	// at their end (and it takes as long as a case).
 	validator := sync.OnceValues(func() (*driver.SchemaValidator, error) { return cfg.Validator, nil })
-	if cfg.Validator == nil {
+	switch {
+	case cfg.Validator != nil:
+	case cfg.ValidatorOnce != nil:
+		validator = cfg.ValidatorOnce
+	default:
 		validator = sync.OnceValues(driver.NewSchemaValidator)
 		go validator()    //nolint:errcheck // the error comes back from the next call
 		defer validator() //nolint:errcheck // no compilation outlives Run

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -571,4 +572,43 @@ func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
 			t.Errorf("case %s: %s", c.ID, c.Error)
 		}
 	}
+}
+
+// A run with no Validator judges with the one Config.ValidatorOnce returns
+// (its caller started the compilation before it loaded its cases), and
+// fails with its error.
+func TestRunJudgesWithTheValidatorOnce(t *testing.T) {
+	t.Parallel()
+	serve := func(ctx context.Context, p driver.ProcIO) int {
+		stubServe(p, nil)
+		return 0
+	}
+	t.Run("its validator", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		rep := runStub(t, stubTarget(serve), stubCase(false), func(cfg *Config) {
+			cfg.Validator = nil
+			cfg.ValidatorOnce = func() (*driver.SchemaValidator, error) {
+				calls.Add(1)
+				return sharedValidator(t), nil
+			}
+		})
+		if calls.Load() == 0 {
+			t.Error("ValidatorOnce was not called")
+		}
+		if c, _ := rep.Check("ACP-SCHEMA-1"); c.Outcome != Pass {
+			t.Errorf("ACP-SCHEMA-1: %s %q", c.Outcome, c.Reason)
+		}
+	})
+	t.Run("its error", func(t *testing.T) {
+		t.Parallel()
+		cfg := Config{Agent: stubTarget(serve), Cases: []*Case{stubCase(false)}, Dialect: driver.DialectTodoWrite,
+			Timeout: time.Minute, Grace: 10 * time.Second, Settle: testSettle,
+			ValidatorOnce: func() (*driver.SchemaValidator, error) { return nil, errors.New("no schema here") }}
+		var err error
+		hangCheck(t, hangLimit, "Run with a failing ValidatorOnce", func() { _, err = Run(context.Background(), cfg) })
+		if err == nil || !strings.Contains(err.Error(), "no schema here") {
+			t.Errorf("Run: %v, want the ValidatorOnce's error", err)
+		}
+	})
 }

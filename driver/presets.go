@@ -136,7 +136,7 @@ func Presets() []Preset {
 			Name:    "reference",
 			Agent:   "todoharness agent (the built-in reference agent)",
 			Package: "this executable",
-			Command: []string{"todoharness", "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"},
+			Command: []string{"todoharness", "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--fsync=false"},
 			Self:    true,
 			Wire:    mockmodel.WireOpenAIChat,
 			Dialect: DialectTodoWrite,

@@ -97,7 +97,7 @@ func TestPresetReference(t *testing.T) {
 	if !p.Self || p.Home || len(r.Files) != 0 {
 		t.Errorf("reference: self=%v home=%v files=%v", p.Self, p.Home, r.Files)
 	}
-	want := []string{"todoharness", "agent", "--model-url", "http://127.0.0.1:4242/v1", "--sessions", v.Cwd + "/.sessions"}
+	want := []string{"todoharness", "agent", "--model-url", "http://127.0.0.1:4242/v1", "--sessions", v.Cwd + "/.sessions", "--fsync=false"}
 	if strings.Join(r.Argv, " ") != strings.Join(want, " ") {
 		t.Errorf("argv %q", r.Argv)
 	}

@@ -32,6 +32,8 @@ type FileStore struct {
 	f    *os.File
 	w    *bufio.Writer
 	buf  bytes.Buffer // one encoded line
+	// noFsync: Sync writes to the kernel and does not fsync (Dir.NoFsync).
+	noFsync bool
 }
 
 // ErrLocked is wrapped by *LockedError.
@@ -158,6 +160,11 @@ func writeHolder(path string) error {
 // CreateFile creates (or empties) path, locks it and writes the header line,
 // synced to disk. It fails with a *LockedError when another store holds it.
 func CreateFile(path string, h Header) (*FileStore, error) {
+	return createFile(path, h, false)
+}
+
+// createFile is CreateFile; with noFsync the store never fsyncs (Dir.NoFsync).
+func createFile(path string, h Header, noFsync bool) (*FileStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create session log %s: %w", path, err)
 	}
@@ -165,7 +172,7 @@ func CreateFile(path string, h Header) (*FileStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
-	s := &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	s := &FileStore{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10), noFsync: noFsync}
 	if err := f.Truncate(0); err != nil {
 		s.abandon()
 		return nil, fmt.Errorf("create session log %s: %w", path, err)
@@ -183,7 +190,9 @@ func CreateFile(path string, h Header) (*FileStore, error) {
 		s.abandon()
 		return nil, err
 	}
-	syncDir(filepath.Dir(path))
+	if !noFsync {
+		syncDir(filepath.Dir(path))
+	}
 	return s, nil
 }
 
@@ -269,10 +278,14 @@ func (s *FileStore) Flush() error {
 	return nil
 }
 
-// Sync writes buffered lines to the file and fsyncs it.
+// Sync writes buffered lines to the file and fsyncs it (only writes them,
+// for a store of a Dir with NoFsync).
 func (s *FileStore) Sync() error {
 	if err := s.Flush(); err != nil {
 		return err
+	}
+	if s.noFsync {
+		return nil
 	}
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", s.path, err)

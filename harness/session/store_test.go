@@ -199,9 +199,17 @@ func TestKilledTurnReloadsCompleteAndIsClosedAsInterrupted(t *testing.T) {
 	}
 }
 
-// 13.1: a subscriber finds the event on disk when it is told about it.
+// 13.1: a subscriber finds the event on disk when it is told about it,
+// fsynced or (Dir.NoFsync) only written to the kernel.
 func TestSubscriberIsToldOnlyAfterTheEventIsOnDisk(t *testing.T) {
-	dir := session.Dir{Path: t.TempDir()}
+	for _, noFsync := range []bool{false, true} {
+		t.Run(fmt.Sprint("NoFsync ", noFsync), func(t *testing.T) {
+			subscriberFindsTheEventInTheFile(t, session.Dir{Path: t.TempDir(), NoFsync: noFsync})
+		})
+	}
+}
+
+func subscriberFindsTheEventInTheFile(t *testing.T, dir session.Dir) {
 	l, err := dir.Create("s", "", session.WithClock(fixedClock))
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ type agentFlags struct {
 	sessions    string
 	maxSteps    int
 	logLevel    string
+	fsync       bool
 }
 
 func newAgentCmd() *cobra.Command {
@@ -65,6 +66,7 @@ purpose: ` + faultNames() + `.`,
 	fl.StringVar(&f.modelURL, "model-url", "", "base URL of an OpenAI-compatible chat completions API")
 	fl.StringVar(&f.model, "model", "", "model name (default $DEEPSEEK_MODEL or "+openaichat.DefaultModel+")")
 	fl.StringVar(&f.sessions, "sessions", "", "sessions directory (default $"+sessionsEnv+" or the user state dir)")
+	fl.BoolVar(&f.fsync, "fsync", true, "fsync each tool call, result, plan and turn boundary to the session log before any client is told of it; --fsync=false only writes it to the kernel (for sessions thrown away after the run, as conform's are: a power loss can lose what it wrote)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "steps per turn before the prompt stops with max_turn_requests (default 25)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	return cmd
@@ -112,7 +114,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		return err
 	}
 	b, err := acp.New(acp.Config{
-		Sessions:  session.Dir{Path: dir},
+		Sessions:  session.Dir{Path: dir, NoFsync: !f.fsync},
 		Model:     model,
 		ModelName: modelName,
 		MaxSteps:  f.maxSteps,
@@ -128,7 +130,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("todoharness agent ready", "version", buildinfo.Version(), "model", desc, "sessions", dir, "tools", reg.Names())
+	logger.Info("todoharness agent ready", "version", buildinfo.Version(), "model", desc, "sessions", dir, "fsync", f.fsync, "tools", reg.Names())
 	if err := b.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 		logger.Error("shutdown", "err", err)
 		return err

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -195,6 +196,18 @@ func WithSchemaValidator(ctx context.Context, v *driver.SchemaValidator) context
 
 type validatorKey struct{}
 
+// startSchemaValidator returns the validator ctx carries, or starts
+// compiling one: it compiles while the cases load (on a core the loading
+// leaves idle) and the first cases run.
+func startSchemaValidator(ctx context.Context) func() (*driver.SchemaValidator, error) {
+	if v := schemaValidatorOf(ctx); v != nil {
+		return func() (*driver.SchemaValidator, error) { return v, nil }
+	}
+	compile := sync.OnceValues(driver.NewSchemaValidator)
+	go compile() //nolint:errcheck // the error comes back from the next call
+	return compile
+}
+
 // schemaValidatorOf is the validator ctx carries (nil: the run compiles
 // its own).
 func schemaValidatorOf(ctx context.Context) *driver.SchemaValidator {
@@ -229,6 +242,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.judge != "" {
 		return judgeConform(cmd, o)
 	}
+	validator := startSchemaValidator(cmd.Context())
 	all, cases, only, err := selectConformCases(o)
 	if err != nil {
 		return err
@@ -242,7 +256,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	}
 	cfg := o.run.config(target, cases, preset, errw)
 	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
-	cfg.Strict, cfg.Validator = o.strict, schemaValidatorOf(cmd.Context())
+	cfg.Strict, cfg.ValidatorOnce = o.strict, validator
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := preflightConform(errw, o, target, &cfg, all); err != nil {
@@ -687,8 +701,11 @@ func explainTarget(w io.Writer, o *conformOptions, preset *driver.Preset) error 
 
 // ReferenceAgentArgs is the command line that runs the reference agent in
 // exe against the mock model, keeping sessions in the case's directory.
+// They are thrown away with it, so they are not fsynced: on a disk the
+// fsyncs were most of a catalogue's wall time, with the cores idle
+// (docs/performance.md), and no check can see a power loss.
 func ReferenceAgentArgs(exe string) []string {
-	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions"}
+	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--fsync=false"}
 }
 
 // loadConformCases loads the built-in cases and the --cases folders (all)
