@@ -866,6 +866,12 @@ func TestDiagnosticsMarkLinesAndGroupRootCauses(t *testing.T) {
 	if !strings.Contains(s, "  TW-LOAD-CAP-1, TW-LOAD-1, TW-LOAD-2: the answer to initialize at ") {
 		t.Errorf("the summary does not group the load failures under the initialize answer:\n%s", s)
 	}
+	// A plan with status "done" for a call the agent refused: the schema's
+	// failure and the checks the shown refusal breaks are one root cause.
+	s = summary(t, JudgeSaved(t, "bridge-plan-on-reject", nil))
+	if !regexp.MustCompile(`\n  ACP-SCHEMA-1, [^\n:]*TW-VALID-BADSTATUS, TW-REJECT-KEEP-1[^\n:]*: session/update plan at [^\n]*reject-bad-status #9`).MatchString(s) {
+		t.Errorf("the summary does not group the failures of the plan with status done:\n%s", s)
+	}
 }
 
 // The summary shows the first failure of a check in a case and the count

@@ -8,8 +8,9 @@ import (
 	"github.com/todoharness/todoharness/internal/buildinfo"
 )
 
-// `todoharness --version` prints the module version and the VCS revision
-// (buildinfo.Describe) on one line, and exits 0.
+// `todoharness --version` prints buildinfo.Version on one line (the module
+// version, and the VCS revision when the build recorded one: not under
+// GOFLAGS=-buildvcs=false), and exits 0.
 func TestVersionFlag(t *testing.T) {
 	var out, errw strings.Builder
 	code := Run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errw)
