@@ -65,7 +65,7 @@ type Config struct {
 	// compilation the caller started before it called Run (a
 	// sync.OnceValues of driver.NewSchemaValidator it started before it
 	// loaded its cases, so the schema compiles on a core the loading
-	// leaves idle). Run calls it only when it judges.
+	// leaves idle). Run calls it as each case ends, to judge it.
 	ValidatorOnce func() (*driver.SchemaValidator, error)
 	// KeepGoing runs every case even when the first one could not get
 	// initialize answered (by default the run stops there: every other
