@@ -66,8 +66,12 @@ type Config struct {
 	// of the re-runs failed the same check.
 	Confirm int
 	// Progress receives a progress line, rewritten in place (give it only
-	// a terminal).
+	// a terminal), or, with ProgressEvery, whole lines.
 	Progress io.Writer
+	// ProgressEvery, when positive, makes Progress a log (a CI job's, a
+	// file): a whole line at most once per this interval, and one as each
+	// shrink starts, instead of one line rewritten in place.
+	ProgressEvery time.Duration
 	// StopAtFailure stops drawing scenarios after the batch that found
 	// the first failure.
 	StopAtFailure bool
@@ -176,7 +180,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.N > 0 {
 		e.total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
 	}
-	prog := progress{w: cfg.Progress, start: start, now: cfg.Now, total: e.total, deadline: deadline}
+	prog := progress{w: cfg.Progress, every: cfg.ProgressEvery, start: start, now: cfg.Now, total: e.total, deadline: deadline}
 	for ctx.Err() == nil && (e.total < 0 || res.Scenarios+res.NotJudged < e.total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
 		batch, index := e.draw()
 		fails, rep, err := run(ctx, batch)
@@ -573,15 +577,32 @@ func oneLine(s string, n int) string {
 // progress is the live line on a terminal.
 type progress struct {
 	w        io.Writer
+	every    time.Duration // > 0: whole lines, at most one per interval
 	start    time.Time
 	now      func() time.Time
 	total    int
 	deadline time.Time
 	wrote    bool
+	last     time.Time // when the last whole line was written
+	shrink   string    // the label of the shrink the last line was about
+}
+
+// line writes s in place on a terminal, else as a whole line.
+func (p *progress) line(s string) {
+	if p.every > 0 {
+		fmt.Fprintln(p.w, strings.TrimRight(s, " "))
+		p.last = p.now()
+		return
+	}
+	fmt.Fprint(p.w, "\r"+s)
+	p.wrote = true
 }
 
 func (p *progress) update(done, failures int) {
 	if p.w == nil {
+		return
+	}
+	if p.every > 0 && !p.last.IsZero() && p.now().Sub(p.last) < p.every && done != p.total {
 		return
 	}
 	el := p.now().Sub(p.start)
@@ -597,8 +618,7 @@ func (p *progress) update(done, failures int) {
 	if p.total >= 0 {
 		of = fmt.Sprintf("/%d", p.total)
 	}
-	fmt.Fprintf(p.w, "\rexplore: %d%s scenarios, %d failure(s), %.1f/s, %s left   ", done, of, failures, rate, left)
-	p.wrote = true
+	p.line(fmt.Sprintf("explore: %d%s scenarios, %d failure(s), %.1f/s, %s left   ", done, of, failures, rate, left))
 }
 
 // shrinking is the live line while a failure is shrunk.
@@ -606,12 +626,15 @@ func (p *progress) shrinking(label string, run, steps, turns int, deadline time.
 	if p.w == nil {
 		return
 	}
+	if p.every > 0 && label == p.shrink && p.now().Sub(p.last) < p.every {
+		return
+	}
+	p.shrink = label
 	left := ""
 	if !deadline.IsZero() {
 		left = fmt.Sprintf(", %s of its time left", max(0, deadline.Sub(p.now())).Round(time.Second))
 	}
-	fmt.Fprintf(p.w, "\rexplore: shrinking %s: run %d, %d step(s), %d turn(s)%s   ", label, run, steps, turns, left)
-	p.wrote = true
+	p.line(fmt.Sprintf("explore: shrinking %s: run %d, %d step(s), %d turn(s)%s   ", label, run, steps, turns, left))
 }
 
 func (p *progress) end() {

@@ -99,14 +99,24 @@ func shardCases(cases []*conformance.Case, i, n int) []*conformance.Case {
 	return out
 }
 
+// progressLogEvery is how often an exploration writes a progress line
+// when its standard error is not a terminal.
+const progressLogEvery = 30 * time.Second
+
 // runExplore is the exploration of `conform --explore`: run with the
 // catalogue run's configuration, summary printed, the report under --out.
 func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64) (*explore.Result, error) {
 	errw := cmd.ErrOrStderr()
 	shard, shards, _ := parseShard(o.explore.shard)
 	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, ShrinkFor: o.explore.shrinkFor, Shard: shard, Shards: shards, Out: o.out}
-	if f, ok := errw.(*os.File); ok && !o.run.quiet && isTerminal(f.Fd()) {
+	if !o.run.quiet {
+		// On a terminal one line rewritten in place; in a log (a CI job's,
+		// a file) a whole line every half minute, so that a long
+		// exploration of a slow agent does not look hung.
 		ec.Progress = errw
+		if f, ok := errw.(*os.File); !ok || !isTerminal(f.Fd()) {
+			ec.ProgressEvery = progressLogEvery
+		}
 	}
 	fmt.Fprintf(errw, "explore: seed %d (--seed %d draws the same scenarios)\n", seed, seed)
 	res, err := explore.Explore(cmd.Context(), ec)

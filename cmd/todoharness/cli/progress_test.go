@@ -34,3 +34,27 @@ func TestProgressUnderRepeat(t *testing.T) {
 		col = c
 	}
 }
+
+// An exploration whose standard error is not a terminal (a CI job's log)
+// still says how far it is: whole lines, never a carriage return, and the
+// last one counts every scenario; -q silences them.
+func TestExploreProgressInALog(t *testing.T) {
+	args := []string{"conform", "--in-process", "--no-builtin", "--settle", "20ms", "--explore", "8", "--seed", "1"}
+	var out, errw strings.Builder
+	if code := Run(context.Background(), args, strings.NewReader(""), &out, &errw); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errw.String())
+	}
+	if strings.Contains(errw.String(), "\r") {
+		t.Errorf("a carriage return in a log:\n%q", errw.String())
+	}
+	if !regexp.MustCompile(`(?m)^explore: 8/8 scenarios, 0 failure\(s\), [\d.]+/s, 0s left$`).MatchString(errw.String()) {
+		t.Errorf("no whole progress line counting the 8 scenarios:\n%s", errw.String())
+	}
+	errw.Reset()
+	if code := Run(context.Background(), append(args, "-q"), strings.NewReader(""), &out, &errw); code != 0 {
+		t.Fatalf("-q: exit %d\n%s", code, errw.String())
+	}
+	if strings.Contains(errw.String(), "scenarios, 0 failure(s)") {
+		t.Errorf("-q printed progress:\n%s", errw.String())
+	}
+}
