@@ -77,7 +77,7 @@ func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 	if group == nil {
 		t.Fatalf("TW-VALID-EMPTY is in no root cause: %+v", rcs)
 	}
-	for _, id := range []string{"TW-PLAN-1", "TW-HISTORY-1", "TW-REPLACE-1", "TW-VALID-DUP"} {
+	for _, id := range []string{"TW-PLAN-1", "TW-HISTORY-1", "TW-REPLACE-1", "TW-LOAD-2", "TW-VALID-DUP"} {
 		if !slices.Contains(group.Checks, id) {
 			t.Errorf("%s is not grouped with TW-VALID-EMPTY: %v", id, group.Checks)
 		}
