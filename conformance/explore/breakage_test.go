@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -10,13 +11,26 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
+	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
 
-// breakageTarget is the in-process agent that carries b (ok false for the
-// layers whose agents are processes or other programs).
+// breakageTarget is the agent that carries b: in process, or for the
+// protocol rows the reference agent as a process behind a shell (ok false
+// for the fake and example agents, other programs whose rows repeat the
+// bridge's and the tool's).
 func breakageTarget(b breakage.Breakage) (driver.Target, bool) {
 	switch b.Layer {
+	case breakage.Protocol:
+		if b.Name != "banner-on-stdout" {
+			// silent-on-initialize answers nothing: no scenario runs past
+			// the probe, so there is no case to generate or shrink (the
+			// catalogue's probe reports it: suites/conformance).
+			return driver.Target{}, false
+		}
+		return driver.Target{Name: "protocol " + b.Name,
+			Command: append([]string{"/bin/sh", "-c", `echo "agent starting..."; exec "$0" "$@"`, selfexec.Path()}, cli.ReferenceAgentArgs("todoharness")[1:]...),
+			Env:     selfexec.Environ("todoharness")}, true
 	case breakage.Bridge:
 		return reference(b.Name), true
 	case breakage.Tool:
@@ -56,6 +70,9 @@ func TestExplorationFindsEveryBreakage(t *testing.T) {
 		}
 		t.Run(b.Label(), func(t *testing.T) {
 			cfg := runConfig(t, target, v)
+			if target.InProcess == nil {
+				cfg.Parallel = runtime.NumCPU() // never more processes than the CPUs serve
+			}
 			if b.FailsCheck("RUN-1") {
 				cfg.Timeout = 3 * time.Second // it hangs: each case waits this out
 			}
