@@ -574,7 +574,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// progress is the live line on a terminal.
+// progress is the live line on a terminal, or whole lines in a log (every).
 type progress struct {
 	w        io.Writer
 	every    time.Duration // > 0: whole lines, at most one per interval
