@@ -97,6 +97,23 @@ const opencodeJSON = `{
 }
 `
 
+// opencode (1.18) runs an npm install of @opencode-ai/plugin into every
+// config folder it reads (its Npm.install, forked in the background when
+// the config loads) unless the folder already has a node_modules and a
+// package-lock.json that lists every package.json dependency. In a
+// throw-away home that is a download from the npm registry and some 20 s
+// of CPU in every case, and no part of the todo contract: these three files
+// make opencode find its config folder installed. The plugin SDK is only
+// imported by plugins in that folder, and a case has none.
+const (
+	opencodeConfigPackage = `{"dependencies": {"@opencode-ai/plugin": "*"}}
+`
+	opencodeConfigLock = `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
+`
+	opencodeConfigModules = `written by todoharness: opencode installs nothing into this folder when it exists (preset opencode)
+`
+)
+
 const codexTOML = `# todoharness conform: codex against the scripted mock model.
 model = "{{.Model}}"
 model_provider = "todoharness"
@@ -157,12 +174,18 @@ func Presets() []Preset {
 				"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 				"OPENCODE_DISABLE_CLAUDE_CODE=1",
 			},
-			Files:   []File{{Dest: "opencode.json", Src: "preset opencode", Content: opencodeJSON}},
+			Files: []File{
+				{Dest: "opencode.json", Src: "preset opencode", Content: opencodeJSON},
+				{Dest: "~/.config/opencode/package.json", Src: "preset opencode (no npm install)", Content: opencodeConfigPackage},
+				{Dest: "~/.config/opencode/package-lock.json", Src: "preset opencode (no npm install)", Content: opencodeConfigLock},
+				{Dest: "~/.config/opencode/node_modules/README", Src: "preset opencode (no npm install)", Content: opencodeConfigModules},
+			},
 			Timeout: 120 * time.Second,
 			Install: []string{"opencode-ai"},
 			Notes: []string{
 				"opencode.json in the case cwd is opencode's project config; the provider is an @ai-sdk/openai-compatible one (bundled with opencode) whose baseURL is the mock",
 				"the OPENCODE_DISABLE_* variables exist in opencode 1.18 (checked in its binary); what each one skips at start-up is from its documentation, not tested one by one",
+				"~/.config/opencode holds a package.json, a package-lock.json and a node_modules that list @opencode-ai/plugin: without them opencode npm-installs it (from the registry) in every case, about 20 s of CPU that is no part of the todo contract",
 				"opencode asks its small_model for a session title on the first prompt: a request without tools, answered as a side request (no script turn)",
 			},
 		},

@@ -143,6 +143,49 @@ func TestPresetOpencode(t *testing.T) {
 	wantEnv(t, r, map[string]string{"HOME": v.Home, "XDG_CONFIG_HOME": v.Home + "/.config", "OPENCODE_DISABLE_AUTOUPDATE": "1"})
 }
 
+// TestPresetOpencodeInstallsNothing: opencode 1.18's Npm.install (read in its
+// binary) skips a config folder that has a node_modules and a
+// package-lock.json whose packages[""] lists every dependency of its
+// package.json and @opencode-ai/plugin (the package it adds); anything less
+// and every case downloads the plugin SDK from the npm registry.
+func TestPresetOpencodeInstallsNothing(t *testing.T) {
+	_, r, _ := renderPreset(t, "opencode")
+	deps := func(dest string, lock bool) map[string]bool {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(fileOf(t, r, dest)), &doc); err != nil {
+			t.Fatalf("%s: %v", dest, err)
+		}
+		raw := doc["dependencies"]
+		if lock {
+			var pkgs map[string]map[string]json.RawMessage
+			if err := json.Unmarshal(doc["packages"], &pkgs); err != nil {
+				t.Fatalf("%s: packages: %v", dest, err)
+			}
+			raw = pkgs[""]["dependencies"]
+		}
+		var m map[string]string
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: dependencies: %v", dest, err)
+		}
+		names := map[string]bool{}
+		for k := range m {
+			names[k] = true
+		}
+		return names
+	}
+	want := deps("~/.config/opencode/package.json", false)
+	want["@opencode-ai/plugin"] = true
+	locked := deps("~/.config/opencode/package-lock.json", true)
+	for name := range want {
+		if !locked[name] {
+			t.Errorf("package-lock.json's packages[\"\"] lacks %s: opencode would npm-install it in every case", name)
+		}
+	}
+	if !strings.HasPrefix(fileOf(t, r, "~/.config/opencode/node_modules/README"), "written by todoharness") {
+		t.Error("no file makes ~/.config/opencode/node_modules exist")
+	}
+}
+
 func TestPresetCodex(t *testing.T) {
 	p, r, v := renderPreset(t, "codex")
 	if p.Wire != mockmodel.WireOpenAIResponses || p.Dialect != DialectCodex {
