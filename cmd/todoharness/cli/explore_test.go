@@ -118,3 +118,29 @@ func TestFourShardsMergeIntoTheUnshardedRun(t *testing.T) {
 		t.Errorf("the shrunk cases: exit %d, want 1 with TW-VALID-DUP failing\n%s", code, out)
 	}
 }
+
+// An exploration alone runs no catalogue: a catalogue report asked for
+// with it is refused before any agent starts, not silently left unwritten.
+func TestExploreAloneRefusesCatalogueReports(t *testing.T) {
+	dir := t.TempDir()
+	for _, flag := range []string{"--json", "--junit", "--html", "--write-baseline"} {
+		path := filepath.Join(dir, "report")
+		code, out := conformRun(t, "conform", "-q", "--in-process", "--no-builtin", "--explore", "3", "--seed", "1", flag, path)
+		if code != 2 || !strings.Contains(out, flag+" "+path) || !strings.Contains(out, "runs no catalogue") {
+			t.Errorf("%s: exit %d, want 2 naming the flag and why\n%s", flag, code, out)
+		}
+		if strings.Contains(out, "explore: seed") {
+			t.Errorf("%s: the exploration started before the refusal\n%s", flag, out)
+		}
+	}
+	// With --cases a catalogue runs, and --json writes its report.
+	path := filepath.Join(dir, "with-cases.json")
+	code, out := conformRun(t, "conform", "-q", "--in-process", "--settle", "20ms", "--no-builtin", "--cases", "../../../fixtures/explored/opencode",
+		"--explore", "2", "--seed", "1", "--json", path)
+	if code != 3 { // INCOMPLETE: the kept cases feed not every MUST check
+		t.Fatalf("with --cases: exit %d, want 3\n%s", code, out)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("with --cases: --json wrote nothing: %v", err)
+	}
+}
