@@ -443,10 +443,19 @@ func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedF
 	return es, nil
 }
 
+// reportFile is a file flag that writes the catalogue's report.
+type reportFile struct{ flag, path string }
+
+// reportFiles are the flags that write the catalogue's report, set or not:
+// --json, --junit, --html and --write-baseline.
+func (o *conformOptions) reportFiles() []reportFile {
+	return []reportFile{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}}
+}
+
 // checkOutputs makes sure every file and folder the run will write can be
-// written, before the run: --json, --junit, --write-baseline, --out.
+// written, before the run: the report files and --out.
 func checkOutputs(o *conformOptions) error {
-	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
+	for _, f := range o.reportFiles() {
 		if f.path == "" || (f.flag == "--json" && f.path == "-") {
 			continue
 		}

@@ -74,7 +74,7 @@ func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
 	if o.noBuiltin && len(o.caseDirs) == 0 {
 		// No catalogue runs, so these would write nothing: say so rather
 		// than leave the file the user asked for missing after the run.
-		for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}} {
+		for _, f := range o.reportFiles() {
 			if f.path != "" {
 				return 0, fmt.Errorf("conform: %s %s: --no-builtin with --explore and no --cases runs no catalogue, so there is no catalogue report to write; the exploration's report is %s under --out DIR", f.flag, f.path, explore.ResultFile)
 			}
