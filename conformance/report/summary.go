@@ -66,8 +66,8 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
 	}
-	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %d cases in %.2fs\n",
-		len(r.Checks), counts[conformance.Pass], counts[conformance.Fail], counts[conformance.XFail], counts[conformance.NotRun], counts[conformance.NA], len(r.Cases), r.Duration.Seconds())
+	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d xfail, %d not run, %d n/a; %s in %.2fs\n",
+		len(r.Checks), counts[conformance.Pass], counts[conformance.Fail], counts[conformance.XFail], counts[conformance.NotRun], counts[conformance.NA], caseCount(r), r.Duration.Seconds())
 	if r.Strict {
 		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
 	}
@@ -269,4 +269,14 @@ func painter(color bool) func(class, text string) string {
 		return func(_, text string) string { return text }
 	}
 	return func(class, text string) string { return colourOf(class) + text + "\x1b[0m" }
+}
+
+// caseCount says how many cases the report judged: under Repeat the
+// report holds one entry per run of a case, so it says runs, not cases
+// ("4 case runs (2 cases × 2)", not "4 cases").
+func caseCount(r *conformance.Report) string {
+	if r.Repeat > 1 {
+		return fmt.Sprintf("%d case runs (%d cases × %d)", len(r.Cases), len(r.Cases)/r.Repeat, r.Repeat)
+	}
+	return fmt.Sprintf("%d cases", len(r.Cases))
 }

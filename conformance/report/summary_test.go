@@ -1,8 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/conformance"
 )
 
 func TestCutReason(t *testing.T) {
@@ -41,6 +44,45 @@ func TestContainsWord(t *testing.T) {
 	} {
 		if got := containsWord(tc.s, tc.w); got != tc.want {
 			t.Errorf("containsWord(%q, %q) = %v", tc.s, tc.w, got)
+		}
+	}
+}
+
+// Under Repeat the summary counts runs of cases, not cases: one case
+// and the probe run twice are 4 case runs of 2 cases, not "4 cases".
+func TestSummaryCountsCaseRunsUnderRepeat(t *testing.T) {
+	t.Parallel()
+	runs := func(repeat int) []*conformance.Evidence {
+		var out []*conformance.Evidence
+		for run := 1; run <= repeat; run++ {
+			for _, ev := range savedRun(t, "fake-ok") {
+				e := *ev
+				if repeat > 1 {
+					e.Repeat = run
+				}
+				out = append(out, &e)
+			}
+		}
+		return out
+	}
+	cases := len(savedRun(t, "fake-ok"))
+	for _, tc := range []struct {
+		repeat int
+		want   string
+	}{
+		{1, fmt.Sprintf("; %d cases in ", cases)},
+		{2, fmt.Sprintf("; %d case runs (%d cases × 2) in ", 2*cases, cases)},
+	} {
+		rep, err := conformance.Judge(runs(tc.repeat), conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteSummary(&b, rep, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("repeat %d: the summary does not say %q:\n%s", tc.repeat, tc.want, b.String())
 		}
 	}
 }
