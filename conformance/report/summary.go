@@ -272,11 +272,12 @@ func painter(color bool) func(class, text string) string {
 }
 
 // caseCount says how many cases the report judged: under Repeat the
-// report holds one entry per run of a case, so it says runs, not cases
-// ("4 case runs (2 cases × 2)", not "4 cases").
+// report holds one entry per run of a case, so it says "4 case runs", as
+// the run's header does, not "4 cases" (the "runs:" line above it says
+// how many times each case ran).
 func caseCount(r *conformance.Report) string {
 	if r.Repeat > 1 {
-		return fmt.Sprintf("%d case runs (%d cases × %d)", len(r.Cases), len(r.Cases)/r.Repeat, r.Repeat)
+		return fmt.Sprintf("%d case runs", len(r.Cases))
 	}
 	return fmt.Sprintf("%d cases", len(r.Cases))
 }
