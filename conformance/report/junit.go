@@ -14,7 +14,9 @@ import (
 // a failure (a failed SHOULD too under Strict); a failed SHOULD or INFO
 // check that does not fail the run, an expected failure (xfail), not-run
 // and n/a are skipped (with the reason); a stale baseline entry is a
-// failure.
+// failure. A run that is INTERRUPTED or INCOMPLETE adds one more test case,
+// "conform run", that is an <error> saying why (errors="1"): a CI system
+// must not show green for a run that did not judge what it had to.
 func WriteJUnit(w io.Writer, r *conformance.Report) error {
 	s := junit.Suite{Name: "todoharness conformance: " + r.Agent, Time: strconv.FormatFloat(r.Duration.Seconds(), 'g', -1, 64)}
 	skipped := 0
@@ -52,6 +54,14 @@ func WriteJUnit(w io.Writer, r *conformance.Report) error {
 		s.Cases = append(s.Cases, jc)
 	}
 	s.Skipped = &skipped
+	switch r.Verdict {
+	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:
+		errs := 1
+		s.Errors = &errs
+		s.Tests++
+		s.Cases = append(s.Cases, junit.Case{Name: "conform run: " + r.Verdict, Classname: "conformance.run",
+			Error: &junit.Message{Message: VerdictLine(r), Body: strings.Join(r.NotJudged, "\n")}})
+	}
 	if err := junit.Write(w, s); err != nil {
 		return fmt.Errorf("conformance: write JUnit report: %w", err)
 	}

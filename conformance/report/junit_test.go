@@ -83,3 +83,53 @@ func TestJUnitFlaky(t *testing.T) {
 		t.Errorf("JUnit lacks the flaky failure:\n%s", junit)
 	}
 }
+
+// An interrupted or incomplete run is a JUnit error (errors="1"), not a
+// green suite with failures="0".
+func TestJUnitIncompleteOrInterruptedIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verdict string
+		mark    func(ev *conformance.Evidence)
+	}{
+		{conformance.VerdictInterrupted, func(ev *conformance.Evidence) { ev.Interrupted = "interrupted (SIGINT)" }},
+		{conformance.VerdictIncomplete, func(ev *conformance.Evidence) { ev.NotRun = "not run: the probe failed" }},
+	} {
+		var evs []*conformance.Evidence
+		for i, ev := range savedRun(t, "fake-ok") {
+			e := *ev
+			if i == 0 {
+				tc.mark(&e)
+			}
+			evs = append(evs, &e)
+		}
+		rep, err := conformance.Judge(evs, conformance.JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != tc.verdict {
+			t.Fatalf("verdict %s, want %s", rep.Verdict, tc.verdict)
+		}
+		var suites struct {
+			Suites []struct {
+				Tests  int `xml:"tests,attr"`
+				Errors int `xml:"errors,attr"`
+				Cases  []struct {
+					Name  string `xml:"name,attr"`
+					Error *struct {
+						Message string `xml:"message,attr"`
+					} `xml:"error"`
+				} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		junit := junitOf(t, rep)
+		if err := xml.Unmarshal([]byte(junit), &suites); err != nil {
+			t.Fatalf("JUnit: %v", err)
+		}
+		s := suites.Suites[0]
+		last := s.Cases[len(s.Cases)-1]
+		if s.Errors != 1 || s.Tests != len(rep.Checks)+1 || last.Error == nil || !strings.HasPrefix(last.Error.Message, tc.verdict+": ") {
+			t.Errorf("%s: JUnit has %d errors, %d tests (want 1, %d), last case %q; want an error saying %s:\n%s", tc.verdict, s.Errors, s.Tests, len(rep.Checks)+1, last.Name, tc.verdict, junit)
+		}
+	}
+}
