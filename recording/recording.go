@@ -138,6 +138,11 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	}
 	live, runErr := drive(ctx, sc, o, rec, px, "")
 	closeProxy(ctx, px)
+	if ctx.Err() != nil {
+		// Interrupted: what was recorded so far is not a cassette.
+		_ = rec.Discard()
+		return nil, fmt.Errorf("record %s: interrupted (%w), %s left unchanged", sc.Name, context.Cause(ctx), dir)
+	}
 	if live != nil {
 		rec.UpdateProvenance(func(p *cassette.Provenance) {
 			p.AgentVersion = live.agentVersion

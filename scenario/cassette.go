@@ -141,6 +141,11 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 	client.BaseURL, client.HTTPClient = px.URL+px.BasePath(), nil
 	live, runErr := Run(ctx, sc, RunOptions{Client: client, System: cfg.System})
 	closeProxy(ctx, px)
+	if ctx.Err() != nil {
+		// Interrupted: what was recorded so far is not a cassette.
+		_ = rec.Discard()
+		return nil, fmt.Errorf("scenario %s: interrupted (%w), %s left unchanged", sc.Name, context.Cause(ctx), cfg.Cassette)
+	}
 	if err := errors.Join(runErr, rec.Stop()); err != nil {
 		return nil, fmt.Errorf("scenario %s: recording failed, %s left unchanged: %w", sc.Name, cfg.Cassette, err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
@@ -322,6 +323,21 @@ var _ = Describe("recording and replaying any agent through the proxy", Serial, 
 		Expect(os.WriteFile(filepath.Join(dir, "acp.golden"), rec.Goldens.ACP, 0o644)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, "log.golden"), rec.Goldens.Log, 0o644)).To(Succeed())
 		assertNoSecretIn(dir, 4)
+	}, NodeTimeout(2*time.Minute))
+
+	It("says a recording interrupted while the agent waits on the model was interrupted, and leaves the scenario as it was", func(ctx SpecContext) {
+		dir := newScenario("rotate-interrupted")
+		run, cancel := context.WithCancel(ctx)
+		defer cancel()
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cancel() // the signal arrives while the model is thinking
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		}))
+		defer up.Close()
+		_, err := recording.Record(run, dir, recording.Options{Agent: mutantOver("openai-chat"), Wire: "openai-chat", Upstream: up.URL, Model: "mock", Timeout: time.Minute})
+		Expect(err).To(MatchError(ContainSubstring("record rotate-interrupted: interrupted (context canceled)")))
+		Expect(err).NotTo(MatchError(ContainSubstring("corrupt")))
+		Expect(filepath.Join(dir, scenario.CassetteFile)).NotTo(BeAnExistingFile())
 	}, NodeTimeout(2*time.Minute))
 
 	It("fails a replay whose request the cassette does not hold, with the nearest recording and a diff", func(ctx SpecContext) {

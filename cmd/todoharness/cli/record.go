@@ -88,7 +88,8 @@ or log line prints a secret: what a scan finds is masked.
 Recording an unchanged scenario again writes the same bytes.
 
 Exit status: 0 when every scenario was recorded, scrubbed, saved and replayed
-to the same plan; 2 when one was not (the run stops there and says why; the
+to the same plan; 130 when interrupted (SIGINT, SIGTERM: the scenario being
+recorded is left unchanged, those before it are saved); 2 when one was not (the run stops there and says why; the
 scenarios before it are saved) or the command line is wrong (no key, no
 --upstream, an unknown --wire or --provider).`,
 		Example: `  OPENAI_API_KEY=… todoharness record --agent 'my-agent acp' --env OPENAI_BASE_URL={{.BaseURL}} \
@@ -98,7 +99,7 @@ scenarios before it are saved) or the command line is wrong (no key, no
   DEEPSEEK_API_KEY=… todoharness record --all
   todoharness record --mock --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecord(cmd, &f, args)
+			return interrupted(cmd, runRecord(cmd, &f, args))
 		},
 	}
 	fl := cmd.Flags()
@@ -110,6 +111,22 @@ scenarios before it are saved) or the command line is wrong (no key, no
 	fl.StringVar(&f.keyEnv, "key-env", "", "reference agent: the variable holding the API key (default: the provider's)")
 	fl.StringArrayVar(&f.secretEnv, "secret-env", nil, "NAME of a variable whose value is a secret to scrub (repeatable; *KEY*, *TOKEN*, *SECRET*, *PASSWORD* variables are taken anyway)")
 	return cmd
+}
+
+// interrupted turns the error of a record that a signal interrupted (its
+// context ended: SIGINT, SIGTERM) into exit status 130, saying so; other
+// errors pass through.
+func interrupted(cmd *cobra.Command, err error) error {
+	ctx := cmd.Context()
+	if err == nil || ctx == nil || ctx.Err() == nil {
+		return err
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "interrupted") {
+		msg = fmt.Sprintf("interrupted (%v): %s", context.Cause(ctx), msg)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "todoharness:", msg)
+	return exitCode(130)
 }
 
 // register defines the flags record and replay share.

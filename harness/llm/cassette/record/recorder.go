@@ -273,16 +273,12 @@ func (r *Recorder) Requests() int {
 // puts the provenance block first, checks the result for anything that still
 // looks like a credential, and only then replaces Path. Stop is idempotent.
 func (r *Recorder) Stop() error {
-	r.mu.Lock()
-	if r.stopped {
-		r.mu.Unlock()
+	tmp, first, err := r.finish()
+	if !first {
 		return nil
 	}
-	r.stopped = true
-	r.mu.Unlock()
-	tmp := strings.TrimSuffix(r.path, ".yaml") + ".recording.yaml"
 	defer os.Remove(tmp)
-	if err := r.vcr.Stop(); err != nil {
+	if err != nil {
 		return fmt.Errorf("cassette %s: save: %w", r.path, err)
 	}
 	raw, err := os.ReadFile(tmp)
@@ -296,6 +292,9 @@ func (r *Recorder) Stop() error {
 	r.mu.Lock()
 	r.saved = saved.Interactions
 	r.mu.Unlock()
+	if len(saved.Interactions) == 0 {
+		return fmt.Errorf("cassette %s: not saved: no interactions: no model request was answered through the recorder (%d made)", r.path, r.Requests())
+	}
 	if r.prov.Model == "" {
 		for _, i := range saved.Interactions {
 			if r.prov.Model = modelOf(i); r.prov.Model != "" {
@@ -321,6 +320,33 @@ func (r *Recorder) Stop() error {
 		return fmt.Errorf("cassette %s: not saved: %w", r.path, err)
 	}
 	return cassette.WriteFile(r.path, out)
+}
+
+// Discard ends the recording without saving anything (an interrupted
+// run): Path is left as it was. Stop after Discard does nothing.
+func (r *Recorder) Discard() error {
+	tmp, first, err := r.finish()
+	if !first {
+		return nil
+	}
+	os.Remove(tmp)
+	if err != nil {
+		return fmt.Errorf("cassette %s: discard: %w", r.path, err)
+	}
+	return nil
+}
+
+// finish stops go-vcr, once: first is false when the recording was already
+// stopped; otherwise tmp is the file go-vcr wrote (the caller removes it).
+func (r *Recorder) finish() (tmp string, first bool, err error) {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return "", false, nil
+	}
+	r.stopped = true
+	r.mu.Unlock()
+	return strings.TrimSuffix(r.path, ".yaml") + ".recording.yaml", true, r.vcr.Stop()
 }
 
 // keepUnchanged returns the previous cassette's bytes when out differs from
