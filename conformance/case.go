@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/yamlx"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -364,7 +365,7 @@ func canonicalTodos(args any) ([]Todo, bool) {
 		if !ok1 || !ok2 {
 			return nil, false
 		}
-		out = append(out, Todo{Content: strings.TrimSpace(content), Status: status})
+		out = append(out, Todo{Content: todolist.Trim(content), Status: status})
 	}
 	return out, true
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -187,7 +188,7 @@ func (p planObs) todos() []Todo {
 // shown as the model sent it, untrimmed, is still that list).
 func sameTrimmed(a, b []Todo) bool {
 	return slices.EqualFunc(a, b, func(x, y Todo) bool {
-		return strings.TrimSpace(x.Content) == strings.TrimSpace(y.Content) && x.Status == y.Status
+		return todolist.Trim(x.Content) == todolist.Trim(y.Content) && x.Status == y.Status
 	})
 }
 
@@ -328,7 +329,7 @@ func (ev *Evidence) readPlanEntries(p *planObs, update map[string]json.RawMessag
 				// Trimming is todo_write's rule: other agents may show
 				// content as the model sent it, and the canonical lists
 				// are trimmed.
-				pe.Content = strings.TrimSpace(pe.Content)
+				pe.Content = todolist.Trim(pe.Content)
 			}
 			_ = json.Unmarshal(e["status"], &pe.Status)
 			if pr, ok := e["priority"]; ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -243,10 +244,13 @@ func (s *scenario) newList() []map[string]any {
 	list := make([]map[string]any, 0, n)
 	for len(list) < n {
 		c := content(s.r, 1+s.r.IntN(runes))
-		t := strings.TrimSpace(c)
+		// Keyed by TrimAny: no two items are duplicates under any
+		// common trim function (todolist.EdgeSpaces), so no list is
+		// valid or not by the trim function alone.
+		t := todolist.TrimAny(c)
 		if seen[t] {
 			c = fmt.Sprintf("%s #%d", c, len(list))
-			t = strings.TrimSpace(c)
+			t = todolist.TrimAny(c)
 			if seen[t] {
 				continue
 			}
@@ -290,10 +294,10 @@ func (s *scenario) change(prev []map[string]any) []map[string]any {
 		extra := s.newList()
 		seen := map[string]bool{}
 		for _, it := range list {
-			seen[strings.TrimSpace(it["content"].(string))] = true
+			seen[todolist.TrimAny(it["content"].(string))] = true
 		}
 		for _, it := range extra {
-			if !seen[strings.TrimSpace(it["content"].(string))] {
+			if !seen[todolist.TrimAny(it["content"].(string))] {
 				list = append(list, it)
 			}
 		}
@@ -419,7 +423,7 @@ func caseTexts(c *conformance.Case) []string {
 // spelled reports whether an item's trimmed text, long enough for
 // TW-HISTORY-1 to look for it, occurs in one of texts.
 func spelled(content string, texts []string) bool {
-	t := strings.TrimSpace(content)
+	t := todolist.Trim(content)
 	if len(t) < 6 {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/harness/todo"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // scripts are the alphabets item content is drawn from: each draws one
@@ -58,8 +59,10 @@ var scripts = []struct {
 
 func pick(r *rand.Rand, s string) []byte { return []byte{s[r.IntN(len(s))]} }
 
-// content draws an item's text of about n runes. It never comes out blank
-// (the generator breaks that rule on purpose only).
+// content draws an item's text of about n runes. It never comes out blank,
+// under the contract's trim or any other common one (todolist.TrimAny: the
+// generator breaks that rule on purpose only, with whitespace every trim
+// function removes).
 func content(r *rand.Rand, n int) string {
 	var b strings.Builder
 	// Most items stay in one or two scripts; some mix all of them.
@@ -76,7 +79,7 @@ func content(r *rand.Rand, n int) string {
 		b.WriteString(scripts[k].draw(r))
 	}
 	s := b.String()
-	if strings.TrimSpace(s) == "" {
+	if todolist.TrimAny(s) == "" {
 		s = "x" + s
 	}
 	return s

@@ -4,17 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // ErrEmptyContent refuses an item whose content is empty once trimmed.
 var ErrEmptyContent = errors.New("invalid todo: `content` must be a non-empty string")
-
-// Trim is an item's content as the rules judge it and the tool writes it.
-func Trim(content string) string { return strings.TrimSpace(content) }
-
-// Blank reports whether content is empty once trimmed.
-func Blank(content string) bool { return Trim(content) == "" }
 
 // Validate applies the value rules the todo tool applies after its schema:
 // trimmed content must be non-empty and unique, and at most one task may be
