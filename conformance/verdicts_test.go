@@ -127,6 +127,23 @@ func TestWriteBaselineRoundTrip(t *testing.T) {
 	if again.Verdict != VerdictPass {
 		t.Errorf("judged with its own baseline: %s %v %v\n%s", again.Verdict, again.Failing, again.Stale, b.String())
 	}
+	// A reason whose comment is cut inside a character: the baseline is
+	// still valid UTF-8 and reads back (the YAML reader refused "invalid
+	// trailing UTF-8 octet").
+	for i, c := range rep.Checks {
+		for k, cv := range c.Cases {
+			if cv.Outcome == Fail {
+				rep.Checks[i].Cases[k].Reason = "x" + strings.Repeat("é", 200)
+			}
+		}
+	}
+	b.Reset()
+	if err := rep.WriteBaseline(&b); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := ParseExpectedFailures(b.Bytes(), "written"); err != nil || len(es) != len(rep.Failing) {
+		t.Errorf("a baseline with a comment of 2-byte characters: %d entries, %v\n%s", len(es), err, b.String())
+	}
 	// An agent with no failure writes an empty baseline.
 	b.Reset()
 	_ = judgeSaved(t, "fake-ok", nil).WriteBaseline(&b)

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/internal/testutil"
 )
@@ -148,8 +150,10 @@ func TestWireLineOverCap(t *testing.T) {
 	p := &proc{ctx: context.Background(), stdout: outR, exited: make(chan struct{})}
 	log := newWireLog(time.Now())
 	c := newConn(p, log, 0, t.TempDir())
+	// "a" then 2-byte characters: the bound of the kept prefix
+	// (wireLinePrefix, even) falls inside one of them.
+	big := append([]byte("a"), bytes.Repeat([]byte("é"), (MaxWireLine+100)/2)...)
 	go func() {
-		big := bytes.Repeat([]byte("a"), MaxWireLine+100)
 		outW.Write(append(big, '\n'))
 		outW.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n"))
 		outW.Close()
@@ -160,8 +164,8 @@ func TestWireLineOverCap(t *testing.T) {
 		t.Fatalf("%d messages", len(msgs))
 	}
 	m := msgs[0]
-	if !m.Capped || m.Size != MaxWireLine+100 || len(m.Line) != wireLinePrefix || m.Kind != KindInvalid || !strings.Contains(m.Problem, "cap") {
-		t.Errorf("capped %v size %d line %d bytes kind %s problem %q", m.Capped, m.Size, len(m.Line), m.Kind, m.Problem)
+	if !m.Capped || m.Size != len(big) || len(m.Line) != wireLinePrefix-1 || !utf8.ValidString(m.Line) || m.Kind != KindInvalid || !strings.Contains(m.Problem, "cap") {
+		t.Errorf("capped %v size %d line %d bytes (valid UTF-8 %v; want the first %d, cut between characters) kind %s problem %q", m.Capped, m.Size, len(m.Line), utf8.ValidString(m.Line), wireLinePrefix-1, m.Kind, m.Problem)
 	}
 	if msgs[1].Kind != KindNotification {
 		t.Errorf("the line after: %+v", msgs[1])
@@ -173,4 +177,23 @@ func TestWireLineOverCap(t *testing.T) {
 func hangCheck(t *testing.T, d time.Duration, what string, f func()) {
 	t.Helper()
 	testutil.NoHang(t, d, what, f)
+}
+
+// The text cutters of the driver cut between UTF-8 characters: a JSON-RPC
+// error's data, a reason cut to a bound, the stderr tail.
+func TestCutsBetweenCharacters(t *testing.T) {
+	t.Parallel()
+	data, _ := json.Marshal("xy" + strings.Repeat("é", 150)) // the bound (200) falls inside an é
+	e := &RPCError{Code: -32603, Message: "boom", Data: data}
+	if s := e.Error(); !utf8.ValidString(s) {
+		t.Errorf("RPCError.Error() = %q: not valid UTF-8", s)
+	}
+	if s := OneLine("a"+strings.Repeat("日", 50), 20); !utf8.ValidString(s) || !strings.HasSuffix(s, "…") {
+		t.Errorf("OneLine = %q: not valid UTF-8 or not marked cut", s)
+	}
+	tail := newTailBuffer(11)
+	tail.Write([]byte("start " + strings.Repeat("€", 20) + "\n")) // 3-byte characters: the tail's bound splits one
+	if s := tail.String(); !utf8.ValidString(s) || !strings.HasSuffix(s, "€€€\n") {
+		t.Errorf("stderr tail = %q: not valid UTF-8, or not the last characters", s)
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // proc is one agent process: its pipes (owned by the runner, so that reads
@@ -460,7 +462,8 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the last max bytes written to it (at most: it starts
+// between UTF-8 characters).
 type tailBuffer struct {
 	mu      sync.Mutex
 	buf     []byte
@@ -474,7 +477,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
+	// The tail starts between characters: a character the bound splits
+	// is dropped whole.
+	if over := len(t.buf) - len(textcut.Suffix(t.buf, t.max)); over > 0 {
 		t.dropped += int64(over)
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}

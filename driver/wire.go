@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/todoharness/todoharness/harness/acp/transcript"
+	"github.com/todoharness/todoharness/internal/textcut"
 	"io"
 	"strconv"
 	"strings"
@@ -53,7 +54,8 @@ type WireMsg struct {
 	// Problem says why an invalid line is not a JSON-RPC 2.0 message.
 	Problem string `json:"problem,omitempty"`
 	// Capped: the line was longer than MaxWireLine and was not parsed;
-	// Line holds its first wireLinePrefix bytes, Size its length.
+	// Line holds at most its first wireLinePrefix bytes (cut between
+	// UTF-8 characters), Size its length.
 	Capped bool `json:"capped,omitempty"`
 	Size   int  `json:"size,omitempty"`
 }
@@ -262,8 +264,8 @@ func (c *conn) read() {
 		line, size, err := readLine(r, MaxWireLine)
 		switch {
 		case size > MaxWireLine:
-			c.record(WireMsg{Line: string(line[:wireLinePrefix]), Kind: KindInvalid, Capped: true, Size: size,
-				Problem: fmt.Sprintf("a line of %d bytes, over the runner's cap of %d bytes: not parsed (its first %d bytes kept)", size, MaxWireLine, wireLinePrefix)})
+			c.record(WireMsg{Line: string(textcut.Prefix(line, wireLinePrefix)), Kind: KindInvalid, Capped: true, Size: size,
+				Problem: fmt.Sprintf("a line of %d bytes, over the runner's cap of %d bytes: not parsed (its first %d bytes at most kept, cut between characters)", size, MaxWireLine, wireLinePrefix)})
 		case len(bytes.TrimSpace(line)) > 0:
 			c.dispatch(line)
 		}
@@ -606,13 +608,9 @@ func OneLine(s string, n int) string {
 	return Truncate(strings.Join(strings.Fields(s), " "), n)
 }
 
-// Truncate cuts s to n bytes, marking the cut with "…".
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// Truncate cuts s to at most n bytes between UTF-8 characters, marking
+// the cut with "…" (textcut.Truncate).
+func Truncate(s string, n int) string { return textcut.Truncate(s, n) }
 
 // TurnUpdate reports whether a sessionUpdate kind reports a prompt turn's
 // progress; the others, such as available_commands_update, are about the

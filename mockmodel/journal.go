@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // JournalEntry is one request the mock model received, in canonical form.
@@ -307,7 +307,7 @@ func rawJSON(body []byte) keptBody {
 	switch {
 	case len(body) > MaxJournalBody:
 		k.capped = true
-		k.raw, _ = json.Marshal(string(body[:JournalBodyPrefix]))
+		k.raw, _ = json.Marshal(string(textcut.Prefix(body, JournalBodyPrefix)))
 	case json.Valid(body):
 		k.raw = append(json.RawMessage(nil), body...)
 	default:
@@ -326,7 +326,7 @@ func capTexts(e JournalEntry) JournalEntry {
 		}
 		sum := sha256.Sum256([]byte(*s))
 		e.Capped = append(e.Capped, fmt.Sprintf("%s: %d bytes, sha256 %s, first %d kept", where, len(*s), hex.EncodeToString(sum[:]), MaxJournalText))
-		*s = strings.ToValidUTF8((*s)[:MaxJournalText], "")
+		*s = textcut.Prefix(*s, MaxJournalText)
 	}
 	for i, m := range e.Messages {
 		for k := range m.Content {

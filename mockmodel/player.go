@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // Error codes of RequestError (also the "code" of the OpenAI error body).
@@ -282,7 +283,7 @@ func describeLast(msgs []llm.Message) string {
 		return "no message"
 	}
 	m := msgs[len(msgs)-1]
-	text := fmt.Sprintf("%q", truncate(messageText(m), 120))
+	text := fmt.Sprintf("%q", textcut.Truncate(messageText(m), 120))
 	switch m.Role {
 	case llm.RoleTool:
 		return fmt.Sprintf("tool result for %s (isError=%v) %s", m.ToolCallID, m.IsError, text)

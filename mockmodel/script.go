@@ -8,6 +8,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/internal/jsonx"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // Script is a list of model turns; turn N answers the N-th model request.
@@ -455,7 +456,7 @@ func givenPieces(given []string, whole string, split func(string) []string) ([]s
 		}
 	}
 	if joined := strings.Join(out, ""); joined != whole {
-		return nil, fmt.Errorf("the deltas join to %q, not to %q", truncate(joined, 60), truncate(whole, 60))
+		return nil, fmt.Errorf("the deltas join to %q, not to %q", textcut.Truncate(joined, 60), textcut.Truncate(whole, 60))
 	}
 	return out, nil
 }
@@ -473,7 +474,7 @@ func argumentsJSON(tc ToolCall) (string, error) {
 		return "", fmt.Errorf("cannot encode as JSON: %w", err)
 	}
 	if len(b) == 0 || b[0] != '{' {
-		return "", fmt.Errorf("must be a JSON object, got %s", truncate(string(b), 40))
+		return "", fmt.Errorf("must be a JSON object, got %s", textcut.Truncate(string(b), 40))
 	}
 	return string(b), nil
 }
@@ -521,10 +522,3 @@ func splitBytes(s string, size int) []string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

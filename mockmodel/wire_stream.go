@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // What the wires share: an SSE writer, the walk of a turn's deltas as
@@ -180,7 +182,7 @@ func noRetry(w http.ResponseWriter, e *RequestError) {
 func objectArgs(pl *plan) error {
 	for _, c := range pl.calls {
 		if !isJSONObject(c.args) {
-			return errors.New("tool call " + c.id + ": rawArguments " + strconv.Quote(truncate(c.args, 40)) + " is not a JSON object, and this wire sends arguments as an object")
+			return errors.New("tool call " + c.id + ": rawArguments " + strconv.Quote(textcut.Truncate(c.args, 40)) + " is not a JSON object, and this wire sends arguments as an object")
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/internal/jsonx"
+	"github.com/todoharness/todoharness/internal/textcut"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -507,5 +508,5 @@ func describe(n *yaml.Node) string {
 	if n.ShortTag() == "!!null" {
 		return "null"
 	}
-	return fmt.Sprintf("%s %s", name, truncate(fmt.Sprintf("%q", n.Value), 40))
+	return fmt.Sprintf("%s %s", name, textcut.Truncate(fmt.Sprintf("%q", n.Value), 40))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/conformance"
 )
@@ -83,6 +84,45 @@ func TestSummaryCountsCaseRunsUnderRepeat(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("repeat %d: the summary does not say %q:\n%s", tc.repeat, tc.want, b.String())
+		}
+	}
+}
+
+// Every report cuts an agent's text between UTF-8 characters: a reason of
+// 2-byte characters, cut by the summary table, the GitHub annotations and
+// the HTML report's marks, stays valid UTF-8.
+func TestReportsCutBetweenCharacters(t *testing.T) {
+	t.Parallel()
+	rep := judgeSaved(t, "fake-no-plan", false, nil)
+	for i, c := range rep.Checks {
+		for k, cv := range c.Cases {
+			if cv.Outcome == conformance.Fail {
+				rep.Checks[i].Cases[k].Reason = "x" + strings.Repeat("é", 400) + " call_1; " + strings.Repeat("ü", 30)
+			}
+		}
+		if c.Outcome == conformance.Fail {
+			rep.Checks[i].Reason = "x" + strings.Repeat("é", 400)
+		}
+	}
+	for name, write := range map[string]func(*strings.Builder) error{
+		"summary": func(b *strings.Builder) error { return WriteSummary(b, rep, false) },
+		"github":  func(b *strings.Builder) error { return WriteGitHub(b, rep) },
+		"html":    func(b *strings.Builder) error { return WriteHTML(b, rep) },
+	} {
+		var b strings.Builder
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.String(); !utf8.ValidString(s) {
+			i := 0
+			for i < len(s) {
+				r, n := utf8.DecodeRuneInString(s[i:])
+				if r == utf8.RuneError && n == 1 {
+					break
+				}
+				i += n
+			}
+			t.Errorf("%s: not valid UTF-8 at byte %d: %q", name, i, s[max(0, i-40):min(len(s), i+10)])
 		}
 	}
 }

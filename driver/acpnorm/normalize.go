@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/internal/jsonx"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // Tokens the normaliser writes (the original kit's).
@@ -52,7 +53,7 @@ func (n Normalizer) Normalize(lines [][]byte) ([]byte, error) {
 		}
 		nd, err := parseNode(line)
 		if err != nil {
-			return nil, fmt.Errorf("stdout line %d is not JSON (%w): %q", i+1, err, truncate(string(line), 120))
+			return nil, fmt.Errorf("stdout line %d is not JSON (%w): %q", i+1, err, textcut.Truncate(string(line), 120))
 		}
 		nd.walk("", func(key string, v *node) {
 			if key == "sessionId" && v.kind == kindString && v.text != "" {
@@ -318,11 +319,4 @@ func (n *node) encode(b *bytes.Buffer, sorted bool) {
 
 func writeString(b *bytes.Buffer, s string) {
 	_ = jsonx.Write(b, s) // a string always encodes
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // ErrCodeResourceNotFound is ACP's "resource not found" error code, used for
@@ -31,7 +32,7 @@ func shortID(id string) string {
 	if len(id) <= MaxSessionIDLen {
 		return id
 	}
-	return fmt.Sprintf("%s… (%d bytes)", id[:64], len(id))
+	return fmt.Sprintf("%s… (%d bytes)", textcut.Prefix(id, 64), len(id))
 }
 
 // checkID refuses, as not found, an id that cannot name a session file.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // FileStore appends a session's events to a JSONL file: the header on line 1,
@@ -144,9 +146,7 @@ func flock(f *os.File) error {
 
 func writeHolder(path string) error {
 	cmd := strings.Join(os.Args, " ")
-	if len(cmd) > 300 {
-		cmd = cmd[:300] + "…"
-	}
+	cmd = textcut.Truncate(cmd, 300)
 	b, err := json.Marshal(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UnixMilli()})
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)

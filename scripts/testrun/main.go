@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 func main() {
@@ -346,9 +348,7 @@ func failureDigest(out []byte) []string {
 		default:
 			continue
 		}
-		if len(t) > digestWidth {
-			t = t[:digestWidth] + "…"
-		}
+		t = textcut.Truncate(t, digestWidth)
 		picked = append(picked, t)
 		if len(picked) == digestLines {
 			break

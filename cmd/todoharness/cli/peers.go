@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // peersOptions are the flags of `todoharness peers`.
@@ -287,10 +288,7 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
-			if len(l) > 200 {
-				l = l[:200] + "…"
-			}
-			return l
+			return textcut.Truncate(l, 200)
 		}
 	}
 	return "(no output)"
@@ -329,10 +327,7 @@ func writePeerMarkdown(w io.Writer, rows []peerRow) {
 
 func oneLineTrunc(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
+	return textcut.Truncate(s, n)
 }
 
 // prefixWriter prefixes every line written to it.
