@@ -165,13 +165,23 @@ func RecordCassette(ctx context.Context, sc *Scenario, cfg RecordConfig) (*Recor
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	if !bytes.Equal(liveG.ACP, repG.ACP) || !bytes.Equal(liveG.Log, repG.Log) {
-		return nil, fmt.Errorf("scenario %s: replaying the new cassette does not reproduce the live run, %s left unchanged:\nlive ACP:\n%s\nreplayed ACP:\n%s\nlive log:\n%s\nreplayed log:\n%s",
-			sc.Name, cfg.Cassette, liveG.ACP, repG.ACP, liveG.Log, repG.Log)
+		return nil, notReproduced(sc.Name, cfg.Cassette, liveG, repG, rec.Secrets())
 	}
 	if err := os.Rename(tmp, cfg.Cassette); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return &Recorded{Provenance: rec.Provenance(), Exchanges: rec.Requests(), Live: live, Goldens: liveG}, nil
+}
+
+// notReproduced is the error of a recording whose replay differs from the
+// live run: both sides printed, each with every known secret and
+// credential-shaped value redacted (the replayed side holds what scrubbing
+// left in the cassette: when that is a key, the error must not print it).
+func notReproduced(name, path string, live, replayed Goldens, secrets []string) error {
+	replayed = redactGoldens(replayed, secrets)
+	msg := fmt.Sprintf("replaying the new cassette does not reproduce the live run, %s left unchanged:\nlive ACP:\n%s\nreplayed ACP:\n%s\nlive log:\n%s\nreplayed log:\n%s",
+		path, live.ACP, replayed.ACP, live.Log, replayed.Log)
+	return fmt.Errorf("scenario %s: %s", name, scrub.RedactText(msg, secrets))
 }
 
 // redactGoldens redacts known secrets from goldens, a field's text joined

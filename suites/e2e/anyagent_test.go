@@ -325,6 +325,34 @@ var _ = Describe("recording and replaying any agent through the proxy", Serial, 
 		assertNoSecretIn(dir, 4)
 	}, NodeTimeout(2*time.Minute))
 
+	It("refuses a recording whose replay differs without printing the key, even \\u-escaped in a todo item", func(ctx SpecContext) {
+		dir := newScenario("rotate-escaped")
+		sc, err := scenario.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		// The todo item's text holds the key with its first character
+		// written as the six characters \u0073: the arguments hold it
+		// escaped twice.
+		escaped := `\\u0073` + fakeAgentKey[1:]
+		script := &mockmodel.Script{Turns: []mockmodel.Turn{
+			{ToolCalls: []mockmodel.ToolCall{{Name: "todo_write",
+				RawArguments: `{"todos":[{"content":"rotate ` + escaped + `","status":"in_progress"}]}`}}, ChunkSize: 7},
+			{Expect: &mockmodel.Expect{LastMessage: "tool"}, Text: "DONE"},
+		}}
+		up := newEchoUpstream(script)
+		DeferCleanup(up.close)
+		cfg := openaichat.ClientConfig{BaseURL: up.URL + "/v1", APIKey: fakeAgentKey, Model: "deepseek-chat"}
+		_, err = scenario.RecordCassette(ctx, sc, scenario.RecordConfig{Client: cfg, Cassette: sc.CassettePath()})
+		if err != nil {
+			for _, view := range decodedViews(err.Error()) {
+				for _, again := range decodedViews(view) {
+					Expect(again).NotTo(ContainSubstring(fakeAgentKey[1:]), "the error prints the key:\n%v", err)
+				}
+			}
+			Expect(scrub.ScanSecrets([]byte(err.Error()), fakeSecrets())).To(BeEmpty(), "the error prints the key:\n%v", err)
+		}
+		assertNoSecretIn(dir, 1)
+	}, NodeTimeout(2*time.Minute))
+
 	It("says a recording interrupted while the agent waits on the model was interrupted, and leaves the scenario as it was", func(ctx SpecContext) {
 		dir := newScenario("rotate-interrupted")
 		run, cancel := context.WithCancel(ctx)

@@ -146,13 +146,15 @@ var keyEncodings = []keyEncoding{
 		}},
 }
 
-// escapes are the transport escapes a text is read through: each returns
-// the decoded views of a text, with their offsets into it.
+// decodings are the views of a text through its transport escapes, with
+// their offsets into it: as written, JSON-unescaped once and twice (a JSON
+// text inside a JSON string: a todo item in a log line), URL-decoded once
+// and twice, and their mixes.
 func decodings(s string) []decoded {
 	plain := identity(s)
 	j := jsonUnescape(s)
 	p := plain.then(percentDecode)
-	return []decoded{plain, j, p, p.then(percentDecode), j.then(percentDecode), p.then(jsonUnescape)}
+	return []decoded{plain, j, j.then(jsonUnescape), p, p.then(percentDecode), j.then(percentDecode), p.then(jsonUnescape)}
 }
 
 // escapeForms are the transport escapes KeyForms plants the secret in.
