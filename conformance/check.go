@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 3
+const CatalogueVersion = 4
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -31,8 +31,15 @@ const CatalogueVersion = 3
 //     large-list, unicode-content, reject-status-casing,
 //     load-between-prompts, cancel-after-write (Step.Cancel);
 //     6e761c3de9933b6aa20de5bf0d556c27809fe110fada84040d04a265f7cc13f5.
-//   - 3: TW-VALID-MISSING and its case reject-missing-field.
-const catalogueFingerprint = "7effd79d80ac5a90ff0e0bff58464b0a158c63a172060deee381755dd56dd697"
+//   - 3: TW-VALID-MISSING and its case reject-missing-field;
+//     7effd79d80ac5a90ff0e0bff58464b0a158c63a172060deee381755dd56dd697.
+//   - 4: ACP-TOOLSTATUS-1 (SHOULD, every case); a call's verdict is read
+//     from what the agent says of it (its result, the final status of
+//     its ACP tool call, a plan showing its list), never assumed from the
+//     case, and the checks that need a verdict no signal gives are not
+//     judged for it; a call to a todo tool the agent did not offer is
+//     judged for nothing.
+const catalogueFingerprint = "38ed9a9f1f59b1783eec72bdd57203d8de97cce71d352b728afce1aee837df37"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -317,6 +324,17 @@ func Catalogue() []Check {
 			Spec:   "The ID of the session this update pertains to.",
 			Source: srcSchema + " SessionNotification.sessionId",
 			eval:   evalSession,
+		},
+		{
+			// SHOULD: an editor shows the tool call's status, the model
+			// acts on its result; when they disagree, one of them is
+			// wrong about the list. Only calls whose status and result
+			// both say something are judged.
+			ID: "ACP-TOOLSTATUS-1", Level: SHOULD, Always: true,
+			Title:  "the final status the agent reports for a scripted todo call (tool_call_update completed or failed) agrees with what its model was told (a plain result or an error)",
+			Spec:   "The tool call failed with an error.",
+			Source: srcSchema + " ToolCallStatus (failed; completed: \"The tool call completed successfully.\")",
+			eval:   evalToolStatus,
 		},
 		{
 			ID: "TW-TOOL-1", Level: MUST,

@@ -373,7 +373,7 @@ func evalReplace(ev *Evidence) verdict {
 		}
 	}, "")
 	if n < 2 {
-		return skipf("needs two accepted writes, saw %d", n)
+		return orUnknown(skipf("needs two accepted writes, saw %d", n), m.writes, func(w writeObs) bool { return w.Shaped })
 	}
 	return v
 }
@@ -417,23 +417,26 @@ func planString(p planObs) string {
 
 func evalEmpty(ev *Evidence) verdict {
 	m := ev.match()
-	return judgeEach(m.writes, func(w writeObs) bool { return w.Shaped && len(w.Todos) == 0 && !w.Reject }, func(fs *failures, i int, w writeObs) {
+	empty := func(w writeObs) bool { return w.Shaped && len(w.Todos) == 0 && !w.Reject }
+	v := judgeEach(m.writes, func(w writeObs) bool { return empty(w) && w.Unknown == "" }, func(fs *failures, i int, w writeObs) {
 		switch {
-		case w.Result.Found && w.Result.IsError:
-			fs.add(failf("the empty list (%s) was rejected: %q", w.CallID, driver.Truncate(w.Result.Text, 120)))
+		case w.Refused:
+			fs.add(failf("the empty list (%s) was rejected (%s): %q", w.CallID, w.By, driver.Truncate(w.Result.Text, 120)))
 		case m.planOf[i] < 0:
 			fs.add(failf("after the empty list (%s) no plan with zero entries was sent%s", w.CallID, shownAfter(m, i)))
 		}
 	}, "the case writes no empty list")
+	return orUnknown(v, m.writes, empty)
 }
 
 func evalRejected(ev *Evidence) verdict {
 	m := ev.match()
-	return judgeEach(m.writes, func(w writeObs) bool { return w.Reject }, func(fs *failures, i int, _ writeObs) {
+	v := judgeEach(m.writes, func(w writeObs) bool { return w.Reject && w.Unknown == "" }, func(fs *failures, i int, _ writeObs) {
 		if v := rejectedCall(ev, m, i); v.Outcome == Fail {
 			fs.add(v)
 		}
 	}, "the case has no call to reject")
+	return orUnknown(v, m.writes, func(w writeObs) bool { return w.Reject })
 }
 
 // rejectedCall judges one call the case requires the agent to refuse.
@@ -444,9 +447,12 @@ func rejectedCall(ev *Evidence, m matching, i int) verdict {
 		return failf("the model never saw a result for the rejected call %s (no later model request carries it)", w.CallID)
 	case !w.Result.IsError:
 		seen := fmt.Sprintf("%s was accepted: the model saw a result without the error flag: %q", w.CallID, driver.Truncate(w.Result.Text, 120))
+		if w.Refused {
+			seen = fmt.Sprintf("%s was refused (%s), but the model saw a result without the error flag: %q", w.CallID, w.By, driver.Truncate(w.Result.Text, 120))
+		}
 		wire := ev.flaglessWire(w.Result)
 		switch {
-		case wire != "" && readsAsRefusal(w.Result.Text):
+		case wire != "" && (w.Refused || readsAsRefusal(w.Result.Text)):
 			// A refusal in words only: the fix is its first word.
 			return failf("%s; on %s a tool result carries no error flag: it counts as an error only when its text starts with %q (start the refusal with it)", seen, wire, mockmodel.ToolErrorPrefix)
 		case wire != "":
@@ -462,8 +468,15 @@ func rejectedCall(ev *Evidence, m matching, i int) verdict {
 
 func evalRejectKeep(ev *Evidence) verdict {
 	m := ev.match()
-	return judgeEach(m.writes, func(w writeObs) bool { return !w.Accepted }, func(fs *failures, i int, w writeObs) {
-		prev, ok := m.previousAccepted(i)
+	unsure, judged := "", 0
+	v := judgeEach(m.writes, func(w writeObs) bool { return w.Refused }, func(fs *failures, i int, w writeObs) {
+		prev, ok, unknown := m.previousAccepted(i)
+		if g := m.gap(i); len(g) > 0 && unknown != "" {
+			// Which list stood before the call cannot be told.
+			unsure = unknown
+			return
+		}
+		judged++
 		for _, p := range m.gap(i) {
 			if !ok {
 				fs.add(failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID))
@@ -474,7 +487,11 @@ func evalRejectKeep(ev *Evidence) verdict {
 				break
 			}
 		}
-	}, "the agent rejected no call in this case")
+	}, "the agent refused no call in this case")
+	if v.Outcome == Pass && judged == 0 {
+		return skipf("%s", unsure)
+	}
+	return orUnknown(v, m.writes, nil)
 }
 
 // acceptedWithResult admits the accepted writes of a list whose result
@@ -563,9 +580,9 @@ func evalHistory(ev *Evidence) verdict {
 			}
 		}
 	}
-	refused := map[string]bool{} // results taken as errors (flag or inferred)
+	refused := map[string]bool{} // results of refused calls, or of calls whose verdict is unknown
 	for _, w := range ev.writes() {
-		if w.Result.IsError {
+		if w.Result.IsError || w.Refused || w.Unknown != "" {
 			refused[w.CallID] = true
 		}
 	}
@@ -628,6 +645,10 @@ func evalHistoryCall(ev *Evidence) verdict {
 
 func evalPlan(ev *Evidence) verdict {
 	m := ev.match()
+	if !ev.toolOffered() {
+		// No plan can be tied to a call of the agent's own todo tool.
+		return orUnknown(skipf("no write in this case"), m.writes, nil)
+	}
 	accepted := 0
 	var fs failures
 	for i, w := range m.writes {
@@ -654,7 +675,7 @@ func evalPlan(ev *Evidence) verdict {
 		}
 	}
 	if accepted == 0 && len(m.plans) == 0 {
-		return skipf("no write in this case")
+		return orUnknown(skipf("no write in this case"), m.writes, nil)
 	}
 	return fs.orElse(pass())
 }
@@ -735,10 +756,19 @@ func evalFinal(ev *Evidence) verdict {
 	}
 	ws := ev.writes()
 	plans := ev.plans()
-	// A point before any accepted list: nothing the client must hold.
-	holds := func(pt finalState) bool { return lastAcceptedBy(ws, pt) != nil }
-	return judgeEach(finalStates(ev), holds, func(fs *failures, _ int, pt finalState) {
-		want := lastAcceptedBy(ws, pt)
+	// A point before any accepted list: nothing the client must hold; a
+	// point after a call whose verdict is unknown: what it must hold
+	// cannot be told.
+	unsure := ""
+	holds := func(pt finalState) bool {
+		want, unknown := lastAcceptedBy(ws, pt)
+		if unknown != "" && unsure == "" {
+			unsure = unknown
+		}
+		return want != nil && unknown == ""
+	}
+	v := judgeEach(finalStates(ev), holds, func(fs *failures, _ int, pt finalState) {
+		want, _ := lastAcceptedBy(ws, pt)
 		var held *planObs
 		for j := range plans {
 			// A load's replay sent after its answer counts for the load
@@ -764,6 +794,10 @@ func evalFinal(ev *Evidence) verdict {
 				at(held.Seq, fmt.Sprintf("the last plan at %s, not the last accepted list (%s)", pt.what, want.CallID)))
 		}
 	}, "no list was accepted in this case")
+	if v.Outcome == NotRun && unsure != "" {
+		return skipf("%s", unsure)
+	}
+	return v
 }
 
 // finalStates lists the points where the client's plan is judged: the end
@@ -792,15 +826,20 @@ func finalStates(ev *Evidence) []finalState {
 	return points
 }
 
-// lastAcceptedBy is the last list accepted before point pt, nil when none.
-func lastAcceptedBy(ws []writeObs, pt finalState) *writeObs {
-	var want *writeObs
+// lastAcceptedBy is the last list accepted before point pt, nil when
+// none; unknown is the reason a call after it cannot be judged (then the
+// list the client must hold cannot be told).
+func lastAcceptedBy(ws []writeObs, pt finalState) (want *writeObs, unknown string) {
 	for i := range ws {
-		if ws[i].Prompt < pt.prompts && ws[i].Accepted && ws[i].Shaped {
-			want = &ws[i]
+		switch w := &ws[i]; {
+		case w.Prompt >= pt.prompts || !w.Shaped:
+		case w.Accepted:
+			want, unknown = w, ""
+		case w.Unknown != "" && unknown == "":
+			unknown = w.Unknown
 		}
 	}
-	return want
+	return want, unknown
 }
 
 func evalPriority(ev *Evidence) verdict {
@@ -880,18 +919,16 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 			return nil, nil, &v
 		}
 	}
-	before := ev.promptsBeforeRestart()
-	var want []Todo
-	ok := false
-	for _, w := range ev.writes() {
-		if w.Prompt < before && w.Accepted && w.Shaped {
-			want, ok = w.Todos, true
-		}
-	}
-	if !ok {
+	w, unknown := lastAcceptedBy(ev.writes(), finalState{prompts: ev.promptsBeforeRestart()})
+	switch {
+	case unknown != "":
+		v := skipf("the list the load must end on cannot be told: %s", unknown)
+		return nil, nil, &v
+	case w == nil:
 		v := skipf("no accepted write before the restart")
 		return nil, nil, &v
 	}
+	want := w.Todos
 	var replay []planObs
 	for _, p := range ev.plans() {
 		if p.Segment == "load" {

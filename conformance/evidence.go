@@ -474,9 +474,7 @@ type result struct {
 	Found   bool
 	Request int // position in Evidence.Journal of the first request carrying it
 	IsError bool
-	// Inferred: IsError is not on the wire but inferred (see writes).
-	Inferred bool
-	Text     string
+	Text    string
 }
 
 // ResultRequest is the first model request that carried the result of
@@ -501,39 +499,34 @@ func (ev *Evidence) resultOf(callID string) result {
 	return result{}
 }
 
-// writeObs is a scripted write and how the agent took it.
+// writeObs is a scripted write and what the agent did with it (see
+// callverdict.go): Accepted or Refused, or neither when nothing tells
+// (Unknown says why).
 type writeObs struct {
 	Write
 	Result result
-	// Accepted is the agent's verdict when the model saw a result, else
-	// the case's expectation.
-	Accepted bool
+	// ACP is what the agent reported of the call over ACP.
+	ACP acpCall
+	// Told is what the model was told by the result (ToldHow says how).
+	Told    callVerdict
+	ToldHow string
+	// Accepted and Refused are the agent's verdict, By the signal that
+	// decided it; Unknown says why neither can be told.
+	Accepted, Refused bool
+	By                string
+	Unknown           string
 }
 
 func (ev *Evidence) writes() []writeObs {
 	out := make([]writeObs, 0, len(ev.Writes))
+	acp := ev.acpCalls()
+	offered := ev.toolOffered()
 	for _, w := range ev.Writes {
 		if w.Prompt >= ev.PromptsRun {
 			continue // its prompt was never sent
 		}
 		o := writeObs{Write: w, Result: ev.resultOf(w.CallID)}
-		if o.Result.Found && !o.Result.IsError && w.Reject && ev.Dialect.Name != driver.DialectTodoWrite &&
-			ev.Journal[o.Result.Request].ToolErrors == mockmodel.ToolErrorsPrefix && !ev.shown(w) {
-			// OpenAI chat and Responses carry no error flag: the mock reads
-			// the harness's "Error:" wording, which other agents do not use
-			// (codex: "failed to parse function arguments: ..."). There, a
-			// result for a call the case's rules would refuse is taken as a
-			// refusal unless the agent showed its list as a plan: other
-			// dialects have their own validation rules (the TW-VALID checks
-			// are n/a for them), so either verdict is fine as long as the
-			// plan agrees with it.
-			o.Result.IsError, o.Result.Inferred = true, true
-		}
-		if o.Result.Found {
-			o.Accepted = !o.Result.IsError
-		} else {
-			o.Accepted = !w.Reject
-		}
+		ev.judgeCall(&o, acp[w.CallID], offered)
 		out = append(out, o)
 	}
 	return out
@@ -652,10 +645,12 @@ func (m matching) untied(p planObs) string {
 		if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) {
 			continue
 		}
-		if !w.Accepted {
+		switch {
+		case w.Refused:
 			return "shows the list of the refused call " + w.CallID
+		case w.Accepted:
+			return "shows the list of " + w.CallID + " after a later write was shown: out of order"
 		}
-		return "shows the list of " + w.CallID + " after a later write was shown: out of order"
 	}
 	return fmt.Sprintf("shows a list no accepted write of prompt %d has", p.Prompt+1)
 }
@@ -702,7 +697,7 @@ func (m matching) renders(j int) bool {
 		return false
 	}
 	for _, w := range m.writes {
-		if !w.Accepted && w.Prompt == p.Prompt && w.Shaped && sameTrimmed(p.todos(), w.Todos) {
+		if w.Refused && w.Prompt == p.Prompt && w.Shaped && sameTrimmed(p.todos(), w.Todos) {
 			return false
 		}
 	}
@@ -733,14 +728,21 @@ func (m matching) coalesced(i int) int {
 	return -1
 }
 
-// previousAccepted returns the list accepted before write i (any prompt).
-func (m matching) previousAccepted(i int) ([]Todo, bool) {
+// previousAccepted returns the list accepted before write i (any
+// prompt); unknown is the reason a write after that one (or before i,
+// when none was accepted) cannot be judged: then which list stands
+// before i cannot be told.
+func (m matching) previousAccepted(i int) (list []Todo, ok bool, unknown string) {
 	for k := i - 1; k >= 0; k-- {
-		if m.writes[k].Accepted && m.writes[k].Shaped {
-			return m.writes[k].Todos, true
+		w := m.writes[k]
+		if w.Accepted && w.Shaped {
+			return w.Todos, true, unknown
+		}
+		if w.Unknown != "" && w.Shaped {
+			unknown = w.Unknown
 		}
 	}
-	return nil, false
+	return nil, false, unknown
 }
 
 // offeredTool returns the dialect's tool spec from the first model request.

@@ -66,15 +66,17 @@ var savedRunWants = map[string][]string{
 	// Its own rules keep duplicates and show them untrimmed: todo_write's
 	// rules refuse them.
 	"fake-accept-dup-raw": {"TW-FINAL-1", "TW-PLAN-1", "TW-VALID-DUP"},
-	// Refusals worded without "Error:" on a wire with no error flag are
-	// acceptances for todo_write; for another dialect they are inferred.
-	"fake-no-error-prefix": {"TW-FINAL-1", "TW-HISTORY-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1", "TW-VALID-BADSTATUS",
-		"TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-NOTARRAY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
+	// Refusals worded without "Error:" on a wire with no error flag: read
+	// as refusals (their words, the failed ACP status), they fail only the
+	// checks of how a todo_write refusal reaches the model.
+	"fake-no-error-prefix": {"TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-NOTARRAY", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
+	// Forced into another dialect, the fake offers todo_write and not that
+	// dialect's tool: no scripted call reaches a todo tool of the agent, so
+	// nothing is judged of the calls.
 	"fake-no-error-prefix-as-opencode": {"TW-TOOL-1"},
 	"fake-accept-empty-as-opencode":    {"TW-TOOL-1"},
-	"fake-plan-on-reject-as-opencode":  {"ACP-SCHEMA-1", "TW-FINAL-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-TOOL-1"},
-	// Forced into codex, the fake takes {plan: [...]} as an empty list.
-	"fake-ok-as-codex": {"TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-REPLACE-1", "TW-TOOL-1"},
+	"fake-plan-on-reject-as-opencode":  {"ACP-SCHEMA-1", "TW-TOOL-1"},
+	"fake-ok-as-codex":                 {"TW-TOOL-1"},
 }
 
 func savedRunNames(t *testing.T) []string {
@@ -210,6 +212,18 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"ACP-EXIT-1", "fake-slow-exit", "empty-list", nil, Fail, "did not exit within 2s of stdin closing: SIGTERM"},
 		{"ACP-TURN-1", "fake-updates-after-response", "plan-basic", nil, Fail, "prompt 1: 4 update(s) of the turn (tool_call, plan, tool_call_update, agent_message_chunk) came after its session/prompt answer, from "},
 		{"ACP-TURN-1", "bridge-updates-after-response", "load-after-several", nil, Fail, "prompt 2: "},
+		{"ACP-TOOLSTATUS-1", "reference", "reject-empty", func(t *testing.T, ev *Evidence) {
+			// The refused call reported completed over ACP.
+			n := 0
+			for i, m := range ev.Wire {
+				if m.UpdateKind() == "tool_call_update" && strings.Contains(m.Line, `"toolCallId":"call_2"`) {
+					ev.Wire[i].Line, n = strings.Replace(m.Line, `"status":"failed"`, `"status":"completed"`, 1), n+1
+				}
+			}
+			if n == 0 {
+				t.Fatal("no tool_call_update of call_2 to edit")
+			}
+		}, Fail, "call_2: the agent reported its tool call completed, but its model was told an error (its result starts with \"Error:\")"},
 		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `offers no "todo_write" tool; tools offered: [todo_list]`},
 		{"TW-SCHEMA-1", "tool-loose-schema", "tool-offered", nil, Fail, `parameters.required is [], want it to include "todos"`},
 		{"TW-SCHEMA-2", "tool-extra-status", "tool-offered", nil, Fail, "want exactly"},

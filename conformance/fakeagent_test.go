@@ -72,6 +72,9 @@ type fakeState struct {
 	beforeTools func()
 	turnDone    chan struct{}
 	noPlan      bool // flip-plan: this process sends no plan
+	// own is a todo tool of the fake's own in place of todo_write (nil:
+	// none; see fakenoplan_test.go).
+	own *fakeTool
 }
 
 func (f *fakeState) has(m string) bool {
@@ -175,6 +178,7 @@ func fakeAgent(mode string) int {
 		select {}
 	}
 	f.noPlan = f.has("flip-plan") && flipPlan()
+	f.own = ownTool(mode)
 	for f.in.Scan() {
 		if f.turnDone != nil {
 			<-f.turnDone // a late turn ends before the next message is served
@@ -297,44 +301,61 @@ func (f *fakeState) toolName() string {
 
 const fakeSchema = `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["todos"]}`
 
+// fakeModelMsg is the message of a chat completion answer.
+type fakeModelMsg struct {
+	Content   *string `json:"content"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// ask sends the conversation to the mock model offering one tool, keeps
+// the answer in the conversation and returns it.
+func (f *fakeState) ask(tool, schema string) (fakeModelMsg, error) {
+	body, _ := json.Marshal(map[string]any{"model": "mock", "messages": f.msgs, "tools": []any{map[string]any{
+		"type": "function", "function": map[string]any{"name": tool, "description": "todo list", "parameters": json.RawMessage(schema)}}}})
+	resp, err := http.Post(f.baseURL+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return fakeModelMsg{}, err
+	}
+	var out struct {
+		Choices []struct {
+			Message fakeModelMsg `json:"message"`
+		} `json:"choices"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || len(out.Choices) == 0 {
+		return fakeModelMsg{}, fmt.Errorf("model answered %d", resp.StatusCode)
+	}
+	msg := out.Choices[0].Message
+	am := map[string]any{"role": "assistant", "content": msg.Content}
+	if len(msg.ToolCalls) > 0 {
+		var tcs []any
+		for _, tc := range msg.ToolCalls {
+			tcs = append(tcs, map[string]any{"id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Function.Name, "arguments": tc.Function.Arguments}})
+		}
+		am["tool_calls"] = tcs
+	}
+	f.msgs = append(f.msgs, am)
+	return msg, nil
+}
+
 // turn runs model calls until the model stops calling tools.
 func (f *fakeState) turn() error {
 	for step := 0; step < 10; step++ {
-		body, _ := json.Marshal(map[string]any{"model": "mock", "messages": f.msgs, "tools": []any{map[string]any{
-			"type": "function", "function": map[string]any{"name": f.toolName(), "description": "todo list", "parameters": json.RawMessage(fakeSchema)}}}})
-		resp, err := http.Post(f.baseURL+"/chat/completions", "application/json", bytes.NewReader(body))
+		name, schema, run := f.toolName(), fakeSchema, f.runTool
+		if f.own != nil {
+			name, schema, run = f.own.name, f.own.schema, f.own.run
+		}
+		msg, err := f.ask(name, schema)
 		if err != nil {
 			return err
 		}
-		var out struct {
-			Choices []struct {
-				Message struct {
-					Content   *string `json:"content"`
-					ToolCalls []struct {
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"message"`
-			} `json:"choices"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || len(out.Choices) == 0 {
-			return fmt.Errorf("model answered %d", resp.StatusCode)
-		}
-		msg := out.Choices[0].Message
-		am := map[string]any{"role": "assistant", "content": msg.Content}
-		if len(msg.ToolCalls) > 0 {
-			var tcs []any
-			for _, tc := range msg.ToolCalls {
-				tcs = append(tcs, map[string]any{"id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Function.Name, "arguments": tc.Function.Arguments}})
-			}
-			am["tool_calls"] = tcs
-		}
-		f.msgs = append(f.msgs, am)
 		if msg.Content != nil && *msg.Content != "" {
 			f.notify(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": *msg.Content}})
 		}
@@ -345,23 +366,44 @@ func (f *fakeState) turn() error {
 			f.beforeTools()
 		}
 		for _, tc := range msg.ToolCalls {
-			f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": tc.ID, "title": "Update todo list", "kind": "other", "status": "in_progress"})
-			// Any dialect's todo tool is its own (forced into a dialect,
-			// it executes that tool's calls); any other tool is unknown.
-			text, isErr := "Error: unknown tool "+tc.Function.Name, true
-			if tc.Function.Name == f.toolName() || slices.ContainsFunc(driver.Dialects(), func(d driver.Dialect) bool { return d.Tool == tc.Function.Name }) {
-				text, isErr = f.todoWrite(tc.Function.Arguments)
-			}
-			status := "completed"
-			if isErr {
-				status = "failed"
-			}
-			f.notify(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": tc.ID, "status": status,
-				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": text}}}})
-			f.msgs = append(f.msgs, map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": text})
+			run(f, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 	}
 	return fmt.Errorf("too many steps")
+}
+
+// fakeTool is a todo tool the fake offers in place of todo_write: its
+// name, its parameters schema, and what a call does (run announces it,
+// answers it over ACP and adds its result to the conversation).
+type fakeTool struct {
+	name, schema string
+	run          func(f *fakeState, id, name, args string)
+}
+
+// runTool runs one call of the fake's todo_write.
+func (f *fakeState) runTool(_ *fakeState, id, name, args string) {
+	f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Update todo list", "kind": "other", "status": "in_progress"})
+	// Any dialect's todo tool is its own (forced into a dialect, it
+	// executes that tool's calls); any other tool is unknown.
+	text, isErr := "Error: unknown tool "+name, true
+	if name == f.toolName() || slices.ContainsFunc(driver.Dialects(), func(d driver.Dialect) bool { return d.Tool == name }) {
+		text, isErr = f.todoWrite(args)
+	}
+	status := "completed"
+	if isErr {
+		status = "failed"
+	}
+	f.answerTool(id, status, text, true)
+}
+
+// answerTool ends call id: a tool_call_update with its final status and
+// output (when report), and the result the model is handed.
+func (f *fakeState) answerTool(id, status, text string, report bool) {
+	if report {
+		f.notify(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": status,
+			"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": text}}}})
+	}
+	f.msgs = append(f.msgs, map[string]any{"role": "tool", "tool_call_id": id, "content": text})
 }
 
 // todoWrite validates like the contract says and shows the plan.

@@ -63,6 +63,11 @@ func upCallDone(id string) string {
 	return `{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"completed"}`
 }
 
+// upCallFailed reports call id refused (its final status failed).
+func upCallFailed(id string) string {
+	return `{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"failed"}`
+}
+
 // synth builds the evidence of a run step by step, for session s1 (made
 // by session/new). No model journal: a write is accepted unless the case
 // refuses it (so the TW-VALID checks, which read the model's results, are
@@ -168,10 +173,11 @@ func TestPlanAttributionIgnoresInterleaving(t *testing.T) {
 		}, map[string]Outcome{"TW-PLAN-1": Pass, "TW-REPLACE-1": Pass, "TW-FINAL-1": Pass}, []string{"#8 call_1", "#12 call_2", "#14 call_3"}},
 		{"opencode: valid, invalid, valid", true, []string{
 			upCall("call_1"), upCallDone("call_1"), upCall("call_2"), upPlan(listA),
-			upCallDone("call_1"), upCallDone("call_2"), upCall("call_3"), upPlan(listC), upCallDone("call_3"),
+			upCallDone("call_1"), upCallFailed("call_2"), upCall("call_3"), upPlan(listC), upCallDone("call_3"),
 		}, map[string]Outcome{"TW-PLAN-1": Pass, "TW-REJECT-KEEP-1": Pass, "TW-FINAL-1": Pass}, []string{"#8 call_1", "#12 call_3"}},
 		{"a plan for the refused call, announced as the next one", true, []string{
 			upCall("call_1"), upPlan(listA), upCall("call_2"), upCall("call_3"), upPlan(listBBad), upPlan(listC),
+			upCallDone("call_1"), upCallFailed("call_2"), upCallDone("call_3"),
 		}, map[string]Outcome{"TW-PLAN-1": Fail, "TW-REJECT-KEEP-1": Fail, "TW-FINAL-1": Pass}, []string{"#6 call_1", "#9 ", "#10 call_3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,7 +203,8 @@ func TestPlanAttributionIgnoresInterleaving(t *testing.T) {
 // client ends on the last list).
 func TestCoalescedWritesAreDescribed(t *testing.T) {
 	t.Parallel()
-	ev := synthRun(t, twoWritesOneTurn(false), upCall("call_1"), upCall("call_2"), upCall("call_3"), upPlan(listC))
+	ev := synthRun(t, twoWritesOneTurn(false), upCall("call_1"), upCall("call_2"), upCall("call_3"), upPlan(listC),
+		upCallDone("call_1"), upCallDone("call_2"), upCallDone("call_3"))
 	v := judgeOne(t, ev, "TW-PLAN-1")
 	if v.Outcome != Fail || !strings.Contains(v.Reason, "the agent coalesced the writes call_1 to call_3 of prompt 1 into one plan update (#8 shows call_3's list)") {
 		t.Errorf("TW-PLAN-1: %s %q", v.Outcome, v.Reason)

@@ -115,9 +115,14 @@ func (pm planMatch) expected(p planObs) (want []Todo, known bool, note string) {
 	if i, ok := pm.sentBy[j]; ok {
 		w := pm.writes[i]
 		switch {
-		case !w.Accepted:
-			want, known = pm.previousAccepted(i)
+		case w.Refused:
+			want, known, unknown := pm.previousAccepted(i)
+			if unknown != "" {
+				return nil, false, "follows call " + w.CallID + ", which was refused; " + unknown
+			}
 			return want, known, "follows call " + w.CallID + ", which was refused: no plan was expected for it"
+		case w.Unknown != "":
+			return nil, false, "follows call " + w.CallID + ": " + w.Unknown
 		case w.Shaped:
 			return w.Todos, true, "follows call " + w.CallID
 		}

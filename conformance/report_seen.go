@@ -176,6 +176,21 @@ func seenACP(id string) (seenRule, bool) {
 			func(t tally) string {
 				return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
 			}}, true
+	case "ACP-TOOLSTATUS-1":
+		return seenRule{func(ev *Evidence) tally {
+			t := ints(0, 0)
+			for _, w := range ev.writes() {
+				if w.ACP.Status != "" && w.Told != callUnknown {
+					t.n[0]++
+					if w.Told == callRefused {
+						t.n[1]++
+					}
+				}
+			}
+			return t
+		}, func(t tally) string {
+			return fmt.Sprintf("%s with a final status its model's result agrees with (%d failed, %d completed)", nOf(t.n[0], "tool call", "tool calls"), t.n[1], t.n[0]-t.n[1])
+		}}, true
 	case "ACP-SESSION-1":
 		return seenRule{func(ev *Evidence) tally { return ints(ev.updateSessions().updates) },
 			func(t tally) string {
@@ -246,7 +261,7 @@ func seenTool(id string) (seenRule, bool) {
 func seenRefused(ev *Evidence) tally {
 	t := ints(0)
 	for _, w := range ev.writes() {
-		if w.Reject && w.Result.Found && w.Result.IsError {
+		if w.Reject && w.Refused && w.Result.Found && w.Result.IsError {
 			if t.n[0]++; t.n[0] == 1 {
 				t.example = fmt.Sprintf("%q", driver.Truncate(w.Result.Text, 70))
 			}
@@ -418,8 +433,8 @@ func seenFinal(ev *Evidence) tally {
 	ws := ev.writes()
 	var prompts, loads int
 	for _, pt := range finalStates(ev) {
-		switch {
-		case lastAcceptedBy(ws, pt) == nil:
+		switch want, unknown := lastAcceptedBy(ws, pt); {
+		case want == nil || unknown != "":
 		case pt.what == "session/load":
 			loads++
 		default:
@@ -444,7 +459,7 @@ func (ev *Evidence) acceptedLists() int {
 func (ev *Evidence) refusedCalls() int {
 	n := 0
 	for _, w := range ev.writes() {
-		if !w.Accepted {
+		if w.Refused {
 			n++
 		}
 	}

@@ -57,13 +57,14 @@ func TestSummaryKeepsFixHintsWhole(t *testing.T) {
 	}
 }
 
-// Follow-on failures are grouped under their root cause: a refusal the
-// model saw as an acceptance fails the refusal check, and every check
-// that then finds the call's list shown or in the model's history, with
-// no wire line in common; the scripted call ties them.
+// Follow-on failures are grouped under their root cause: a refused call
+// whose model was told it went through fails the refusal check, and every
+// check that then finds the call's list missing from the plans or in the
+// model's history, with no wire line in common; the scripted call ties
+// them.
 func TestRootCauseGroupsFollowOnsOfOneCall(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(SavedRun(t, "fake-no-error-prefix"), JudgeConfig{Checks: CapturedChecks(t), Validator: SharedValidator(t)})
+	rep, err := Judge(ToldAccepted(t, "fake-no-error-prefix"), JudgeConfig{Checks: CapturedChecks(t), Validator: SharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestPassingRowSaysWhatWasSeen(t *testing.T) {
 // result of the call it names.
 func TestTranscriptMarksFailuresWithNoWireLine(t *testing.T) {
 	t.Parallel()
-	rep, err := Judge(SavedRun(t, "fake-no-error-prefix"), JudgeConfig{Checks: CapturedChecks(t), Validator: SharedValidator(t)})
+	rep, err := Judge(ToldAccepted(t, "fake-no-error-prefix"), JudgeConfig{Checks: CapturedChecks(t), Validator: SharedValidator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

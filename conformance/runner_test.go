@@ -393,68 +393,52 @@ func TestRunThrowAwayHome(t *testing.T) {
 	}
 }
 
-// On a wire without an error flag (OpenAI chat here), another dialect's
-// refusal is not worded "Error: ...": the result of a call the case's rules
-// would refuse is then taken as a refusal unless the agent showed its list,
-// so an agent that refuses (and quotes the bad arguments back) passes
-// TW-PLAN-1 and TW-HISTORY-1, and one that accepts and shows it (its own
-// rules) is judged as accepting.
-func TestRunInferredRefusalOnFlaglessWire(t *testing.T) {
+// On a wire without an error flag (OpenAI chat here), a call's verdict is
+// read from what the agent says of it, never assumed from the case. Forced
+// into another dialect, the fake offers todo_write and not that dialect's
+// tool: no scripted call reaches a todo tool of the agent, so the checks of
+// the calls are not judged (they say why), whatever the fake then did with
+// them. Under todo_write, a refusal in words only is a refusal that fails
+// the refusal checks (the model is told by "Error:"), and a flagged
+// refusal whose list is shown anyway fails the plan checks.
+func TestRunVerdictsOnFlaglessWire(t *testing.T) {
 	t.Parallel()
-	// The fake offers todo_write; forced to opencode, the mock calls
-	// todowrite with the same argument shape and the fake executes it.
 	rep := runFake(t, "no-error-prefix", func(c *Config) { c.Dialect = driver.DialectOpencode })
 	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
 		dumpFailures(t, rep)
-		t.Fatalf("failed %v, want %v (only the tool name differs)", got, want)
+		t.Fatalf("failed %v, want %v (the calls reached no todo tool)", got, want)
 	}
-	inferred := 0
-	for _, c := range rep.Cases {
-		for _, w := range c.Evidence().writes() {
-			if w.Result.Inferred {
-				inferred++
-				if !w.Reject || w.Accepted {
-					t.Errorf("%s %s: inferred a refusal for a write the case accepts", c.ID, w.CallID)
-				}
-			}
+	for _, id := range []string{"TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-FINAL-1"} {
+		if c, _ := rep.Check(id); c.Outcome != NotRun || !strings.Contains(c.Reason, "the todowrite tool was offered in no model request of the case (see TW-TOOL-1)") {
+			t.Errorf("%s: %s %q, want not run: the tool was not offered", id, c.Outcome, c.Reason)
 		}
 	}
-	if inferred == 0 {
-		t.Error("no refusal was inferred")
-	}
-	// An agent whose own rules accept what todo_write refuses (empty
-	// content here), and shows it: judged as accepting, consistently.
-	rep = runFake(t, "accept-empty", func(c *Config) { c.Dialect = driver.DialectOpencode })
-	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
-		dumpFailures(t, rep)
-		t.Errorf("another dialect accepting and showing a list todo_write refuses: failed %v, want %v", got, want)
-	}
 	// Its own rules may also keep duplicates and show content untrimmed
-	// (codex does): trimming is compared for todo_write only.
-	rep = runFake(t, "accept-dup-raw", func(c *Config) { c.Dialect = driver.DialectOpencode })
-	if got, want := rep.FailedIDs(), []string{"TW-TOOL-1"}; !reflect.DeepEqual(got, want) {
-		dumpFailures(t, rep)
-		t.Errorf("another dialect keeping untrimmed duplicates: failed %v, want %v", got, want)
-	}
+	// (codex does): under todo_write's rules, that fails.
 	rep = runFake(t, "accept-dup-raw", nil)
 	for _, id := range []string{"TW-VALID-DUP", "TW-PLAN-1"} {
 		if c, _ := rep.Check(id); c.Outcome != Fail {
 			t.Errorf("todo_write dialect, untrimmed duplicates: %s %s, want fail", id, c.Outcome)
 		}
 	}
-	// An agent that flags its refusal (is_error on Anthropic, here the
-	// "Error:" prefix) and still shows the refused list fails: the flag wins.
-	rep = runFake(t, "plan-on-reject", func(c *Config) { c.Dialect = driver.DialectOpencode })
+	// A flagged refusal ("Error:") whose list is still shown fails: the
+	// flag wins over the plan.
+	rep = runFake(t, "plan-on-reject", nil)
 	for _, id := range []string{"TW-PLAN-1", "TW-REJECT-KEEP-1"} {
 		if c, _ := rep.Check(id); c.Outcome != Fail {
 			t.Errorf("%s: %s, want a failure for plans shown for flagged refusals", id, c.Outcome)
 		}
 	}
-	// The canonical dialect keeps the spec's own rule: a refusal is an
-	// "Error:" result, so an unprefixed one is an acceptance.
+	// A refusal in words only (and failed over ACP) is a refusal: the
+	// refusal check fails on its form alone.
 	rep = runFake(t, "no-error-prefix", nil)
-	if c, _ := rep.Check("TW-VALID-DUP"); c.Outcome != Fail {
-		t.Errorf("todo_write dialect: TW-VALID-DUP %s, want fail", c.Outcome)
+	if c, _ := rep.Check("TW-VALID-DUP"); c.Outcome != Fail || !strings.Contains(c.Reason, "call_2 was refused (") {
+		t.Errorf("todo_write dialect: TW-VALID-DUP %s %q, want a failure saying the refusal did not reach the model as one", c.Outcome, c.Reason)
+	}
+	for _, id := range []string{"TW-PLAN-1", "TW-FINAL-1", "TW-HISTORY-1"} {
+		if c, _ := rep.Check(id); c.Outcome != Pass {
+			t.Errorf("todo_write dialect, refusals in words: %s %s %q, want pass", id, c.Outcome, c.Reason)
+		}
 	}
 }
 
