@@ -213,11 +213,32 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// MaxScenarios bounds the scenarios of an exploration and its shard
+// count: a scenario's index, the next index a shard draws and a shard's
+// share of N then stay far inside an int (a trillion scenarios are some
+// three hundred years at a hundred a second).
+const MaxScenarios = 1_000_000_000_000
+
+// CheckSize refuses a number of scenarios or shards beyond MaxScenarios,
+// whose indexes would overflow.
+func CheckSize(n, shards int) error {
+	if n > MaxScenarios {
+		return fmt.Errorf("explore: %d scenarios: at most %d (use a time budget for an open-ended run)", n, MaxScenarios)
+	}
+	if shards > MaxScenarios {
+		return fmt.Errorf("explore: %d shards: at most %d", shards, MaxScenarios)
+	}
+	return nil
+}
+
 // withDefaults checks c and fills in what it leaves unset; a run of the
 // exploration writes no evidence and runs every scenario once.
 func (c *Config) withDefaults() error {
 	if c.N <= 0 && c.For <= 0 {
 		return errors.New("explore: give a number of scenarios or a time budget")
+	}
+	if err := CheckSize(c.N, c.Shards); err != nil {
+		return err
 	}
 	if c.Shards <= 0 {
 		c.Shards = 1

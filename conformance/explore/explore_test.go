@@ -3,8 +3,10 @@ package explore
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +96,28 @@ func TestGeneratorIsAFunctionOfSeedAndIndex(t *testing.T) {
 	}
 	if same > 5 {
 		t.Errorf("%d of 50 scenarios are the same for seeds 7 and 8", same)
+	}
+}
+
+// A scenario far out (a shard of a huge --explore draws such indexes) is
+// drawn with the largest limits, not with an item length that overflowed
+// to a negative number (math/rand's IntN panicked on it), and an
+// exploration of more scenarios or shards than MaxScenarios is refused
+// before anything runs.
+func TestHugeIndexesAndSizes(t *testing.T) {
+	for seed := range uint64(20) {
+		c := Generator{Seed: seed}.Scenario(2_500_000_000_000_000_000)
+		if err := c.Validate(conformance.Catalogue()); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	}
+	if items, runes := limits(math.MaxInt); items != 300 || runes != 4096 {
+		t.Errorf("limits(MaxInt) = %d, %d, want 300, 4096", items, runes)
+	}
+	for _, cfg := range []Config{{N: 3_000_000_000_000_000_000, Shards: 4}, {N: 10, Shard: 0, Shards: 2_500_000_000_000_000_000}} {
+		if _, err := Explore(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "at most") {
+			t.Errorf("N %d, %d shards: %v, want a refusal", cfg.N, cfg.Shards, err)
+		}
 	}
 }
 

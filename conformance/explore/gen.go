@@ -36,9 +36,13 @@ type Generator struct {
 var faultRules = []string{"", "", "", RuleEmpty, RuleBlank, RuleDuplicate, RuleTwoActive, RuleStatus, RuleNotArray, RuleShape}
 
 // limits are the largest list and the longest item the scenario at index
-// may draw.
+// may draw (from index 1022 on the largest: index*4 is never computed
+// where it could overflow).
 func limits(index int) (items, runes int) {
-	return min(3+index/3, 300), min(8+index*4, 4096)
+	if index >= (4096-8)/4 {
+		return 300, 4096
+	}
+	return min(3+index/3, 300), 8 + index*4
 }
 
 // maxCallBytes bounds one call's list (items times item length), so that

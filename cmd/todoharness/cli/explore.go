@@ -56,8 +56,16 @@ func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
 	if e.n < 0 || e.dur < 0 || e.shrinkFor < 0 {
 		return 0, fmt.Errorf("conform: --explore %d, --explore-for %s, --shrink-for %s: want positive values", e.n, e.dur, e.shrinkFor)
 	}
-	if _, _, err := parseShard(e.shard); err != nil {
+	_, shards, err := parseShard(e.shard)
+	if err != nil {
 		return 0, err
+	}
+	// Larger counts would overflow the scenarios' indexes.
+	if e.n > explore.MaxScenarios {
+		return 0, fmt.Errorf("conform: --explore %d: at most %d scenarios (for an open-ended run give --explore-for D)", e.n, explore.MaxScenarios)
+	}
+	if e.on() && shards > explore.MaxScenarios {
+		return 0, fmt.Errorf("conform: --shard %s: at most %d shards with --explore", e.shard, explore.MaxScenarios)
 	}
 	if !e.on() {
 		if e.seed != "" {

@@ -144,3 +144,21 @@ func TestExploreAloneRefusesCatalogueReports(t *testing.T) {
 		t.Errorf("with --cases: --json wrote nothing: %v", err)
 	}
 }
+
+// Sizes whose scenario indexes would overflow are refused before anything
+// runs (--explore 3000000000000000000 --shard 1/2 panicked in the
+// generator, "invalid argument to IntN").
+func TestExploreRefusesSizesThatOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--explore", "3000000000000000000", "--shard", "1/2"}, "--explore 3000000000000000000: at most"},
+		{[]string{"--explore", "10", "--shard", "1/2500000000000000000"}, "--shard 1/2500000000000000000: at most"},
+	} {
+		code, out := conformRun(t, append([]string{"conform", "-q", "--in-process", "--no-builtin", "--seed", "1"}, tc.args...)...)
+		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "explore: seed") {
+			t.Errorf("%v: exit %d, want 2 with %q before anything runs\n%s", tc.args, code, tc.want, out)
+		}
+	}
+}
