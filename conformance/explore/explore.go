@@ -126,14 +126,35 @@ type Result struct {
 	// them).
 	Scenarios int `json:"scenarios"`
 	// NotJudged counts scenarios that were interrupted or not run.
-	NotJudged int       `json:"notJudged,omitempty"`
-	Failures  []Failure `json:"failures"`
+	NotJudged int `json:"notJudged,omitempty"`
+	// Interrupted says why the exploration was stopped before it
+	// finished (the context was cancelled: Ctrl-C, SIGTERM): scenarios
+	// were left undrawn or unjudged, or shrinks cut short ("" when it ran
+	// to its end).
+	Interrupted string    `json:"interrupted,omitempty"`
+	Failures    []Failure `json:"failures"`
 	// DurationMs is the wall time, the shrinks included.
 	DurationMs int64 `json:"durationMs"`
 }
 
 // OK reports whether no scenario failed.
 func (r *Result) OK() bool { return len(r.Failures) == 0 }
+
+// Verdict is the exploration's verdict, worded as the catalogue's
+// (conformance.Verdict*): INTERRUPTED when it was stopped before its end,
+// FAIL when a scenario failed, INCOMPLETE when a scenario was not judged,
+// else PASS.
+func (r *Result) Verdict() string {
+	switch {
+	case r.Interrupted != "":
+		return conformance.VerdictInterrupted
+	case !r.OK():
+		return conformance.VerdictFail
+	case r.NotJudged > 0:
+		return conformance.VerdictIncomplete
+	}
+	return conformance.VerdictPass
+}
 
 // Explore generates scenarios from the seed, runs them against the agent
 // exactly as cases are run, judges each with the catalogue as the oracle
@@ -199,6 +220,9 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	prog.end()
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil && res.Interrupted == "" {
+		res.Interrupted = driver.Interrupted(ctx)
 	}
 	for _, f := range e.byCheck {
 		res.Failures = append(res.Failures, *f)
@@ -325,6 +349,9 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 		}
 		if ev := cr.Evidence(); ev != nil && (ev.Interrupted != "" || ev.NotRun != "") {
 			e.res.NotJudged++
+			if e.res.Interrupted == "" {
+				e.res.Interrupted = ev.Interrupted
+			}
 			continue
 		}
 		e.res.Scenarios++
@@ -525,6 +552,9 @@ func Merge(rs []*Result) (*Result, error) {
 		seen[r.Shard] = true
 		out.Scenarios += r.Scenarios
 		out.NotJudged += r.NotJudged
+		if r.Interrupted != "" && out.Interrupted == "" {
+			out.Interrupted = fmt.Sprintf("shard %d/%d: %s", r.Shard+1, r.Shards, r.Interrupted)
+		}
 		out.DurationMs = max(out.DurationMs, r.DurationMs)
 		for _, f := range r.Failures {
 			g := byCheck[f.Check]
@@ -559,7 +589,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures))
 	if r.NotJudged > 0 {
-		fmt.Fprintf(w, "explore: %d scenario(s) not judged (interrupted)\n", r.NotJudged)
+		why := "not run"
+		if r.Interrupted != "" {
+			why = "interrupted"
+		}
+		fmt.Fprintf(w, "explore: %d scenario(s) not judged (%s)\n", r.NotJudged, why)
 	}
 	for _, f := range r.Failures {
 		where := f.Case
@@ -575,6 +609,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if f.ShrinkError != "" {
 			fmt.Fprintf(w, "       shrink stopped early: %s\n", f.ShrinkError)
 		}
+	}
+	if r.Interrupted != "" {
+		fmt.Fprintf(w, "explore: INTERRUPTED: %s; what was not run is not judged\n", oneLine(r.Interrupted, 200))
 	}
 	_, err := fmt.Fprintln(w)
 	return err

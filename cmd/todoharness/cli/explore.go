@@ -147,11 +147,25 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 }
 
 // exploreStatus is the exit status of an exploration beside the catalogue
-// run's (nil: passed): a failure found fails the run (1), whatever the
-// catalogue's verdict.
+// run's (nil: passed), as the catalogue decides its own: an interrupted
+// exploration is 130 whatever else, a failure found fails the run (1), a
+// scenario not judged makes a run that passed INCOMPLETE (3).
 func exploreStatus(catalogue error, res *explore.Result) error {
-	if res != nil && !res.OK() {
+	if res == nil {
+		return catalogue
+	}
+	switch res.Verdict() {
+	case conformance.VerdictInterrupted:
+		return exitCode(130)
+	case conformance.VerdictFail:
+		if catalogue == exitCode(130) {
+			return catalogue
+		}
 		return exitCode(1)
+	case conformance.VerdictIncomplete:
+		if catalogue == nil {
+			return exitCode(3)
+		}
 	}
 	return catalogue
 }
