@@ -15,6 +15,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -539,7 +540,9 @@ func (r *runner) progress(ev *Evidence, total int) {
 	if r.run > 0 {
 		width += len(fmt.Sprintf(" (run %d/%d)", r.cfg.Repeat, r.cfg.Repeat))
 	}
-	fmt.Fprintf(r.cfg.Progress, "[%*d/%d] %-*s %6.2fs  %s\n", max(2, len(fmt.Sprint(all))), r.done, all, width, id+suffix, ev.Duration.Seconds(), status)
+	// The status quotes the agent (its error, its stderr): shown, never
+	// acted on by the terminal.
+	fmt.Fprintf(r.cfg.Progress, "[%*d/%d] %-*s %6.2fs  %s\n", max(2, len(fmt.Sprint(all))), r.done, all, width, id+suffix, ev.Duration.Seconds(), termtext.Visible(status))
 }
 
 // unrunCase is the evidence of a case that was not started: the run was

@@ -7,6 +7,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // Report formats for the command line (--format): FormatText is the summary
@@ -46,7 +47,7 @@ const githubCasesShown = 5
 // spec sentence. Values are escaped as GitHub's runner unescapes them
 // (EscapeGitHubData, EscapeGitHubProperty).
 func WriteGitHub(w io.Writer, r *conformance.Report) error {
-	var b strings.Builder
+	var cmds []string
 	for _, c := range r.Checks {
 		var kind string
 		switch {
@@ -86,26 +87,47 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 			}
 			fmt.Fprintf(&msg, "\nspec: %q (%s)", c.Spec, c.Source)
 		}
-		fmt.Fprintf(&b, "::%s title=%s::%s\n", kind, EscapeGitHubProperty(c.ID), EscapeGitHubData(msg.String()))
+		cmds = append(cmds, fmt.Sprintf("::%s title=%s::%s\n", kind, EscapeGitHubProperty(c.ID), EscapeGitHubData(msg.String())))
 	}
 	switch r.Verdict {
 	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:
-		fmt.Fprintf(&b, "::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(VerdictLine(r)))
+		cmds = append(cmds, fmt.Sprintf("::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(VerdictLine(r))))
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if err := WriteGitHubCommands(w, cmds); err != nil {
 		return fmt.Errorf("conformance: write GitHub annotations: %w", err)
 	}
 	return nil
 }
 
+// WriteGitHubCommands writes workflow command lines (each escaped with
+// EscapeGitHubData and EscapeGitHubProperty, ending in a newline) to w:
+// through w's WriteCommand when w is the command line's escaping writer
+// (which defuses any other line that reads as a command), else as they
+// are.
+func WriteGitHubCommands(w io.Writer, cmds []string) error {
+	cw, ok := w.(interface{ WriteCommand(string) error })
+	if !ok {
+		_, err := io.WriteString(w, strings.Join(cmds, ""))
+		return err
+	}
+	for _, c := range cmds {
+		if err := cw.WriteCommand(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EscapeGitHubData escapes the message of a workflow command: % as %25,
-// CR as %0D, LF as %0A.
+// CR as %0D, LF as %0A, and what a terminal would act on (an escape
+// sequence, a bidirectional override) shown visibly
+// (termtext.GitHubData).
 func EscapeGitHubData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	return termtext.GitHubData(s)
 }
 
 // EscapeGitHubProperty escapes a property value of a workflow command
 // (title=...): as the message, and : as %3A and , as %2C.
 func EscapeGitHubProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return termtext.GitHubProperty(s)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // WriteSummary writes r's summary table and its verdict. The checks no
@@ -39,7 +40,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 		case c.Outcome == conformance.Pass:
 			reason = r.PassSeen(c)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(OutcomeClass(c), outcome), CutReason(reason, 140))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Level, paint(OutcomeClass(c), outcome), termtext.Visible(CutReason(reason, 140)))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("conformance: write summary: %w", err)
@@ -52,9 +53,12 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	for _, c := range r.Checks {
 		counts[c.Outcome]++
 	}
-	fmt.Fprintf(w, "\nagent: %s\n", r.Agent)
+	// What the agent says it is, like every reason quoting it, is shown,
+	// never acted on (termtext.Visible): an escape sequence, a line break
+	// that would start a forged workflow command.
+	fmt.Fprintf(w, "\nagent: %s\n", termtext.Visible(r.Agent))
 	if r.AgentInfo != nil {
-		fmt.Fprintf(w, "agent info: %s (its initialize answer)\n", r.AgentInfo)
+		fmt.Fprintf(w, "agent info: %s (its initialize answer)\n", termtext.Visible(r.AgentInfo.String()))
 	}
 	fmt.Fprintf(w, "dialect: %s (%s)\n", r.Dialect, r.DialectSource)
 	if r.Policy != "" {
@@ -71,7 +75,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	if r.Strict {
 		fmt.Fprintln(w, "strict: a failed SHOULD check fails the run")
 	}
-	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), VerdictLine(r)))
+	_, err := fmt.Fprintln(w, paint(strings.ToLower(r.Verdict), termtext.Visible(VerdictLine(r))))
 	return err
 }
 
@@ -151,7 +155,7 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 			if len(where) > 4 {
 				where = append(where[:4], fmt.Sprintf("… %d more", len(where)-4))
 			}
-			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), rc.What, strings.Join(where, ", "))
+			fmt.Fprintf(w, "  %s: %s at %s\n", strings.Join(rc.Checks, ", "), termtext.Visible(rc.What), termtext.Visible(strings.Join(where, ", ")))
 		}
 	}
 	first := true
@@ -166,16 +170,16 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, driver.OneLine(c.Spec, 300), c.Source)
 		if c.Outcome == conformance.Flaky {
 			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, driver.OneLine(ro.Reason, len(ro.Reason)))
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, termtext.Visible(driver.OneLine(ro.Reason, len(ro.Reason))))
 			}
 			continue
 		}
 		for _, cv := range c.Cases {
 			switch cv.Outcome {
 			case conformance.Fail:
-				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, driver.OneLine(cv.Reason, len(cv.Reason)), cv.More())
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, termtext.Visible(driver.OneLine(cv.Reason, len(cv.Reason))), cv.More())
 			case conformance.XFail:
-				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, driver.OneLine(cv.Reason, len(cv.Reason)))
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, termtext.Visible(driver.OneLine(cv.Reason, len(cv.Reason))))
 			}
 		}
 	}

@@ -35,12 +35,16 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
+	cmd, err := root.ExecuteContextC(ctx)
+	flushStreams(cmd)
+	if err != nil {
 		var ec exitCode
 		if asExit(err, &ec) {
 			return int(ec)
 		}
-		fmt.Fprintln(stderr, "todoharness:", err)
+		ew := errorOut(ctx, cmd, stderr)
+		fmt.Fprintln(ew, "todoharness:", err)
+		_ = ew.Flush()
 		return 2
 	}
 	return 0
@@ -57,6 +61,7 @@ func NewRootCmd() *cobra.Command {
 		Version: buildinfo.Version(),
 	}
 	root.SetVersionTemplate("todoharness {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
 	for _, c := range subcommands() {
 		root.AddCommand(c)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // conformOptions are the flags of `todoharness conform`.
@@ -65,7 +66,9 @@ func newConformCmd() *cobra.Command {
 		Short:   "Run the todo_write conformance catalogue against an ACP agent",
 		Long:    conformLong,
 		Example: conformExample,
-		Args:    cobra.NoArgs,
+		Args:    conformArgs,
+		// conform merge too: what it prints quotes the agents.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { escapeStreams(cmd) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConform(cmd, o)
 		},
@@ -297,7 +300,30 @@ func checkConformFlags(o *conformOptions) error {
 	if _, err := report.ParseFormat(o.format); err != nil {
 		return err
 	}
+	if o.dialect != "" {
+		if _, err := driver.DialectByName(o.dialect); err != nil {
+			return fmt.Errorf("conform: --dialect %q: unknown dialect%s", o.dialect, conformance.Suggest(o.dialect, driver.DialectNames(), "dialects"))
+		}
+	}
 	return nil
+}
+
+// conformArgs refuses arguments: conform's only subcommand is merge, and
+// the agent's command line goes in --agent (a command typed after conform
+// is the usual slip: "conform node agent.mjs").
+func conformArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if hint := conformance.Suggest(args[0], []string{"merge"}, "subcommands"); strings.HasPrefix(hint, ": did you mean") {
+		return fmt.Errorf("conform: unknown subcommand %q%s", args[0], hint)
+	}
+	return fmt.Errorf("conform: unexpected argument %q: give the agent's command line with --agent, quoted as one argument: --agent %s", args[0], shellQuote(strings.Join(args, " ")))
+}
+
+// shellQuote quotes s for a POSIX shell, in single quotes.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // summaryOut is where the summary goes: stdout, or stderr when --json -
@@ -535,7 +561,7 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Report) error {
 	writeJSON := writeReportFile
 	if o.jsonOut == "-" {
-		writeJSON = func(_ string, write func(io.Writer) error) error { return write(stdout) }
+		writeJSON = func(_ string, write func(io.Writer) error) error { return write(termtext.Unwrap(stdout)) }
 	}
 	if err := writeJSON(o.jsonOut, rep.WriteJSON); err != nil {
 		return err
@@ -561,6 +587,7 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 		}
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
 	}
+	writeWhereNext(out, o)
 	if o.format == report.FormatGitHub {
 		if err := report.WriteGitHub(out, rep); err != nil {
 			return err
@@ -575,6 +602,38 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 		return exitCode(130)
 	}
 	return exitCode(1)
+}
+
+// writeWhereNext ends the summary with where the reports were written
+// and, after a run of the built-in reference agent (make demo), what to
+// run for one's own agent.
+func writeWhereNext(out io.Writer, o *conformOptions) {
+	var wrote []string
+	for _, f := range []struct{ what, path string }{{"JSON", o.jsonOut}, {"JUnit", o.junitOut}, {"HTML (open it in a browser)", o.htmlOut}} {
+		if f.path != "" && f.path != "-" {
+			wrote = append(wrote, f.what+" "+f.path)
+		}
+	}
+	if o.out != "" {
+		wrote = append(wrote, "evidence and transcripts per case under "+o.out)
+	}
+	if len(wrote) > 0 {
+		fmt.Fprintf(out, "reports: %s\n", strings.Join(wrote, "; "))
+	}
+	if o.agent == "" && (o.preset == "" || o.preset == "reference") && o.judge == "" {
+		fmt.Fprintln(out, "next: that was the built-in reference agent; test your own with todoharness conform --agent 'your-agent --acp' (it reaches the mock model at {{.BaseURL}}; see conform --help), or a known one with --preset "+strings.Join(peerPresetNames(), ", ")+" (docs/validating-other-agents.md)")
+	}
+}
+
+// peerPresetNames are the presets of other agents than the reference one.
+func peerPresetNames() []string {
+	var names []string
+	for _, n := range driver.PresetNames() {
+		if n != "reference" {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func writeReportFile(path string, write func(io.Writer) error) error {
@@ -732,12 +791,26 @@ func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err er
 		all = append(all, cs...)
 	}
 	for _, dir := range o.caseDirs {
-		cs, err := conformance.LoadCases(os.DirFS(dir), ".")
+		fsys, root, one := os.DirFS(dir), ".", false
+		if st, err := os.Stat(filepath.Join(dir, conformance.CaseFile)); err == nil && st.Mode().IsRegular() {
+			// One case folder: loaded from its parent, so that the case
+			// is named after its folder (as in a folder of cases), not ".".
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
+			}
+			fsys, root, one = os.DirFS(filepath.Dir(abs)), filepath.Base(abs), true
+		}
+		cs, err := conformance.LoadCases(fsys, root)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
 		}
 		for _, c := range cs {
-			c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
+			if one {
+				c.Source = filepath.Join(dir, conformance.CaseFile)
+			} else {
+				c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
+			}
 		}
 		all = append(all, cs...)
 	}

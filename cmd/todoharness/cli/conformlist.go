@@ -10,6 +10,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/internal/buildinfo"
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // listedCheck is a check as `conform --list --json` prints it: the check
@@ -62,7 +63,7 @@ func listCatalogue(out io.Writer, o *conformOptions, cases []*conformance.Case, 
 		return nil
 	}
 	if o.jsonOut == "-" {
-		return write(out)
+		return write(termtext.Unwrap(out))
 	}
 	return writeReportFile(o.jsonOut, write)
 }

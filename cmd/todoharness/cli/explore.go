@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,7 +33,7 @@ func (e *exploreFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&e.dur, "explore-for", 0, "explore for this long (with --explore N: whichever ends first)")
 	f.DurationVar(&e.shrinkFor, "shrink-for", 0, "bound the time the shrinks of the distinct failures take together (default: no bound): each gets an even share of what is left, and keeps the smallest failing case it found by then; for slow agents (docs/exploring.md)")
 	f.StringVar(&e.seed, "seed", "", "seed of the generated scenarios (default: drawn and printed; the same seed gives the same scenarios)")
-	f.StringVar(&e.shard, "shard", "", "I/N: run the I-th of N deterministic slices of the catalogue and of the exploration (1-based); join the shards' --out folders with `conform merge`")
+	f.StringVar(&e.shard, "shard", "", "I/N: run the I-th of N deterministic slices of the catalogue and of the exploration (1-based); join the shards' --out folders with \"conform merge\"")
 }
 
 func (e *exploreFlags) on() bool { return e.n > 0 || e.dur > 0 }
@@ -96,7 +97,7 @@ func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
 	}
 	s, err := strconv.ParseUint(e.seed, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("conform: --seed %q: %w", e.seed, err)
+		return 0, fmt.Errorf("conform: --seed %q: want a whole number from 0 to %d (as an earlier run printed it: \"explore: seed N\")", e.seed, uint64(math.MaxUint64))
 	}
 	return s, nil
 }

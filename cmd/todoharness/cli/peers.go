@@ -18,6 +18,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/textcut"
 )
 
@@ -58,6 +59,7 @@ one could not be installed or started.`,
 			if err := o.run.check(); err != nil {
 				return err
 			}
+			escapeStreams(cmd)
 			return runPeers(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -311,17 +313,25 @@ func writePeerTable(w io.Writer, rows []peerRow) {
 		if r.Ran || r.Pass+r.Fail+r.Skip+r.NA > 0 {
 			counts = []string{fmt.Sprint(r.Pass), fmt.Sprint(r.Fail), fmt.Sprint(r.Skip), fmt.Sprint(r.NA)}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Preset, r.Agent, r.Version, strings.Join(counts, "\t"), r.Wires, r.Dialect, oneLineTrunc(r.Verdict, 160))
+		// The version (the package's own package.json), the model API and
+		// dialect seen and the verdict (npm's output, the agent's errors)
+		// come from the agent: shown, never acted on.
+		v := termtext.Visible
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Preset, r.Agent, v(r.Version), strings.Join(counts, "\t"), v(r.Wires), v(r.Dialect), v(oneLineTrunc(r.Verdict, 160)))
 	}
 	_ = tw.Flush()
 }
 
+// writePeerMarkdown writes the rows as a Markdown table, every cell
+// escaped (termtext.MarkdownCell): an agent's version cannot end its cell,
+// load a remote image or carry an escape sequence.
 func writePeerMarkdown(w io.Writer, rows []peerRow) {
 	fmt.Fprintln(w, "| preset | agent | version | pass | fail | skip | n/a | model API | dialect | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	c := termtext.MarkdownCell
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s |\n", r.Preset, r.Agent, r.Version, r.Pass, r.Fail, r.Skip, r.NA,
-			r.Wires, r.Dialect, strings.ReplaceAll(oneLineTrunc(r.Verdict, 300), "|", "\\|"))
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s |\n", c(r.Preset), c(r.Agent), c(r.Version), r.Pass, r.Fail, r.Skip, r.NA,
+			c(r.Wires), c(r.Dialect), c(oneLineTrunc(r.Verdict, 300)))
 	}
 }
 

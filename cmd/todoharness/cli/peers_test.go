@@ -86,3 +86,50 @@ esac
 		t.Error("an unknown preset was accepted")
 	}
 }
+
+// An agent's package version and npm's failure text are the agents' and
+// the registry's words: the table shows them as text (no escape sequence
+// reaches the terminal), and summary.md keeps each in its cell, loading
+// nothing (no remote image, no HTML, no forged column).
+func TestPeersEscapeAgentText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts fake npm and agent processes")
+	}
+	const version = `1.0 \u001b]52;c;ZXZpbA==\u0007 | ![x](https://evil.example/p.png) <img src=x> \n::error title=forged::x`
+	npm := fakeNPM(t, `dir="$3"
+case "$*" in
+*@google/gemini-cli@latest*)
+  mkdir -p "$dir/node_modules/.bin" "$dir/node_modules/@google/gemini-cli"
+  printf '%s' '{"name":"@google/gemini-cli","version":"`+version+`"}' > "$dir/node_modules/@google/gemini-cli/package.json"
+  printf '#!/bin/sh\nexit 3\n' > "$dir/node_modules/.bin/gemini"
+  chmod +x "$dir/node_modules/.bin/gemini" ;;
+*) printf 'npm error \033]0;title\007 | ![y](https://evil.example/q.png)\n' >&2; exit 1 ;;
+esac
+`)
+	cache := t.TempDir()
+	var out, errw bytes.Buffer
+	_ = runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"codex", "gemini"},
+		run: runFlags{timeout: 3 * time.Second, parallel: 2}, installTime: time.Minute})
+	if strings.ContainsAny(out.String(), "\x1b\a") {
+		t.Errorf("the table holds an escape sequence:\n%q", out.String())
+	}
+	for _, want := range []string{`1.0 \x1b]52;c;ZXZpbA==\x07 | ![x](https://evil.example/p.png) <img src=x> \n::error title=forged::x`, `npm error \x1b]0;title\x07`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table does not show %q:\n%s", want, out.String())
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(cache, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(strings.TrimSpace(string(md)), "\n") {
+		if n := strings.Count(l, "|") - strings.Count(l, `\|`); n != 11 {
+			t.Errorf("summary.md line %d has %d cell borders, want 11: %q", i+1, n, l)
+		}
+		for _, bad := range []string{"\x1b", "\a", "![", " <img", "](http"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("summary.md line %d holds %q unescaped: %q", i+1, bad, l)
+			}
+		}
+	}
+}
