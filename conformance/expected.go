@@ -6,10 +6,14 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/safefile"
+	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/yamlx"
 )
 
@@ -29,6 +33,11 @@ type ExpectedFailure struct {
 	Reason string   `yaml:"reason" json:"reason"`
 	Cases  []string `yaml:"cases,omitempty" json:"cases,omitempty"`
 	Match  string   `yaml:"match,omitempty" json:"match,omitempty"`
+	// Cut says, for each of its reason and match that YAML ended at " #"
+	// (an unquoted "tracked in #123" reads as "tracked in" and a
+	// comment), what was cut and how to quote it; ParseExpectedFailures
+	// sets it, the command line reports it.
+	Cut []string `yaml:"-" json:"-"`
 }
 
 // String names the entry in messages: "TW-LOAD-1 (cases load-replay; match "x")".
@@ -105,6 +114,11 @@ func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) 
 		}
 		return nil, fmt.Errorf("conformance: %s: want a list of {id, reason, cases, match}: %w", name, err)
 	}
+	for i, cut := range commentCuts(data) {
+		if i < len(out) {
+			out[i].Cut = cut
+		}
+	}
 	for i, e := range out {
 		if e.ID == "" {
 			return nil, fmt.Errorf("conformance: %s: entry %d has no id", name, i+1)
@@ -125,6 +139,37 @@ func ParseExpectedFailures(data []byte, name string) ([]ExpectedFailure, error) 
 		}
 	}
 	return out, nil
+}
+
+// commentCuts finds, by entry, the reasons and matches YAML cut at a
+// " #": an unquoted value followed on its line by what YAML reads as a
+// comment. It says where, what was kept and what was cut.
+func commentCuts(data []byte) map[int][]string {
+	doc, err := yamlx.Parse(data)
+	if err != nil {
+		return nil
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.SequenceNode {
+		return nil
+	}
+	out := map[int][]string{}
+	for i, m := range doc.Content {
+		if m.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			k, v := m.Content[j], m.Content[j+1]
+			if (k.Value != "reason" && k.Value != "match") || v.Kind != yaml.ScalarNode || v.Style != 0 || v.LineComment == "" {
+				continue
+			}
+			out[i] = append(out[i], fmt.Sprintf("line %d: %s %s: YAML reads the rest of the line, %s, as a comment; if it belongs to the %s, quote it: %s: %s",
+				v.Line, k.Value, strconv.Quote(v.Value), strconv.Quote(v.LineComment), k.Value, k.Value, strconv.Quote(v.Value+" "+v.LineComment)))
+		}
+	}
+	return out
 }
 
 // validateExpected rejects unknown check IDs and repeated entries (a typo
@@ -150,11 +195,12 @@ func validateExpected(es []ExpectedFailure, cat []Check) error {
 
 // WriteBaseline writes the run's failures (of MUST checks, and of SHOULD
 // checks under Strict, not already expected) as a baseline: one entry per check, for the cases it failed
-// in, with reason TODO to be filled in.
+// in, with reason "TODO" to be filled in; every value double-quoted.
 func (r *Report) WriteBaseline(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# todoharness conform --write-baseline: the failures of this run, one entry per check.\n")
-	b.WriteString("# Say why each is expected (reason), narrow it with match: \"substring\" or \"/regexp/\" if you like,\n")
+	b.WriteString("# Say why each is expected (reason, in quotes: YAML ends an unquoted value at \" #\"),\n")
+	b.WriteString("# narrow it with match: \"substring\" or \"/regexp/\" if you like,\n")
 	b.WriteString("# and pass the file with --expected-failures. An entry that matches no failure fails the run.\n")
 	n := 0
 	for _, c := range r.Checks {
@@ -168,11 +214,20 @@ func (r *Report) WriteBaseline(w io.Writer) error {
 			}
 		}
 		n++
-		fmt.Fprintf(&b, "- id: %s\n  reason: TODO\n  cases: [%s]\n", c.ID, strings.Join(cases, ", "))
+		// Every value quoted: a reason such as "tracked in #123" stays
+		// whole (unquoted, YAML would end it at " #"), and a case ID
+		// holding ", " or "]" stays one ID.
+		quoted := make([]string, len(cases))
+		for i, id := range cases {
+			quoted[i] = yamlQuote(id)
+		}
+		fmt.Fprintf(&b, "- id: %s\n  reason: %s\n  cases: [%s]\n", yamlQuote(c.ID), yamlQuote(BaselineTODO), strings.Join(quoted, ", "))
 		if len(cases) > 0 {
 			for _, cv := range c.Cases {
 				if cv.Outcome == Fail {
-					fmt.Fprintf(&b, "  # %s: %s\n", cv.Case, driver.OneLine(cv.Reason, 160))
+					// A comment ends at the line's end: nothing in it may
+					// break the line (termtext.Visible).
+					fmt.Fprintf(&b, "  # %s: %s\n", termtext.Visible(cv.Case), termtext.Visible(driver.OneLine(cv.Reason, 160)))
 				}
 			}
 		}
@@ -184,6 +239,16 @@ func (r *Report) WriteBaseline(w io.Writer) error {
 		return fmt.Errorf("conformance: write baseline: %w", err)
 	}
 	return nil
+}
+
+// BaselineTODO is the reason --write-baseline writes for each entry, to
+// be replaced by why the failure is expected.
+const BaselineTODO = "TODO"
+
+// yamlQuote writes s as a YAML double-quoted scalar (Go's quoting: its
+// escapes \n, \t, \xNN, \uNNNN are YAML's too).
+func yamlQuote(s string) string {
+	return strconv.Quote(s)
 }
 
 // Suggest says which of valid a mistyped name most likely meant, and lists

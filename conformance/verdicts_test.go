@@ -120,7 +120,7 @@ func TestWriteBaselineRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if len(es) != len(rep.Failing) || !strings.Contains(b.String(), "reason: TODO") {
+	if len(es) != len(rep.Failing) || !strings.Contains(b.String(), `reason: "TODO"`) {
 		t.Errorf("%d entries for %d failing checks:\n%s", len(es), len(rep.Failing), b.String())
 	}
 	again := judgeSaved(t, "fake-plan-on-reject", es)
@@ -167,6 +167,13 @@ func TestDocsExampleBaselinePasses(t *testing.T) {
 	es, err := ParseExpectedFailures(m[1], "the docs' example")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its reasons are read whole: "(tracked in #123)", unquoted, would end
+	// at " #".
+	for _, e := range es {
+		if !strings.HasSuffix(e.Reason, "(tracked in #123)") || len(e.Cut) > 0 {
+			t.Errorf("the docs' example: %s: reason %q, cut %q", e.ID, e.Reason, e.Cut)
+		}
 	}
 	rep := judgeSaved(t, "bridge-no-load-replay", es)
 	if rep.Verdict != VerdictPass {
