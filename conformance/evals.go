@@ -348,6 +348,9 @@ func evalStatusEnum(ev *Evidence) verdict {
 	if !ok {
 		return failf("%s items have no %q property", d.ListField, d.StatusField)
 	}
+	if len(st.Enum) == 0 {
+		return failf("%s is a free %s (no enum); the contract wants an enum of the three values %s", d.StatusField, schemaTypeName(st), strings.Join(statusTriple(), ", "))
+	}
 	var got []string
 	for _, e := range st.Enum {
 		got = append(got, fmt.Sprint(e))
@@ -362,6 +365,22 @@ func evalStatusEnum(ev *Evidence) verdict {
 		return failf("status enum is %v, want exactly %v", got, statusTriple())
 	}
 	return pass()
+}
+
+// schemaTypeName names a property's declared type for a reader ("string",
+// "string or null", "value of any type" when it declares none).
+func schemaTypeName(s driver.ToolSchema) string {
+	switch t := s.Type.(type) {
+	case string:
+		return t
+	case []any:
+		var names []string
+		for _, x := range t {
+			names = append(names, fmt.Sprint(x))
+		}
+		return strings.Join(names, " or ")
+	}
+	return "value of any type"
 }
 
 func evalReplace(ev *Evidence) verdict {

@@ -227,6 +227,16 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `offers no "todo_write" tool; tools offered: [todo_list]`},
 		{"TW-SCHEMA-1", "tool-loose-schema", "tool-offered", nil, Fail, `parameters.required is [], want it to include "todos"`},
 		{"TW-SCHEMA-2", "tool-extra-status", "tool-offered", nil, Fail, "want exactly"},
+		{"TW-SCHEMA-2", "reference", "tool-offered", func(t *testing.T, ev *Evidence) {
+			// The status a plain string, as opencode's todowrite has it.
+			e := &ev.Journal[0]
+			e.Tools = slices.Clone(e.Tools)
+			for i, tool := range e.Tools {
+				if tool.Name == "todo_write" {
+					e.Tools[i].Parameters = []byte(`{"type":"object","required":["todos"],"properties":{"todos":{"type":"array","items":{"type":"object","required":["content","status"],"properties":{"content":{"type":"string"},"status":{"type":"string"}}}}}}`)
+				}
+			}
+		}, Fail, "status is a free string (no enum); the contract wants an enum of the three values completed, in_progress, pending"},
 		{"TW-REPLACE-1", "bridge-no-plan", "replace", nil, Fail, "no plan shows exactly the new list"},
 		{"TW-EMPTY-1", "bridge-no-plan", "empty-list", nil, Fail, "no plan with zero entries was sent"},
 		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, "was accepted: the model saw a result without the error flag"},

@@ -145,6 +145,10 @@ func TestNoPlanAgentVerdictsFromToolCallStatus(t *testing.T) {
 	if c, _ := rep.Check("ACP-TOOLSTATUS-1"); c.Outcome != Pass {
 		t.Errorf("ACP-TOOLSTATUS-1 %s %q, want pass (every status agrees with the result)", c.Outcome, c.Reason)
 	}
+	// Its status is a free string (49.3): the reason says so.
+	if c, _ := rep.Check("TW-SCHEMA-2"); c.Outcome != Fail || !strings.Contains(c.Reason, "status is a free string (no enum); the contract wants an enum of the three values completed, in_progress, pending") {
+		t.Errorf("TW-SCHEMA-2: %s %q, want a failure saying status is a free string", c.Outcome, c.Reason)
+	}
 	if c, _ := rep.Check("TW-VALID-DUP"); c.Outcome != NA {
 		t.Errorf("TW-VALID-DUP %s, want n/a for the opencode dialect", c.Outcome)
 	}
