@@ -602,12 +602,18 @@ func (r *Report) ProbeTools() []llm.ToolSpec {
 }
 
 // firstRequestTools returns the tools of the case's first model request
-// (side requests aside), nil when it made none.
+// that offers any (side requests aside; none when no request does), nil
+// when it made no request.
 func firstRequestTools(ev *Evidence) []llm.ToolSpec {
-	if len(ev.Journal) > 0 {
-		return nonNil(ev.Journal[0].Tools)
+	if len(ev.Journal) == 0 {
+		return nil
 	}
-	return nil
+	for _, e := range ev.Journal {
+		if len(e.Tools) > 0 {
+			return e.Tools
+		}
+	}
+	return []llm.ToolSpec{}
 }
 
 func nonNil(ts []llm.ToolSpec) []llm.ToolSpec {

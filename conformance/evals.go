@@ -275,7 +275,7 @@ func evalTool(ev *Evidence) verdict {
 		return failf("the agent never called the mock model (wire it with {{.BaseURL}} or --env)")
 	}
 	if !ok {
-		return failf("the first model request offers no %q tool; tools offered: %v", ev.Dialect.Tool, names)
+		return failf("no model request offers a %q tool (%d request(s)); tools offered: %v", ev.Dialect.Tool, len(ev.Journal), names)
 	}
 	return pass()
 }

@@ -745,18 +745,24 @@ func (m matching) previousAccepted(i int) (list []Todo, ok bool, unknown string)
 	return nil, false, unknown
 }
 
-// offeredTool returns the dialect's tool spec from the first model request.
+// offeredTool returns the dialect's tool spec as the first model request
+// offering it offered it, and the names of every tool any request of the
+// case offered (in the order first offered): an agent may open with a
+// request that offers none (a probe of the API, a title).
 func (ev *Evidence) offeredTool() (llm.ToolSpec, []string, bool) {
-	if len(ev.Journal) == 0 {
-		return llm.ToolSpec{}, nil, false
-	}
 	var names []string
+	seen := map[string]bool{}
 	var spec llm.ToolSpec
 	found := false
-	for _, t := range ev.Journal[0].Tools {
-		names = append(names, t.Name)
-		if t.Name == ev.Dialect.Tool {
-			spec, found = t, true
+	for _, e := range ev.Journal {
+		for _, t := range e.Tools {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				names = append(names, t.Name)
+			}
+			if t.Name == ev.Dialect.Tool && !found {
+				spec, found = t, true
+			}
 		}
 	}
 	return spec, names, found

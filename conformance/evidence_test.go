@@ -224,7 +224,7 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 				t.Fatal("no tool_call_update of call_2 to edit")
 			}
 		}, Fail, "call_2: the agent reported its tool call completed, but its model was told an error (its result starts with \"Error:\")"},
-		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `offers no "todo_write" tool; tools offered: [todo_list]`},
+		{"TW-TOOL-1", "fake-rename-tool", "tool-offered", nil, Fail, `no model request offers a "todo_write" tool (1 request(s)); tools offered: [todo_list]`},
 		{"TW-SCHEMA-1", "tool-loose-schema", "tool-offered", nil, Fail, `parameters.required is [], want it to include "todos"`},
 		{"TW-SCHEMA-2", "tool-extra-status", "tool-offered", nil, Fail, "want exactly"},
 		{"TW-SCHEMA-2", "reference", "tool-offered", func(t *testing.T, ev *Evidence) {

@@ -3,9 +3,12 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
@@ -37,6 +40,9 @@ func ownTool(mode string) *fakeTool {
 	if words[0] != noPlanMode {
 		return nil
 	}
+	if slices.Contains(words, "probe-api") {
+		probeAPI()
+	}
 	return &fakeTool{name: "todowrite", schema: noPlanSchema, run: func(f *fakeState, id, name, args string) {
 		f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": name, "kind": "other", "status": "pending"})
 		text, ok := "Error: unknown tool "+name, false
@@ -52,6 +58,23 @@ func ownTool(mode string) *fakeTool {
 		}
 		f.answerTool(id, status, text, !slices.Contains(words, "mute"))
 	}}
+}
+
+// probeAPI is what some agents do before their first model request: a
+// reachability check (HEAD on the API's host) and a request on an endpoint
+// the mock does not serve (GET /v1/models, refused): neither offers tools.
+func probeAPI() {
+	base := os.Getenv(driver.ModelURLEnv)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for _, r := range []struct{ method, url string }{{http.MethodHead, strings.TrimSuffix(base, "/v1") + "/"}, {http.MethodGet, base + "/models"}} {
+		req, err := http.NewRequest(r.method, r.url, nil)
+		if err != nil {
+			continue
+		}
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
 }
 
 // noPlanWrite applies the fake's own rules to a todowrite call: the output
@@ -217,4 +240,25 @@ func ToldAccepted(t *testing.T, name string) []*Evidence {
 		out = append(out, &e)
 	}
 	return out
+}
+
+// An agent whose first requests to the model offer no tools (a
+// reachability check, an endpoint the mock does not serve) still has its
+// todo tool found, in the first request that offers tools (issue 41.5).
+func TestProbeFindsToolsPastRequestsWithoutTools(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, noPlanMode+",probe-api", rejectCases)
+	if rep.Dialect != driver.DialectOpencode || rep.DialectSource != "detected" {
+		t.Errorf("dialect %s (%s), want opencode, detected", rep.Dialect, rep.DialectSource)
+	}
+	if c, _ := rep.Check("TW-TOOL-1"); c.Outcome != Pass {
+		t.Errorf("TW-TOOL-1 %s %q, want pass", c.Outcome, c.Reason)
+	}
+	for _, c := range rep.Cases {
+		for _, e := range c.Evidence().Journal {
+			if e.Wire == "" && e.Path == "/" {
+				t.Errorf("case %s: HEAD / was journaled as a refused request (%s)", c.ID, e.Error)
+			}
+		}
+	}
 }

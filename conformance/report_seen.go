@@ -208,7 +208,7 @@ func seenTool(id string) (seenRule, bool) {
 			_, names, _ := ev.offeredTool()
 			return tally{n: []int{len(names)}, words: []string{ev.Dialect.Tool}}
 		}, func(t tally) string {
-			return fmt.Sprintf("the first model request offers %q (%s offered)", t.words[0], nOf(t.n[0], "tool", "tools"))
+			return fmt.Sprintf("the model is offered %q (%s offered)", t.words[0], nOf(t.n[0], "tool", "tools"))
 		}}, true
 	case "TW-SCHEMA-1":
 		return seenRule{func(ev *Evidence) tally {

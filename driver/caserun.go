@@ -157,13 +157,15 @@ func (cr *caseRun) playScript() error {
 }
 
 // watchFirstRequest opens the gate with the tools of the first model
-// request (side requests aside) as soon as the mock has it.
+// request that offers any as soon as the mock has it: side requests, a
+// request on an unknown endpoint (a client's probe of the API) and one
+// that offers no tools tell nothing of the agent's tools.
 func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
 	j := cr.env.Server.Journal()
 	for {
 		changed := j.Changed() // taken before the entries are read: none is missed
 		for _, e := range j.Entries() {
-			if !e.Side {
+			if !e.Side && e.Wire != "" && len(e.Tools) > 0 {
 				cr.cfg.FirstRequest(cr.initDone.Load(), e.Tools)
 				return
 			}

@@ -73,7 +73,8 @@
 // Code* constant is the code, error_code or reason. Refusals carry
 // x-should-retry: false (a retry would take the next turn); an injected
 // http-500 does not. An unknown endpoint answers 404 in the shape its path
-// or its SDK's headers suggest. A turn whose rawArguments are not a JSON
+// or its SDK's headers suggest; HEAD / (a client's reachability check)
+// answers 200 with no body and is not journaled. A turn whose rawArguments are not a JSON
 // object cannot be said where arguments travel as an object (Gemini,
 // Anthropic non-streaming): the request is refused with
 // CodeUnsupported, naming the turn.

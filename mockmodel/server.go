@@ -118,6 +118,14 @@ func NewUnstartedServer(s *Script) *Server {
 	}
 	list := strings.Join(served, ", ")
 	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && r.URL.Path == "/" {
+			// A client's reachability check (claude-agent-acp sends one
+			// before its first request): answered as the real APIs'
+			// hosts answer it, 200 and no body; no request of the
+			// conversation, so not journaled.
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 		e := &RequestError{Code: CodeNotFound, Status: http.StatusNotFound, Turn: -1,
 			Message: fmt.Sprintf("%s: unknown endpoint %s %s (served: %s)", srv.p.label(), r.Method, r.URL.Path, list)}

@@ -350,6 +350,16 @@ var _ = Describe("HTTP server", func() {
 			Expect(srv.Journal().Len()).To(Equal(2))
 		})
 
+		It("answers a reachability check (HEAD /) with 200, outside the journal", func() {
+			srv := startServer(mustParse("- text: ok\n", "m.yaml"))
+			res, err := srv.Client().Head(srv.URL + "/")
+			Expect(err).NotTo(HaveOccurred())
+			res.Body.Close()
+			Expect(res.StatusCode).To(Equal(200))
+			Expect(srv.Journal().Len()).To(Equal(0), "a reachability check is no request of the conversation")
+			Expect(srv.Remaining()).To(Equal(1))
+		})
+
 		It("injects http-500", func() {
 			srv := startServer(mustParse("- text: x\n  fault: http-500\n- text: after\n", "f.yaml"))
 			c := client(srv, true)
