@@ -414,7 +414,8 @@ func shownAfter(m matching, i int) string {
 	var shown []string
 	for j, p := range m.plans {
 		if !m.matched[j] && p.Prompt == w.Prompt {
-			shown = append(shown, fmt.Sprintf("#%d %s (%s)", p.Seq, planString(p), m.ties[j].Why))
+			s, _ := planVs(p, w.Todos)
+			shown = append(shown, fmt.Sprintf("#%d %s (%s)", p.Seq, s, m.ties[j].Why))
 		}
 	}
 	if len(shown) == 0 {
@@ -424,14 +425,24 @@ func shownAfter(m matching, i int) string {
 }
 
 // planString renders a plan's entries, saying when they are null/missing.
-func planString(p planObs) string {
+func planString(p planObs) string { return planFrom(p, 0) }
+
+// planFrom is planString, a long list shown from item at (todosFrom).
+func planFrom(p planObs, at int) string {
 	switch {
 	case p.Null:
 		return "entries null"
 	case p.Missing:
 		return "no entries"
 	}
-	return todosString(p.todos())
+	return todosFrom(p.todos(), at)
+}
+
+// planVs writes plan p and the list want it is compared with, each long
+// one shown where they first differ.
+func planVs(p planObs, want []Todo) (string, string) {
+	at := firstDiff(p.todos(), want)
+	return planFrom(p, at), todosFrom(want, at)
 }
 
 func evalEmpty(ev *Evidence) verdict {
@@ -502,7 +513,8 @@ func evalRejectKeep(ev *Evidence) verdict {
 				break
 			}
 			if !slices.Equal(p.todos(), prev) {
-				fs.add(failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, planString(p), todosString(prev)).at(p.Seq, "a plan update for the rejected call "+w.CallID))
+				shown, prevS := planVs(p, prev)
+				fs.add(failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, shown, prevS).at(p.Seq, "a plan update for the rejected call "+w.CallID))
 				break
 			}
 		}
@@ -809,7 +821,8 @@ func evalFinal(ev *Evidence) verdict {
 					stale = fmt.Sprintf(" (%s's list: stale)", w.CallID)
 				}
 			}
-			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s: send the plans in the order of the writes, the last one last", pt.what, planString(*held), held.Seq, stale, want.CallID, todosString(want.Todos)).
+			heldS, wantS := planVs(*held, want.Todos)
+			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s: send the plans in the order of the writes, the last one last", pt.what, heldS, held.Seq, stale, want.CallID, wantS).
 				at(held.Seq, fmt.Sprintf("the last plan at %s, not the last accepted list (%s)", pt.what, want.CallID)))
 		}
 	}, "no list was accepted in this case")
@@ -972,7 +985,8 @@ func evalLoadBefore(ev *Evidence) verdict {
 	case len(before) > 0:
 		last := before[len(before)-1]
 		if !slices.Equal(last.todos(), want) {
-			return failf("the last plan replayed before the session/load answer is %s%s, want %s", planString(last), whoseList(ev, last), todosString(want)).
+			lastS, wantS := planVs(last, want)
+			return failf("the last plan replayed before the session/load answer is %s%s, want %s", lastS, whoseList(ev, last), wantS).
 				at(last.Seq, "the last plan replayed before the session/load answer")
 		}
 		return pass()
@@ -1005,7 +1019,8 @@ func evalLoadLast(ev *Evidence) verdict {
 	}
 	last := replay[len(replay)-1]
 	if !slices.Equal(last.todos(), want) {
-		return failf("the last plan replayed on load is %s%s, want the last accepted list %s", planString(last), whoseList(ev, last), todosString(want)).
+		lastS, wantS := planVs(last, want)
+		return failf("the last plan replayed on load is %s%s, want the last accepted list %s", lastS, whoseList(ev, last), wantS).
 			at(last.Seq, "the last plan replayed on load")
 	}
 	return pass()

@@ -13,6 +13,7 @@ import (
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/todolist"
+	"github.com/todoharness/todoharness/internal/textcut"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -192,15 +193,63 @@ func sameTrimmed(a, b []Todo) bool {
 	})
 }
 
-func todosString(ts []Todo) string {
+// How a list is written in a reason: a list of up to listWhole items
+// whole; a longer one as listShown items and how many are before and
+// after them (the whole list is on its wire line: the transcript, the
+// HTML report's checklist, evidence.json); an item's content cut to
+// itemShown bytes.
+const (
+	listWhole = 8
+	listShown = 5
+	itemShown = 80
+)
+
+// todosString writes a list in a reason: its first items when it is long.
+func todosString(ts []Todo) string { return todosFrom(ts, 0) }
+
+// todosFrom writes a list in a reason; a long one shows the items from
+// at (one before it too): where it differs from the list it is compared
+// with (planVs).
+func todosFrom(ts []Todo, at int) string {
 	if len(ts) == 0 {
 		return "[]"
 	}
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = fmt.Sprintf("%q %s", t.Content, t.Status)
+	lo, hi := 0, len(ts)
+	if len(ts) > listWhole {
+		lo = min(max(at-1, 0), len(ts)-listShown)
+		hi = lo + listShown
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	var parts []string
+	if lo > 0 {
+		parts = append(parts, fmt.Sprintf("… %d before", lo))
+	}
+	for _, t := range ts[lo:hi] {
+		content := fmt.Sprintf("%q", textcut.Prefix(t.Content, itemShown))
+		if len(t.Content) > itemShown {
+			content += textcut.Ellipsis
+		}
+		parts = append(parts, content+" "+textcut.Truncate(t.Status, itemShown))
+	}
+	if hi < len(ts) {
+		parts = append(parts, fmt.Sprintf("… %d more", len(ts)-hi))
+	}
+	out := "[" + strings.Join(parts, ", ") + "]"
+	if hi-lo < len(ts) {
+		out += fmt.Sprintf(" (%d items)", len(ts))
+	}
+	return out
+}
+
+// firstDiff is the index of the first item where a and b differ (the
+// shorter's length when one begins the other).
+func firstDiff(a, b []Todo) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // plans extracts the plan updates from the wire, each tied to the request

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/breakage"
@@ -446,4 +447,45 @@ func capturedChecks(t *testing.T) []Check {
 		cases = append(cases, ev.Case)
 	}
 	return FedChecks(Catalogue(), cases)
+}
+
+// A long list is written short in a reason: its first items, or both
+// lists compared where they first differ, with how many items are left
+// out; an item's content is cut between characters.
+func TestLongListsShortInReasons(t *testing.T) {
+	t.Parallel()
+	list := func(n int, change int) []Todo {
+		var ts []Todo
+		for i := range n {
+			ts = append(ts, Todo{Content: fmt.Sprintf("step %d of the long plan", i+1), Status: "pending"})
+		}
+		if change >= 0 {
+			ts[change].Status = "completed"
+		}
+		return ts
+	}
+	long := todosString(list(120, -1))
+	if len(long) > 400 || !strings.Contains(long, `"step 1 of the long plan" pending`) || !strings.HasSuffix(long, "… 115 more] (120 items)") {
+		t.Errorf("a 120-item list in a reason (%d bytes): %s", len(long), long)
+	}
+	if short := todosString(list(8, -1)); !strings.Contains(short, `"step 8 of the long plan"`) || strings.Contains(short, "more") {
+		t.Errorf("an 8-item list is not whole: %s", short)
+	}
+	var entries []PlanEntry
+	for _, t := range list(120, 86) {
+		entries = append(entries, PlanEntry{Content: t.Content, Status: t.Status})
+	}
+	got, want := planVs(planObs{Entries: entries}, list(120, -1))
+	for _, s := range []string{got, want} {
+		if !strings.HasPrefix(s, "[… 85 before, ") || !strings.Contains(s, `"step 87 of the long plan"`) || !strings.HasSuffix(s, "… 30 more] (120 items)") {
+			t.Errorf("compared where they differ (item 87): %s", s)
+		}
+	}
+	if !strings.Contains(got, `"step 87 of the long plan" completed`) || !strings.Contains(want, `"step 87 of the long plan" pending`) {
+		t.Errorf("the differing item is not shown in both:\n%s\n%s", got, want)
+	}
+	cut := todosString([]Todo{{Content: "x" + strings.Repeat("é", 100), Status: "pending"}})
+	if !utf8.ValidString(cut) || len(cut) > itemShown+40 || !strings.Contains(cut, `"… pending`) {
+		t.Errorf("a long item: %q", cut)
+	}
 }

@@ -285,6 +285,9 @@ func (a *htmlAgent) addChecks(r *conformance.Report) {
 		if failureShown(c) {
 			hc.Href = "#" + a.Key + "check-" + c.ID
 		}
+		// The table's reason is short; the whole one is in the check's
+		// section among the failures (its ID links there).
+		hc.Reason = CutReason(hc.Reason, tableReasonShown)
 		a.Checks = append(a.Checks, hc)
 	}
 	for _, o := range []struct{ label, class string }{{"pass", "pass"}, {"fail", "fail"}, {"xfail", "xfail"}, {"flaky", "flaky"}, {"stale", "stale"}, {"not run", "notrun"}, {"n/a", "na"}} {
@@ -300,6 +303,9 @@ func (a *htmlAgent) addChecks(r *conformance.Report) {
 	}
 
 }
+
+// tableReasonShown bounds a reason in the checks table (CutReason).
+const tableReasonShown = 300
 
 // caseAnchors is the anchor of each case's first run, by case ID.
 func caseAnchors(r *conformance.Report, key string) map[string]string {

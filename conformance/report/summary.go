@@ -170,20 +170,38 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, driver.OneLine(c.Spec, 300), c.Source)
 		if c.Outcome == conformance.Flaky {
 			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, termtext.Visible(driver.OneLine(ro.Reason, len(ro.Reason))))
+				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, termtext.Visible(CutReason(ro.Reason, failureReasonShown)))
 			}
 			continue
 		}
+		n := 0
 		for _, cv := range c.Cases {
+			if cv.Outcome != conformance.Fail && cv.Outcome != conformance.XFail {
+				continue
+			}
+			if n++; n > failureCasesShown {
+				continue
+			}
 			switch cv.Outcome {
 			case conformance.Fail:
-				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, termtext.Visible(driver.OneLine(cv.Reason, len(cv.Reason))), cv.More())
+				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, termtext.Visible(CutReason(cv.Reason, failureReasonShown)), cv.More())
 			case conformance.XFail:
-				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, termtext.Visible(driver.OneLine(cv.Reason, len(cv.Reason))))
+				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, termtext.Visible(CutReason(cv.Reason, failureReasonShown)))
 			}
+		}
+		if n > failureCasesShown {
+			fmt.Fprintf(w, "      … %d more cases (every case and its whole reason: the JSON report, --json; the transcripts, --out)\n", n-failureCasesShown)
 		}
 	}
 }
+
+// Bounds of a failing check's lines in the summary: the cases shown, and
+// the bytes of each reason (its fix hint kept, CutReason). The whole
+// reason of every case is in the JSON report and the case's transcript.
+const (
+	failureCasesShown  = 10
+	failureReasonShown = 500
+)
 
 // maxHint bounds the tail of a reason kept whole as its fix hint;
 // minSeen is the least of the observation before it that is kept.

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -124,5 +126,56 @@ func TestReportsCutBetweenCharacters(t *testing.T) {
 			}
 			t.Errorf("%s: not valid UTF-8 at byte %d: %q", name, i, s[max(0, i-40):min(len(s), i+10)])
 		}
+	}
+}
+
+// A long reason (a 120-item list, as a check wrote one before the judge
+// shortened its lists) is short in every report: each summary line, the
+// HTML checks table; the whole reason stays one click away (the check's
+// section of the HTML report) and in the JSON report.
+func TestLongReasonsShortInReports(t *testing.T) {
+	t.Parallel()
+	var items []string
+	for i := range 120 {
+		items = append(items, fmt.Sprintf("%q pending", fmt.Sprintf("step %d of the plan", i+1)))
+	}
+	long := "no plan update shows call_2 ([" + strings.Join(items, ", ") + "]); send one plan update per accepted write"
+	rep := judgeSaved(t, "fake-no-plan", false, nil)
+	failing := ""
+	for i, c := range rep.Checks {
+		for k, cv := range c.Cases {
+			if cv.Outcome == conformance.Fail {
+				rep.Checks[i].Cases[k].Reason = long
+			}
+		}
+		if c.Outcome == conformance.Fail {
+			rep.Checks[i].Reason, failing = long, c.ID
+		}
+	}
+	if failing == "" {
+		t.Fatal("fake-no-plan fails no check")
+	}
+	var sum strings.Builder
+	if err := WriteSummary(&sum, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(sum.String(), "\n") {
+		if len(line) > 700 {
+			t.Errorf("a summary line of %d bytes: %.200s…", len(line), line)
+		}
+	}
+	if !strings.Contains(sum.String(), "…; send one plan update per accepted write") {
+		t.Errorf("the summary does not keep the fix hint of a cut reason:\n%s", sum.String())
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?s)<tr class="fail" data-outcome="fail"[^>]*><td class="mono"><a href="#check-` + failing + `">.*?</tr>`).FindString(page.String())
+	if row == "" || len(row) > 1000 {
+		t.Errorf("the checks table row of %s (%d bytes): %.300s", failing, len(row), row)
+	}
+	if !strings.Contains(page.String(), "step 120 of the plan") {
+		t.Error("the HTML report has the whole reason nowhere")
 	}
 }
