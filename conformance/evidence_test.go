@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -487,5 +489,48 @@ func TestLongListsShortInReasons(t *testing.T) {
 	cut := todosString([]Todo{{Content: "x" + strings.Repeat("é", 100), Status: "pending"}})
 	if !utf8.ValidString(cut) || len(cut) > itemShown+40 || !strings.Contains(cut, `"… pending`) {
 		t.Errorf("a long item: %q", cut)
+	}
+}
+
+// evidence.json stores what the agent sent at its size ("<" is one byte,
+// not six as \u003c), within the bound --judge reads: evidence over it is
+// written without the model requests' bodies, else refused; what is
+// written reads back.
+func TestEvidenceFileBound(t *testing.T) {
+	t.Parallel()
+	ev := *savedRun(t, "fake-ok")[0]
+	ev.Wire = append(slices.Clone(ev.Wire), driver.WireMsg{Seq: len(ev.Wire), Dir: driver.Received, Kind: driver.KindInvalid, Line: strings.Repeat("<", 1<<20)})
+	ev.Journal = slices.Clone(ev.Journal)
+	if len(ev.Journal) == 0 {
+		t.Fatal("the saved case has no journal")
+	}
+	ev.Journal[0].Raw = json.RawMessage(`"` + strings.Repeat("b", 200<<10) + `"`)
+	b, err := MarshalEvidence(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 1<<20+300<<10 {
+		t.Errorf("evidence with 1 MiB of \"<\" on the wire encodes to %d bytes", len(b))
+	}
+	dir := t.TempDir()
+	d := filepath.Join(dir, ev.Case.ID)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Over the bound with the bodies, within it without them.
+	if err := writeEvidence(d, &ev, len(b)-100<<10); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ReadEvidenceDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evs[0]; len(got.Journal[0].Raw) != 0 || got.Wire[len(got.Wire)-1].Line != ev.Wire[len(ev.Wire)-1].Line {
+		t.Errorf("written over the bound: raw body of %d bytes kept, wire line kept %v", len(got.Journal[0].Raw), got.Wire[len(got.Wire)-1].Line == ev.Wire[len(ev.Wire)-1].Line)
+	}
+	// Over the bound even without them: refused, naming the case.
+	err = writeEvidence(d, &ev, 1<<20)
+	if err == nil || !strings.Contains(err.Error(), "case "+ev.Case.ID) || !strings.Contains(err.Error(), "--judge reads") {
+		t.Errorf("evidence over the bound: %v", err)
 	}
 }

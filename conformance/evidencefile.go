@@ -27,13 +27,18 @@ const EvidenceFormat = 1
 // --out (report.WriteTranscripts).
 const EvidenceFile = "evidence.json"
 
-// MarshalEvidence encodes ev as indented JSON (the evidence.json format).
+// MarshalEvidence encodes ev as indented JSON (the evidence.json format),
+// without HTML escaping: a "<" the agent sent stays one byte (escaped as
+// \u003c, a wire of 64 MiB of "<" took 384 MiB).
 func MarshalEvidence(ev *Evidence) ([]byte, error) {
-	b, err := json.MarshalIndent(ev, "", " ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(ev); err != nil {
 		return nil, fmt.Errorf("conformance: encode evidence of case %s: %w", ev.Case.ID, err)
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // UnmarshalEvidence decodes one evidence.json; name is used in errors.
@@ -72,15 +77,35 @@ func knownDialect(d driver.Dialect) error {
 	return nil
 }
 
-// MaxEvidenceBytes is the largest evidence.json ReadEvidenceDir reads: the
-// wire and the journal it holds are capped far below it when written.
+// MaxEvidenceBytes is the largest evidence.json ReadEvidenceDir reads, and
+// WriteEvidence writes: what --out writes, --judge reads. The wire it
+// holds is capped at driver.MaxWireBytes as encoded here.
 const MaxEvidenceBytes = 4 * driver.MaxWireBytes
 
-// WriteEvidence writes ev to dir/evidence.json.
+// WriteEvidence writes ev to dir/evidence.json, of at most
+// MaxEvidenceBytes: evidence that encodes longer is written without the
+// model requests' bodies (JournalEntry.Raw: no check reads them, as in
+// WriteEvidenceArchive); if it is still longer, it is an error naming the
+// case and its size, and nothing is written.
 func WriteEvidence(dir string, ev *Evidence) error {
+	return writeEvidence(dir, ev, MaxEvidenceBytes)
+}
+
+func writeEvidence(dir string, ev *Evidence, limit int) error {
 	b, err := MarshalEvidence(ev)
 	if err != nil {
 		return err
+	}
+	if len(b) > limit {
+		e := *ev
+		e.Journal, e.SideRequests = withoutBodies(e.Journal), withoutBodies(e.SideRequests)
+		whole := len(b)
+		if b, err = MarshalEvidence(&e); err != nil {
+			return err
+		}
+		if len(b) > limit {
+			return fmt.Errorf("conformance: write evidence: case %s: %d bytes (%d without the model requests' bodies), over the %d bytes --judge reads: not written", ev.Case.ID, whole, len(b), limit)
+		}
 	}
 	if err := safefile.WriteFile(filepath.Join(dir, EvidenceFile), b, 0o644); err != nil {
 		return fmt.Errorf("conformance: write evidence: %w", err)

@@ -197,3 +197,37 @@ func TestCutsBetweenCharacters(t *testing.T) {
 		t.Errorf("stderr tail = %q: not valid UTF-8, or not the last characters", s)
 	}
 }
+
+// StoredLen bounds a line's length in evidence.json: at least what the
+// JSON encoder without HTML escaping writes, exactly that for these.
+func TestStoredLen(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", `{"a":"b\\n"}`, strings.Repeat("<", 100), "\x01\x1f\n\t\r\b\f\"\\", "é日😀", "bad\xff\xfe", "\u2028\u2029", "<>&"} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := StoredLen(s), buf.Len()-1; got != want {
+			t.Errorf("StoredLen(%q) = %d, the encoder writes %d bytes", s, got, want)
+		}
+	}
+}
+
+// The wire log's byte cap counts lines as stored: lines of control bytes
+// (six bytes each in JSON) fill it at a sixth of their raw size.
+func TestWireCapCountsStoredBytes(t *testing.T) {
+	t.Parallel()
+	w := newWireLog(time.Now())
+	line := strings.Repeat("\x01", 1<<20)
+	n := 0
+	for ; n < 100; n++ {
+		if _, full := w.add(WireMsg{Line: line}); full {
+			break
+		}
+	}
+	if want := MaxWireBytes / StoredLen(line); n != want {
+		t.Errorf("the cap took %d lines of 1 MiB of control bytes, want %d (%d bytes each as stored)", n, want, StoredLen(line))
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Directions on the ACP wire, seen from the runner (the client).
@@ -68,7 +69,9 @@ const (
 	wireLinePrefix = 4 << 10
 	// MaxWireMsgs and MaxWireBytes bound a case's wire log (both
 	// directions); an agent that sends past either is killed and the case
-	// does not complete.
+	// does not complete. MaxWireBytes counts each line as a JSON string
+	// takes it (StoredLen: a control byte is six), so the wire of a
+	// case's evidence.json stays within it whatever the agent sent.
 	MaxWireMsgs  = 20_000
 	MaxWireBytes = 64 << 20
 )
@@ -92,15 +95,48 @@ func (w *wireLog) add(m WireMsg) (_ WireMsg, full bool) {
 	defer w.mu.Unlock()
 	m.Time = time.Now()
 	m.At = m.Time.Sub(w.start)
-	if w.dropped > 0 || len(w.msgs) >= MaxWireMsgs || w.bytes+len(m.Line) > MaxWireBytes {
+	size := StoredLen(m.Line)
+	if w.dropped > 0 || len(w.msgs) >= MaxWireMsgs || w.bytes+size > MaxWireBytes {
 		w.dropped++
 		m.Seq = -1
 		return m, true
 	}
 	m.Seq = len(w.msgs)
-	w.bytes += len(m.Line)
+	w.bytes += size
 	w.msgs = append(w.msgs, m)
 	return m, false
+}
+
+// StoredLen is the length of s as a JSON string without HTML escaping
+// (evidence.json, wire.jsonl): its quotes, a quote, a backslash, \b, \f,
+// \n, \r and \t two bytes, another control byte, an invalid UTF-8 byte,
+// U+2028 and U+2029 six (\u00XX, \ufffd, \u2028), any other character
+// its own bytes.
+func StoredLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // capNote says how the cap was hit ("" when it was not).
@@ -110,7 +146,7 @@ func (w *wireLog) capNote() string {
 	if w.dropped == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the wire log reached the runner's cap of %d messages or %d bytes per case after %d messages (%d bytes)", MaxWireMsgs, MaxWireBytes, len(w.msgs), w.bytes)
+	return fmt.Sprintf("the wire log reached the runner's cap of %d messages or %d bytes per case (as stored in JSON) after %d messages (%d bytes)", MaxWireMsgs, MaxWireBytes, len(w.msgs), w.bytes)
 }
 
 func (w *wireLog) snapshot() []WireMsg {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/textcut"
 	"html/template"
 	"io"
 	"slices"
@@ -448,9 +449,12 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 		return hc
 	}
 	hc.addSteps(ev)
-	var tl timeline
+	tl := timeline{shown: htmlCaseShown}
 	tl.addWire(ev, hc.Anchor, cr.LineMarks())
 	tl.addRequests(ev, reqMarks)
+	for i, kv := range hc.Stderr {
+		hc.Stderr[i].V = tl.cut(kv.V, "the whole stderr is in stderr-N.txt and evidence.json under --out")
+	}
 	rows, times := tl.rows, tl.times
 	idx := make([]int, len(rows))
 	for i := range idx {
@@ -476,7 +480,7 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 		if s.Settled != "" {
 			line += fmt.Sprintf("; settled after %s: %s", s.Settle.Round(time.Millisecond), s.Settled)
 		}
-		hc.Steps = append(hc.Steps, line)
+		hc.Steps = append(hc.Steps, textcut.Truncate(line, htmlTextShown))
 	}
 	for _, p := range ev.Procs {
 		if p.Stderr != "" {
@@ -486,10 +490,66 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 }
 
 // timeline is a case's rows (wire messages and model requests) with the
-// time of each, to sort them by.
+// time of each, to sort them by; shown is what is left of the case's
+// budget of text (htmlCaseShown).
 type timeline struct {
 	rows  []htmlRow
 	times []time.Time
+	shown int
+}
+
+// Bounds of the text the HTML report shows of a case (what the agent sent
+// and the model was asked): a wire line, a tool result, a scripted
+// answer, a stderr is shown up to htmlTextShown bytes; once a case has
+// shown htmlCaseShown bytes, up to htmlTextSmall each; a plan's checklist
+// up to htmlPlanShown items. The page says where the whole text is (the
+// files --out writes): a case shows at most about htmlCaseShown plus
+// htmlTextSmall per line of its wire (driver.MaxWireMsgs) and journal.
+const (
+	htmlTextShown = 8 << 10
+	htmlTextSmall = 160
+	htmlCaseShown = 1 << 20
+	htmlPlanShown = 200
+)
+
+// cut is s as the page shows it: cut between characters to the bound the
+// case's budget allows, saying how long it was and where the whole is.
+func (tl *timeline) cut(s, where string) string {
+	n := htmlTextShown
+	if tl.shown <= 0 {
+		n = htmlTextSmall
+	}
+	if len(s) <= n {
+		tl.shown -= len(s)
+		return s
+	}
+	kept := textcut.Prefix(s, n)
+	tl.shown -= len(kept)
+	return fmt.Sprintf("%s… [%d bytes in all, %d shown: %s]", kept, len(s), len(kept), where)
+}
+
+// cutPlan is plan view v with each list cut to htmlPlanShown items (v
+// itself when both are shorter).
+func cutPlan(v *conformance.PlanView) *conformance.PlanView {
+	if v == nil || (len(v.Shown) <= htmlPlanShown && len(v.Expected) <= htmlPlanShown) {
+		return v
+	}
+	c := *v
+	var notes []string
+	if c.Note != "" {
+		notes = append(notes, c.Note)
+	}
+	for _, l := range []struct {
+		name  string
+		items *[]conformance.PlanItem
+	}{{"shown", &c.Shown}, {"expected", &c.Expected}} {
+		if n := len(*l.items); n > htmlPlanShown {
+			*l.items = (*l.items)[:htmlPlanShown]
+			notes = append(notes, fmt.Sprintf("the %s list has %d items: its first %d are drawn (the whole plan is its wire line, in wire.jsonl and evidence.json under --out)", l.name, n, htmlPlanShown))
+		}
+	}
+	c.Note = strings.Join(notes, "; ")
+	return &c
 }
 
 // addWire adds a row per wire message; anchor is the case's.
@@ -497,8 +557,9 @@ func (tl *timeline) addWire(ev *conformance.Evidence, anchor string, marks map[i
 	plans := ev.PlanViews()
 	late := lateSeqs(ev)
 	for _, m := range ev.Wire {
-		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Line: m.Line, Received: m.Dir == driver.Received,
-			Late: late[m.Seq], Plan: plans[m.Seq], Problem: m.Problem}
+		hw := &htmlWire{Anchor: fmt.Sprintf("%s-L%d", anchor, m.Seq), Seq: m.Seq, Proc: m.Proc + 1, Received: m.Dir == driver.Received,
+			Line: tl.cut(m.Line, "the whole line is in wire.jsonl and evidence.json under --out"),
+			Late: late[m.Seq], Plan: cutPlan(plans[m.Seq]), Problem: textcut.Truncate(m.Problem, htmlTextSmall)}
 		hw.Arrow = "→ agent"
 		if hw.Received {
 			hw.Arrow = "← agent"
@@ -539,12 +600,12 @@ func (tl *timeline) addRequests(ev *conformance.Evidence, reqMarks map[int][]str
 			if m.IsError {
 				flag = " (isError)"
 			}
-			hr.Results = append([]string{"result for " + m.ToolCallID + flag + ": " + m.Text()}, hr.Results...)
+			hr.Results = append([]string{tl.cut("result for "+m.ToolCallID+flag+": "+m.Text(), "the whole request is in journal.jsonl and evidence.json under --out")}, hr.Results...)
 		}
 		if ev.Case != nil && e.TurnIndex >= 0 && e.TurnIndex < len(ev.Case.Script) && !e.Side {
 			t := ev.Case.Script[e.TurnIndex]
 			if t.Text != "" {
-				hr.Answer = append(hr.Answer, "text: "+t.Text)
+				hr.Answer = append(hr.Answer, tl.cut("text: "+t.Text, "the whole script is the case's, in evidence.json under --out"))
 			}
 			for _, c := range t.ToolCalls {
 				args := c.RawArguments
@@ -556,7 +617,7 @@ func (tl *timeline) addRequests(ev *conformance.Evidence, reqMarks map[int][]str
 				if c.Reject {
 					s += " (the agent must refuse it)"
 				}
-				hr.Answer = append(hr.Answer, s)
+				hr.Answer = append(hr.Answer, tl.cut(s, "the whole script is the case's, in evidence.json under --out"))
 			}
 		}
 		at := ""

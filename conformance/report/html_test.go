@@ -3,9 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/driver"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -186,4 +189,32 @@ func TestPeersHTMLMatrix(t *testing.T) {
 	if !strings.Contains(page, "install failed: npm ERR!") {
 		t.Errorf("the agent that did not run does not say why")
 	}
+}
+
+// The HTML report of a case whose agent floods the wire ("<" in message
+// chunks, four bytes each as &lt;) is bounded: each line shows its first
+// bytes, and once the case has shown htmlCaseShown bytes only a little of
+// each, saying how long the line was and where the whole is.
+func TestHTMLReportBounded(t *testing.T) {
+	t.Parallel()
+	evs := savedRun(t, "fake-ok")
+	ev := *evs[0]
+	chunk := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + strings.Repeat("<", 32<<10) + `"}}}}`
+	ev.Wire = slices.Clone(ev.Wire)
+	const flood = 400 // 12.5 MiB of "<"
+	for range flood {
+		last := ev.Wire[len(ev.Wire)-1]
+		ev.Wire = append(ev.Wire, driver.WireMsg{Seq: last.Seq + 1, Dir: driver.Received, Kind: driver.KindNotification, Method: "session/update", Line: chunk, At: last.At, Time: last.Time})
+	}
+	rep, page := htmlOf(t, []*conformance.Evidence{&ev})
+	if len(rep.Cases) != 1 {
+		t.Fatalf("%d cases", len(rep.Cases))
+	}
+	if limit := 5*htmlCaseShown + (flood+len(evs[0].Wire))*(5*htmlTextSmall+1500); len(page) > limit {
+		t.Errorf("the HTML report of %d wire lines of 32 KiB is %d bytes, over %d", flood, len(page), limit)
+	}
+	if !strings.Contains(page, fmt.Sprintf("[%d bytes in all, %d shown: the whole line is in wire.jsonl and evidence.json under --out]", len(chunk), htmlTextSmall)) {
+		t.Error("a cut line does not say how long it was and where the whole is")
+	}
+	t.Logf("%d lines of %d bytes: a page of %d bytes", flood, len(chunk), len(page))
 }

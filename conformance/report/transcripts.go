@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -204,11 +204,12 @@ func transcriptRequests(b *strings.Builder, cr *conformance.CaseResult, reqMarks
 	}
 }
 
-// writeJSONL writes n values (at) to path, one JSON line each.
+// writeJSONL writes n values (at) to path, one JSON line each, without
+// HTML escaping (a "<" is one byte, not six).
 func writeJSONL(path string, n int, at func(int) any) error {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
-		line, err := json.Marshal(at(i))
+		line, err := jsonx.Marshal(at(i))
 		if err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}

@@ -4,6 +4,7 @@
 #   agent.sh line     300 MB stdout line before the initialize answer
 #   agent.sh notify   300,000 session/update notifications per prompt
 #   agent.sh bodies   8 model requests of 20 MB each per prompt
+#   agent.sh chunks   64 MiB of "<" in 16,384 agent_message_chunk updates
 # The runner's requests are read one per line; their id is the first key
 # (the runner writes sorted keys).
 mode=$1
@@ -23,6 +24,9 @@ while IFS= read -r line; do
 		case "$mode" in
 		notify)
 			yes '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"flood","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"flood"}}}}' | head -n 300000 ;;
+		chunks)
+			lt=$(head -c 4096 /dev/zero | tr '\0' '<')
+			yes '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"flood","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"'"$lt"'"}}}}' | head -n 16384 ;;
 		bodies)
 			{ printf '{"model":"mock","messages":[{"role":"user","content":"'; head -c 20000000 /dev/zero | tr '\0' a; printf '"}]}'; } > body.json
 			for i in 1 2 3 4 5 6 7 8; do
