@@ -180,10 +180,14 @@ func TestPeersHTMLMatrix(t *testing.T) {
 	if len(rows) != 3 || rows[0][2] != "good 1.0" || rows[2][2] != "broken" {
 		t.Fatalf("matrix rows %v", rows)
 	}
-	if !strings.Contains(page, `<td class="fail" title="TW-PLAN-1: FAIL`) || !strings.Contains(page, `href="#a1-check-TW-PLAN-1"`) {
-		t.Errorf("the failing cell does not link to its failure")
+	if len(bad.Failing) == 0 {
+		t.Fatal("fake-no-error-prefix fails no check")
 	}
-	if !strings.Contains(page, `id="a1-check-TW-PLAN-1"`) || !strings.Contains(page, `id="a2-agent"`) {
+	failing := bad.Failing[0]
+	if !strings.Contains(page, `<td class="fail" title="`+failing+`: FAIL`) || !strings.Contains(page, `href="#a1-check-`+failing+`"`) {
+		t.Errorf("the failing cell of %s does not link to its failure", failing)
+	}
+	if !strings.Contains(page, `id="a1-check-`+failing+`"`) || !strings.Contains(page, `id="a2-agent"`) {
 		t.Errorf("an agent's section is missing")
 	}
 	if !strings.Contains(page, "install failed: npm ERR!") {
