@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/textcut"
 	"html/template"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The HTML report (conform --html, peers --html) is one self-contained
@@ -29,11 +31,40 @@ var reportHTMLTemplate string
 func htmlTemplate() (*template.Template, error) {
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"lower": strings.ToLower,
+		"show":  htmlShown,
 	}).Parse(reportHTMLTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: HTML report template: %w", err)
 	}
 	return t, nil
+}
+
+// htmlShown is v as the page shows it: a character the browser would act
+// on rather than show (a bidirectional control such as U+202E, which
+// reorders the rest of the line; a zero-width or control character; a
+// byte that is not UTF-8) written visibly, as \u202e (termtext.Hidden),
+// line breaks and tabs kept. Every value the page shows goes through it.
+func htmlShown(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || (r != '\n' && r != '\t' && termtext.Hidden(r)) {
+			b.WriteString(s[last:i])
+			b.WriteString(termtext.Visible(s[i : i+n]))
+			last = i + n
+		}
+		i += n
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // PeerResult is one agent of a peers run for the HTML report: its name

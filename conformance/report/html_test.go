@@ -88,6 +88,41 @@ func TestHTMLReportShowsAgentOutputAsText(t *testing.T) {
 	}
 }
 
+// A bidirectional control the agent sent (U+202E, which reverses the
+// rest of the line) in a plan entry, a wire line, the model journal or
+// stderr is written visibly, as \u202e, never passed to the browser.
+func TestHTMLReportShowsBidiControlsVisibly(t *testing.T) {
+	t.Parallel()
+	evs := hostileRun(t, "reference")
+	quoted, _ := json.Marshal(scriptItem)
+	for _, ev := range evs {
+		for i := range ev.Wire {
+			ev.Wire[i].Line = strings.ReplaceAll(ev.Wire[i].Line, string(quoted[1:len(quoted)-1]), "safe\u202eexe.txt")
+		}
+		for i := range ev.Procs {
+			ev.Procs[i].Stderr += "warning: \u2066isolated\u2069 and \u202eflipped\n"
+		}
+		ev.Journal = slices.Clone(ev.Journal)
+		for i := range ev.Journal {
+			ev.Journal[i].Messages = slices.Clone(ev.Journal[i].Messages)
+			for k := range ev.Journal[i].Messages {
+				for c := range ev.Journal[i].Messages[k].Content {
+					ev.Journal[i].Messages[k].Content[c].Text += "\u202e!"
+				}
+			}
+		}
+	}
+	_, page := htmlOf(t, evs)
+	if i := strings.IndexFunc(page, func(r rune) bool { return r == 0x202e || r == 0x2066 || r == 0x2069 }); i >= 0 {
+		t.Errorf("a bidirectional control reaches the page: %q", page[max(0, i-60):min(len(page), i+20)])
+	}
+	for _, want := range []string{`safe\u202eexe.txt`, `\u2066isolated\u2069 and \u202eflipped`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
 // Every failing check has its section, every failure its whole reason,
 // and every link to evidence lands on an element of the page.
 func TestHTMLReportLinksEveryFailureToItsEvidence(t *testing.T) {

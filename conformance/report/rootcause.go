@@ -18,28 +18,14 @@ import (
 // same wire line, or the same scripted call named in their reasons (a
 // refusal the model did not see as one fails the refusal check and every
 // check that then finds the call's list shown, replayed or in the history
-// of the model's requests). Checks linked by a shared line or call are one
-// root cause, named by the kind of line (or the call), with where. Only
-// groups of two checks or more, in catalogue order.
+// of the model's requests). A root cause is the checks that failed at one
+// line or call, with the other lines and calls where exactly those checks
+// failed together; checks are not chained from one place to another (two
+// failures of TW-PLAN-1 in two cases do not make their cases' other
+// failures one cause), so a check may be under several. Only places where
+// two checks or more failed, in catalogue order of their first check.
 func RootCauses(r *conformance.Report) []RootCause {
 	ids, at, keys := failureLinks(r)
-	// Union-find over the checks, joined by the lines and calls they share.
-	parent := make([]int, len(ids))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		if parent[i] != i {
-			parent[i] = find(parent[i])
-		}
-		return parent[i]
-	}
-	for _, l := range keys {
-		for _, i := range at[l][1:] {
-			parent[find(i)] = find(at[l][0])
-		}
-	}
 	sort.Slice(keys, func(a, b int) bool {
 		ka, kb := keys[a], keys[b]
 		if ka.Case != kb.Case {
@@ -54,32 +40,45 @@ func RootCauses(r *conformance.Report) []RootCause {
 		return ka.Call < kb.Call
 	})
 	var out []RootCause
-	byRoot := map[int]int{}
-	for i := range ids {
-		root := find(i)
-		k, ok := byRoot[root]
-		if !ok {
+	var sets [][]int
+	for _, l := range keys {
+		set := slices.Compact(slices.Sorted(slices.Values(at[l])))
+		if len(set) < 2 {
+			continue
+		}
+		k := slices.IndexFunc(sets, func(s []int) bool { return slices.Equal(s, set) })
+		if k < 0 {
 			k = len(out)
-			byRoot[root] = k
-			out = append(out, RootCause{})
-		}
-		out[k].Checks = append(out[k].Checks, ids[i])
-		if !ok {
-			for _, l := range keys {
-				if len(at[l]) > 1 && find(at[l][0]) == root {
-					out[k].Where = append(out[k].Where, l)
-				}
+			sets = append(sets, set)
+			rc := RootCause{}
+			for _, i := range set {
+				rc.Checks = append(rc.Checks, ids[i])
 			}
-			out[k].What = rootWhat(r, out[k].Where)
+			out = append(out, rc)
 		}
+		out[k].Where = append(out[k].Where, l)
 	}
-	kept := out[:0]
-	for _, rc := range out {
-		if len(rc.Checks) > 1 {
-			kept = append(kept, rc)
+	for k := range out {
+		out[k].What = rootWhat(r, out[k].Where)
+	}
+	// In catalogue order of their first check (ids is in catalogue order),
+	// the one with the most checks first, then by the first place.
+	order := make([]int, len(out))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		sa, sb := sets[order[a]], sets[order[b]]
+		if sa[0] != sb[0] {
+			return sa[0] < sb[0]
 		}
+		return len(sa) > len(sb) // the most checks first
+	})
+	sorted := make([]RootCause, len(out))
+	for k, o := range order {
+		sorted[k] = out[o]
 	}
-	return kept
+	return sorted
 }
 
 // failureLinks lists the checks that failed (ids) and the lines and
