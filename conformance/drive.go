@@ -184,7 +184,7 @@ func (cfg *Config) prepare() error {
 func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
-		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout}}
+		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout, Env: envNames(cfg.Agent.Env)}}
 	if err := d.chooseFirst(); err != nil {
 		return nil, err
 	}

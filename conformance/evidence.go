@@ -150,6 +150,19 @@ type RunInfo struct {
 	Started  time.Time     `json:"started"`
 	Parallel int           `json:"parallel"`
 	Timeout  time.Duration `json:"timeout"`
+	// Env names the variables the run added to the agent's environment
+	// (--env, a preset's): their names only, a value may be a secret.
+	Env []string `json:"env,omitempty"`
+}
+
+// envNames is the names of K=V pairs.
+func envNames(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		out = append(out, k)
+	}
+	return out
 }
 
 // PlanEntry is one entry of an observed plan update.

@@ -147,3 +147,31 @@ func (pm planMatch) replayed(restart int) (want []Todo, known bool, note string)
 	}
 	return nil, false, ""
 }
+
+// MissingPlan is an accepted write no plan update shows: the list a plan
+// should have shown (View: no entries shown, the expected list), for the
+// report to draw where the call was made (its script turn).
+type MissingPlan struct {
+	CallID string
+	Turn   int
+	View   *PlanView
+}
+
+// MissingPlans lists the accepted writes of the case that no plan update
+// shows (nil when the evidence has no case).
+func (ev *Evidence) MissingPlans() []MissingPlan {
+	if ev.Case == nil {
+		return nil
+	}
+	m := ev.match()
+	var out []MissingPlan
+	for i, w := range m.writes {
+		if !w.Accepted || !w.Shaped || m.planOf[i] >= 0 {
+			continue
+		}
+		hp := &PlanView{Note: "no plan update shows the list of " + w.CallID + ", which the agent accepted"}
+		hp.compare(planObs{}, w.Todos, true)
+		out = append(out, MissingPlan{CallID: w.CallID, Turn: w.Turn, View: hp})
+	}
+	return out
+}

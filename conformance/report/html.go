@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/buildinfo"
+	"github.com/todoharness/todoharness/internal/jsonx"
 	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/textcut"
 	"html/template"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -217,14 +220,17 @@ type htmlFailItem struct {
 
 type htmlCase struct {
 	Anchor, ID, Title, Status, Error string
-	Time                             string
-	Run                              int
-	Completed                        bool
-	Failed                           []string
-	Flaky                            []string
-	Steps                            []string
-	Rows                             []htmlRow
-	Stderr                           []htmlKV
+	// Rerun is the command that runs the case again; Script the case as
+	// the run had it (JSON).
+	Rerun, Script string
+	Time          string
+	Run           int
+	Completed     bool
+	Failed        []string
+	Flaky         []string
+	Steps         []string
+	Rows          []htmlRow
+	Stderr        []htmlKV
 }
 
 // htmlRow is one row of a case's timeline: a wire message (left) or a
@@ -250,6 +256,10 @@ type htmlReq struct {
 	Tools             string
 	Results, Answer   []string
 	Marks             []string
+	// Missing are the lists of the calls this request's answer made that
+	// no plan update showed, drawn as the checklists the client should
+	// have got.
+	Missing []*conformance.PlanView
 }
 
 // htmlAgentOf builds one agent's view of the report.
@@ -292,8 +302,78 @@ func htmlInfo(r *conformance.Report) []htmlKV {
 	if r.Strict {
 		info = append(info, htmlKV{"strict", "a failed SHOULD check fails the run"})
 	}
+	return append(info, htmlEnv(r)...)
+}
 
-	return info
+// htmlEnv is the environment of the run, as far as the report knows it:
+// the flags it ran with, the variables added to the agent's environment
+// (names only: a value may be a secret), the agent's command line, its
+// working folder and initialize answer, and where the page was written.
+func htmlEnv(r *conformance.Report) []htmlKV {
+	flags := fmt.Sprintf("--parallel %d --timeout %s", r.Parallel, r.Timeout)
+	if r.Repeat > 1 {
+		flags += fmt.Sprintf(" --repeat %d", r.Repeat)
+	}
+	if r.Strict {
+		flags += " --strict"
+	}
+	env := []htmlKV{{"flags", flags + dialectFlags(r)}}
+	var ev *conformance.Evidence
+	for _, cr := range r.Cases {
+		if ev = cr.Evidence(); ev != nil {
+			break
+		}
+	}
+	if ev != nil {
+		names := "none added"
+		if len(ev.Run.Env) > 0 {
+			names = strings.Join(ev.Run.Env, ", ") + " (names only: a value may be a secret)"
+		}
+		env = append(env, htmlKV{"agent environment", names})
+		if len(ev.Procs) > 0 {
+			p := ev.Procs[0]
+			env = append(env, htmlKV{"agent command", textcut.Truncate(strings.Join(p.Argv, " "), htmlTextShown)})
+			if len(p.Init) > 0 {
+				env = append(env, htmlKV{"initialize answer", textcut.Truncate(string(p.Init), htmlTextShown)})
+			}
+		}
+		if ev.Cwd != "" {
+			env = append(env, htmlKV{"working folder", ev.Cwd + " (one per case; HOME " + ev.Home + ")"})
+		}
+	}
+	return append(env, htmlKV{"written by", fmt.Sprintf("todoharness %s (%s, %s/%s)", buildinfo.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)})
+}
+
+// dialectFlags are the --dialect and --policy flags that pin what the
+// run chose ("" for what it detected or defaulted).
+func dialectFlags(r *conformance.Report) string {
+	s := ""
+	if r.DialectSource == "forced" {
+		s += " --dialect " + r.Dialect
+	}
+	if r.Policy != "" && strings.HasPrefix(r.PolicySource, "--policy") {
+		s += " --policy " + r.Policy
+	}
+	return s
+}
+
+// rerunCommand is the command line that runs case cr of r again against
+// the same agent (add the run's --env, --file and, for a case of a
+// folder, --cases flags: the environment panel names the variables).
+func rerunCommand(r *conformance.Report, cr *conformance.CaseResult) string {
+	cmd := "todoharness conform --agent " + shellQuote(r.Agent) + " --case " + shellQuote(cr.ID) + dialectFlags(r)
+	if r.Strict {
+		cmd += " --strict"
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell (as is when it needs nothing).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // addChecks adds the checks table, its counts by outcome and the levels
@@ -422,6 +502,7 @@ func (a *htmlAgent) addCases(r *conformance.Report) {
 	}
 	for _, cr := range r.Cases {
 		hc := htmlCaseOf(cr, a.Key, RequestMarks(r, cr))
+		hc.Rerun = rerunCommand(r, cr)
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
 		a.Cases = append(a.Cases, hc)
@@ -481,6 +562,11 @@ func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]strin
 	}
 	hc.addSteps(ev)
 	tl := timeline{shown: htmlCaseShown}
+	if ev.Case != nil {
+		if b, err := jsonx.MarshalIndent(ev.Case); err == nil {
+			hc.Script = tl.cut(string(b), "the whole case is in evidence.json under --out")
+		}
+	}
 	tl.addWire(ev, hc.Anchor, cr.LineMarks())
 	tl.addRequests(ev, reqMarks)
 	for i, kv := range hc.Stderr {
@@ -618,6 +704,7 @@ func (tl *timeline) addWire(ev *conformance.Evidence, anchor string, marks map[i
 // addRequests adds a row per model request, with the answer the script
 // gave it.
 func (tl *timeline) addRequests(ev *conformance.Evidence, reqMarks map[int][]string) {
+	missing := ev.MissingPlans()
 	for _, e := range ev.AllRequests() {
 		hr := &htmlReq{N: e.Index + 1, Turn: e.TurnIndex + 1, Wire: e.Wire, Path: e.Path, Side: e.Side, Error: e.Error, Marks: reqMarks[e.Index]}
 		var tools []string
@@ -649,6 +736,13 @@ func (tl *timeline) addRequests(ev *conformance.Evidence, reqMarks map[int][]str
 					s += " (the agent must refuse it)"
 				}
 				hr.Answer = append(hr.Answer, tl.cut(s, "the whole script is the case's, in evidence.json under --out"))
+			}
+		}
+		if !e.Side {
+			for _, mp := range missing {
+				if mp.Turn == e.TurnIndex {
+					hr.Missing = append(hr.Missing, cutPlan(mp.View))
+				}
 			}
 		}
 		at := ""

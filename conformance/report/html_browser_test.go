@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,6 +135,30 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	if pass == 0 || shown != total-pass {
 		t.Errorf("with pass unticked %d of %d checks shown, want %d", shown, total, total-pass)
+	}
+
+	// The search narrows the checks to those whose row holds the text.
+	if err := chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`.filters input.f-search`), "TW-LOAD")); err != nil {
+		t.Fatalf("search: %v", err)
+	}
+	if rows := evaluate[[]string](t, bctx, `Array.from(document.querySelectorAll("#checks tbody tr:not(.hidden) td:first-child")).map(function (td) { return td.textContent })`); len(rows) == 0 || slices.ContainsFunc(rows, func(id string) bool { return !strings.HasPrefix(id, "TW-LOAD") }) {
+		t.Errorf("searching TW-LOAD shows %v", rows)
+	}
+	// "failed cases only": the cases that passed are hidden.
+	failed := 0
+	for _, cr := range rep.Cases {
+		if !cr.Completed || len(cr.Failed) > 0 {
+			failed++
+		}
+	}
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`.casefilters input.f-failed`))); err != nil {
+		t.Fatalf("failed cases only: %v", err)
+	}
+	if n := evaluate[int](t, bctx, `document.querySelectorAll("details.case:not(.hidden)").length`); failed == 0 || failed == len(rep.Cases) || n != failed {
+		t.Errorf("failed cases only: %d of %d cases shown, want the %d that failed", n, len(rep.Cases), failed)
+	}
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`.casefilters input.f-failed`))); err != nil {
+		t.Fatalf("failed cases only, off: %v", err)
 	}
 
 	// A failure's evidence, clicked: its case opens on the failed line.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -256,4 +257,50 @@ func TestHTMLReportBounded(t *testing.T) {
 		t.Error("a cut line does not say how long it was and where the whole is")
 	}
 	t.Logf("%d lines of %d bytes: a page of %d bytes", flood, len(chunk), len(page))
+}
+
+// Each case says how to run it again and holds its script; the page has
+// an environment panel (the flags, the variables added to the agent's
+// environment by name, the agent's command line, the versions); a write
+// the agent accepted but no plan showed is drawn as the checklist the
+// client should have got, at the request whose answer made the call;
+// the checks and the cases can be searched, the cases narrowed to the
+// failed ones.
+func TestHTMLReportCaseToolsAndEnvironment(t *testing.T) {
+	t.Parallel()
+	evs := savedRun(t, "fake-no-plan")
+	var copied []*conformance.Evidence
+	for _, ev := range evs {
+		e := *ev
+		e.Run.Env = []string{"OPENAI_BASE_URL", "OPENAI_API_KEY"}
+		copied = append(copied, &e)
+	}
+	rep, page := htmlOf(t, copied)
+	for _, want := range []string{
+		"todoharness conform --agent " + shellQuote(rep.Agent) + " --case plan-basic",
+		"<summary>the case's script</summary>",
+		`&#34;id&#34;: &#34;plan-basic&#34;`,
+		"<dt>flags</dt><dd>--parallel ",
+		"<dt>agent environment</dt><dd>OPENAI_BASE_URL, OPENAI_API_KEY (names only: a value may be a secret)</dd>",
+		"<dt>agent command</dt>",
+		"<dt>written by</dt><dd>todoharness ",
+		"no plan update shows the list of call_1, which the agent accepted",
+		`class="f-search"`, `class="f-failed"`, `data-failed="1"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The missing plan's checklist is the list of call_1 as the case
+	// scripts it, every item marked as differing (none was shown).
+	missing := regexp.MustCompile(`(?s)<td class="req">.*?no plan update shows the list of call_1`).FindString(page)
+	if i := strings.LastIndex(missing, `<td class="req">`); i < 0 || !strings.Contains(missing[i:], `<h4>expected</h4><ul><li class="diff">`) {
+		t.Errorf("the missing plan is not drawn as an expected checklist: %.600s", missing[max(0, i):])
+	}
+	for _, s := range []string{"plain-ID_1.x", "it's here", "$(rm -rf ~)"} {
+		out, err := exec.Command("sh", "-c", "printf %s "+shellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("shellQuote(%q) = %s: the shell reads %q (%v)", s, shellQuote(s), out, err)
+		}
+	}
 }
