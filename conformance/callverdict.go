@@ -112,11 +112,14 @@ func contentText(blocks []json.RawMessage) string {
 var (
 	// refusalForms start a refusal in any dialect: the harness's "Error:"
 	// (which the mock reads as the flag), codex's "failed to parse
-	// function arguments", Claude Code's "No such tool available", and
-	// the plain words of a refusal.
-	refusalForms = regexp.MustCompile(`(?i)^\s*(error\b|failed to parse function arguments|no such tool available|invalid\b|refused\b|rejected\b)`)
+	// function arguments", Claude Code's "No such tool available", Qwen
+	// Code's todo_write validation ("Each todo must have a non-empty
+	// \"id\" ..."), and the plain words of a refusal.
+	refusalForms = regexp.MustCompile(`(?i)^\s*(error\b|failed to parse function arguments|no such tool available|each todo must\b|invalid\b|refused\b|rejected\b)`)
 	// countsForm is todo_write's acceptance: the counts of the new list.
 	countsForm = regexp.MustCompile(`(?i)^\s*updated todo list\b|\d+\s+pending\b.*\d+\s+in[ _-]?progress\b.*\d+\s+(completed|done)\b`)
+	// todosModifiedForm is Qwen Code's todo_write acceptance.
+	todosModifiedForm = regexp.MustCompile(`(?i)^\s*todos have been modified successfully\b`)
 	// planUpdatedForm is codex's update_plan acceptance.
 	planUpdatedForm = regexp.MustCompile(`(?i)^\s*plan updated\b`)
 	// notReachedForms say the call reached no tool of that name.
@@ -126,8 +129,9 @@ var (
 // acceptedForm reports whether text is the dialect's own acceptance.
 func acceptedForm(dialect, text string) bool {
 	switch dialect {
-	case driver.DialectTodoWrite:
-		return countsForm.MatchString(text)
+	case driver.DialectTodoWrite, driver.DialectQwen:
+		// One tool name, two tools: either's acceptance.
+		return countsForm.MatchString(text) || todosModifiedForm.MatchString(text)
 	case driver.DialectOpencode:
 		// opencode's todowrite answers with the list it stored, as JSON.
 		var list []json.RawMessage
@@ -254,4 +258,78 @@ func evalToolStatus(ev *Evidence) verdict {
 		fs.add(failf("%s: the agent reported its tool call %s, but its model was told %s: %q; report the call failed exactly when the model is told it failed",
 			w.CallID, w.ACP.Status, told, driver.Truncate(w.Result.Text, 100)).at(w.ACP.Seq, fmt.Sprintf("tool call %s reported %s; its model was told %s", w.CallID, w.ACP.Status, w.Told)))
 	}, "no scripted call has both a final ACP tool-call status (completed or failed) and a result the model could read as an acceptance or a refusal")
+}
+
+// allRefusedNote says, when the agent refused every well-formed scripted
+// call of the run (a list of {content, status} the contract accepts) and
+// accepted none, that its todo tool wants something the contract does not:
+// every plan check then judges nothing useful, and the fix is a dialect or
+// preset that supplies it. "" when it accepted one, or none was judged.
+func allRefusedNote(evs []*Evidence) string {
+	refused, example, wants := 0, "", ""
+	for _, ev := range evs {
+		if ev == nil || ev.Case == nil || ev.NotRun != "" || ev.Interrupted != "" {
+			continue
+		}
+		for _, w := range ev.writes() {
+			if !w.Shaped || w.Reject {
+				continue
+			}
+			if w.Accepted {
+				return ""
+			}
+			if w.Refused {
+				if refused++; example == "" {
+					example = w.Result.Text
+					if example == "" {
+						example = w.ACP.Text
+					}
+				}
+			}
+		}
+		if wants == "" {
+			wants = ev.unsuppliedFields()
+		}
+	}
+	if refused == 0 {
+		return ""
+	}
+	what := "something the contract does not"
+	if wants != "" {
+		what = "what the contract does not: its schema requires " + wants + " on every item"
+	}
+	return fmt.Sprintf("the agent refused every well-formed todo call of the run (%d), accepting none: its %s tool wants %s (it answered, e.g., %q); the checks of plans and lists judge nothing useful until a dialect (--dialect) or preset (--preset) supplies it, or one is added (driver/dialect.go, driver/presets.go)",
+		refused, evs[0].Dialect.Tool, what, driver.Truncate(example, 120))
+}
+
+// unsuppliedFields names the item fields the offered schema requires that
+// the scripted calls do not carry ("" when none): neither the dialect's
+// content and status nor an extra field it fills.
+func (ev *Evidence) unsuppliedFields() string {
+	spec, _, ok := ev.offeredTool()
+	if !ok {
+		return ""
+	}
+	s, err := driver.ParseToolSchema(spec.Parameters)
+	if err != nil {
+		return ""
+	}
+	d := ev.Dialect
+	list, ok := s.Properties[d.ListField]
+	if !ok || list.Items == nil {
+		return ""
+	}
+	supplied := map[string]bool{d.ContentField: true, d.StatusField: true}
+	if d.Name != driver.DialectTodoWrite { // TranslateArgs fills the extras of other dialects
+		for _, f := range d.Extra {
+			supplied[f] = true
+		}
+	}
+	var out []string
+	for _, f := range list.Items.Required {
+		if !supplied[f] {
+			out = append(out, fmt.Sprintf("%q", f))
+		}
+	}
+	return strings.Join(out, ", ")
 }

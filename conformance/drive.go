@@ -288,12 +288,13 @@ func (d *caseSet) detect(tools []llm.ToolSpec) {
 	}
 	d.info.ToolsOffered = names
 	if dl, ok := driver.DetectDialect(names); ok {
-		d.dialect, d.info.DialectSource = dl, "detected"
 		for _, t := range tools {
 			if t.Name == dl.Tool {
+				dl = dl.ForSchema(t.Parameters)
 				d.itemProps = dl.ItemProperties(t.Parameters)
 			}
 		}
+		d.dialect, d.info.DialectSource = dl, "detected"
 	}
 }
 

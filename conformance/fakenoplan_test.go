@@ -29,7 +29,12 @@ import (
 //   - lying: the failed calls are reported completed over ACP (the model
 //     is still told the error);
 //   - mute: no tool_call_update at all, and every result is "ok" (a
-//     result of no known form).
+//     result of no known form);
+//   - no-status: no tool_call_update at all (Qwen Code sends none for its
+//     todo_write), the results as they are;
+//   - qwen: the tool is todo_write as qwen-code 0.24 has it: every item
+//     requires an "id", a list without one is refused, and the results
+//     are worded as its own.
 const noPlanMode = "noplan"
 
 const noPlanSchema = `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string"},"priority":{"type":"string"},"id":{"type":"string"}},"required":["content","status","priority","id"]}}},"required":["todos"]}`
@@ -43,11 +48,15 @@ func ownTool(mode string) *fakeTool {
 	if slices.Contains(words, "probe-api") {
 		probeAPI()
 	}
-	return &fakeTool{name: "todowrite", schema: noPlanSchema, run: func(f *fakeState, id, name, args string) {
+	tool, schema, write := "todowrite", noPlanSchema, noPlanWrite
+	if slices.Contains(words, "qwen") {
+		tool, schema, write = "todo_write", qwenSchema, qwenWrite
+	}
+	return &fakeTool{name: tool, schema: schema, run: func(f *fakeState, id, name, args string) {
 		f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": name, "kind": "other", "status": "pending"})
 		text, ok := "Error: unknown tool "+name, false
-		if name == "todowrite" {
-			text, ok = noPlanWrite(args)
+		if name == tool {
+			text, ok = write(args)
 		}
 		status := map[bool]string{true: "completed", false: "failed"}[ok]
 		if slices.Contains(words, "lying") {
@@ -56,7 +65,7 @@ func ownTool(mode string) *fakeTool {
 		if slices.Contains(words, "mute") {
 			text = "ok"
 		}
-		f.answerTool(id, status, text, !slices.Contains(words, "mute"))
+		f.answerTool(id, status, text, !slices.Contains(words, "mute") && !slices.Contains(words, "no-status"))
 	}}
 }
 
@@ -75,6 +84,27 @@ func probeAPI() {
 			resp.Body.Close()
 		}
 	}
+}
+
+const qwenSchema = `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]},"id":{"type":"string","maxLength":500}},"required":["content","status","id"]}}},"required":["todos"]}`
+
+// qwenWrite refuses an item without an id, as qwen-code's todo_write does
+// (its words), else applies noPlanWrite's rules.
+func qwenWrite(raw string) (string, bool) {
+	var a struct {
+		Todos []map[string]any `json:"todos"`
+	}
+	if json.Unmarshal([]byte(raw), &a) == nil {
+		for _, it := range a.Todos {
+			if id, _ := it["id"].(string); strings.TrimSpace(id) == "" {
+				return `Each todo must have a non-empty "id" string of at most 500 characters.`, false
+			}
+		}
+	}
+	if text, ok := noPlanWrite(raw); !ok {
+		return text, ok
+	}
+	return "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress.", true
 }
 
 // noPlanWrite applies the fake's own rules to a todowrite call: the output
@@ -260,5 +290,46 @@ func TestProbeFindsToolsPastRequestsWithoutTools(t *testing.T) {
 				t.Errorf("case %s: HEAD / was journaled as a refused request (%s)", c.ID, e.Error)
 			}
 		}
+	}
+}
+
+// An agent whose todo_write requires an id on every item refuses every
+// well-formed call of the contract: the report says so before any check,
+// naming the field, and the refusals are read as refusals (from its own
+// words: it reports no tool call status), not as acceptances (41.5).
+func TestEveryWellFormedCallRefusedIsSaidFirst(t *testing.T) {
+	t.Parallel()
+	few := func(c *Config) {
+		var cs []*Case
+		for _, k := range c.Cases {
+			if k.ID == "plan-basic" || k.ID == "replace" || k.ID == "reject-duplicate" {
+				cs = append(cs, k)
+			}
+		}
+		c.Cases = cs
+	}
+	// Detected, it is the qwen dialect: the calls carry ids, and are taken.
+	rep := runFake(t, noPlanMode+",qwen,no-status", few)
+	if rep.Dialect != driver.DialectQwen || rep.Note != "" {
+		t.Errorf("dialect %s (%s), note %q; want qwen, detected from the id its schema requires, and no note", rep.Dialect, rep.DialectSource, rep.Note)
+	}
+	if keep, _ := rep.Check("TW-REPLACE-1"); keep.Outcome != Fail || !strings.Contains(keep.Reason, "no plan shows exactly the new list") {
+		t.Errorf("TW-REPLACE-1 %s %q, want the no-plan failure of calls it took", keep.Outcome, keep.Reason)
+	}
+	// Forced into the canonical dialect (as before the qwen dialect was
+	// known), no call carries an id and every one is refused.
+	rep = runFake(t, noPlanMode+",qwen,no-status", func(c *Config) { few(c); c.Dialect = driver.DialectTodoWrite })
+	if !strings.Contains(rep.Note, `the agent refused every well-formed todo call of the run`) || !strings.Contains(rep.Note, `its schema requires "id" on every item`) {
+		t.Errorf("note %q, want it to say every well-formed call was refused, for want of an id", rep.Note)
+	}
+	for _, c := range rep.Cases {
+		for _, w := range c.Evidence().writes() {
+			if w.Accepted {
+				t.Errorf("%s %s accepted (%s); the agent refused it", c.ID, w.CallID, w.By)
+			}
+		}
+	}
+	if c, _ := rep.Check("TW-PLAN-1"); c.Outcome == Fail {
+		t.Errorf("TW-PLAN-1 fails (%q) on calls the agent refused", c.Reason)
 	}
 }

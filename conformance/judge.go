@@ -209,6 +209,7 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		rep.Duration = end.Sub(info.Started)
 	}
 	rep.Wires = modelWires(evs)
+	rep.Note = allRefusedNote(evs)
 	rep.Policy, rep.PolicySource = runPolicy(evs)
 	for _, c := range cfg.Checks {
 		rep.Checks = append(rep.Checks, rep.judgeCheckOnCases(c, evs[0].Dialect.Name, v))

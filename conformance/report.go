@@ -67,6 +67,9 @@ type Report struct {
 	// Interrupted says why the run stopped before it finished ("" when it
 	// did not).
 	Interrupted string `json:"interrupted,omitempty"`
+	// Note is what the run says before any check ("" for nothing): that
+	// the agent refused every well-formed todo call, say.
+	Note string `json:"note,omitempty"`
 }
 
 // AgentInfo is what the agent says it is in its initialize answer

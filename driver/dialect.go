@@ -14,6 +14,7 @@ const (
 	DialectCodex     = "codex"
 	DialectGemini    = "gemini"
 	DialectClaude    = "claude"
+	DialectQwen      = "qwen"
 )
 
 // Dialect maps the canonical list onto another agent's todo tool: its name,
@@ -43,10 +44,48 @@ func Dialects() []Dialect {
 		{Name: DialectCodex, Tool: "update_plan", ListField: "plan", ContentField: "step", StatusField: "status"},
 		{Name: DialectGemini, Tool: "write_todos", ListField: "todos", ContentField: "description", StatusField: "status"},
 		{Name: DialectClaude, Tool: "TodoWrite", ListField: "todos", ContentField: "content", StatusField: "status", Extra: []string{"activeForm"}},
+		// qwen-code's todo_write: the canonical tool, but every item
+		// requires an id (told from todo_write by the offered schema).
+		{Name: DialectQwen, Tool: "todo_write", ListField: "todos", ContentField: "content", StatusField: "status", Extra: []string{"id"}},
 	}
 }
 
-// DialectByName returns a known dialect by name (or by its tool name).
+// ForSchema refines a dialect detected by its tool's name with the tool's
+// offered parameters schema: among the dialects of that tool name, the
+// first whose calls carry every field the schema requires of an item (its
+// content, status and extra fields). Qwen Code's todo_write requires an
+// id the canonical one has not. d itself when none does, or the schema
+// says nothing.
+func (d Dialect) ForSchema(params json.RawMessage) Dialect {
+	s, err := ParseToolSchema(params)
+	if err != nil {
+		return d
+	}
+	list, ok := s.Properties[d.ListField]
+	if !ok || list.Items == nil || len(list.Items.Required) == 0 {
+		return d
+	}
+	for _, x := range Dialects() {
+		if x.Tool != d.Tool || x.ListField != d.ListField {
+			continue
+		}
+		carried := map[string]bool{x.ContentField: true, x.StatusField: true}
+		for _, f := range x.Extra {
+			carried[f] = true
+		}
+		all := true
+		for _, f := range list.Items.Required {
+			all = all && carried[f]
+		}
+		if all {
+			return x
+		}
+	}
+	return d
+}
+
+// DialectByName returns a known dialect by name (or by its tool name: the
+// first dialect of that tool).
 func DialectByName(name string) (Dialect, error) {
 	for _, d := range Dialects() {
 		if d.Name == name || d.Tool == name {

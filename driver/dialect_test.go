@@ -85,3 +85,28 @@ func TestItemProperties(t *testing.T) {
 		t.Error("no schema should mean unknown (nil)")
 	}
 }
+
+// A todo_write whose items require an id (Qwen Code's) is the qwen
+// dialect; the canonical schema stays todo_write (issue 41.5).
+func TestDialectForSchema(t *testing.T) {
+	canonical, err := DialectByName(DialectTodoWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string"}},"required":["content","status"]}}}}`, DialectTodoWrite},
+		{`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string"},"id":{"type":"string"}},"required":["content","status","id"]}}}}`, DialectQwen},
+		{`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","required":["content","status","owner"]}}}}`, DialectTodoWrite},
+		{`not json`, DialectTodoWrite},
+	} {
+		if got := canonical.ForSchema([]byte(tc.schema)).Name; got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.schema, got, tc.want)
+		}
+	}
+	q, _ := DialectByName(DialectQwen)
+	args := map[string]any{"todos": []any{map[string]any{"content": "a", "status": "pending"}}}
+	got := q.TranslateArgs(args, map[string]bool{"content": true, "status": true, "id": true})
+	if item := got.(map[string]any)["todos"].([]any)[0].(map[string]any); item["id"] != "1" {
+		t.Errorf("qwen item %v, want id \"1\"", item)
+	}
+}

@@ -147,6 +147,40 @@ const geminiSettings = `{
 }
 `
 
+// qwenSettings is Qwen Code's user settings: the OpenAI-compatible
+// provider (its base URL, key and model come from the environment), the
+// todo_write tool turned on (it is off unless tools.todoWrite.enabled), and
+// its managed memory and follow-up suggestions off (each asks the model on
+// its own after a turn, offering tools: a request outside the script).
+const qwenSettings = `{
+  "security": { "auth": { "selectedType": "openai" } },
+  "model": { "name": "{{.Model}}" },
+  "tools": { "todoWrite": { "enabled": true } },
+  "memory": { "enableManagedAutoMemory": false, "enableManagedAutoDream": false },
+  "ui": { "enableFollowupSuggestions": false },
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false }
+}
+`
+
+// claudeEnv is the environment of both Claude Code presets.
+func claudeEnv() []string {
+	return []string{
+		"ANTHROPIC_BASE_URL={{.URL}}",
+		"ANTHROPIC_API_KEY=mock",
+		"ANTHROPIC_MODEL={{.Model}}",
+		"ANTHROPIC_SMALL_FAST_MODEL={{.Model}}",
+		"CLAUDE_CONFIG_DIR={{.Home}}/.claude",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"DISABLE_NON_ESSENTIAL_MODEL_CALLS=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"IS_SANDBOX=1",
+	}
+}
+
 // Presets returns the known presets, reference first.
 func Presets() []Preset {
 	return []Preset{
@@ -243,25 +277,51 @@ func Presets() []Preset {
 			Wire:    mockmodel.WireAnthropic,
 			Dialect: DialectClaude,
 			Home:    true,
-			Env: []string{
-				"ANTHROPIC_BASE_URL={{.URL}}",
-				"ANTHROPIC_API_KEY=mock",
-				"ANTHROPIC_MODEL={{.Model}}",
-				"ANTHROPIC_SMALL_FAST_MODEL={{.Model}}",
-				"CLAUDE_CONFIG_DIR={{.Home}}/.claude",
-				"DISABLE_AUTOUPDATER=1",
-				"DISABLE_TELEMETRY=1",
-				"DISABLE_ERROR_REPORTING=1",
-				"DISABLE_NON_ESSENTIAL_MODEL_CALLS=1",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-				"IS_SANDBOX=1",
-			},
+			Env:     claudeEnv(),
 			Timeout: 120 * time.Second,
 			Install: []string{"@zed-industries/claude-code-acp"},
 			Notes: []string{
 				"ANTHROPIC_BASE_URL is the mock without /v1 (the SDK appends /v1/messages); Claude Code asks /v1/messages/count_tokens first, which the mock answers outside the script",
 				"IS_SANDBOX=1: claude-code-acp starts Claude Code with permissions bypassed, which Claude Code refuses as root (as in a CI container) unless IS_SANDBOX is set; harmless otherwise",
 				"the DISABLE_* variables are Claude Code's documented ones, set to keep it off the network and off side calls; a side request it still makes offers no tools and is answered outside the script",
+			},
+		},
+		{
+			Name:    "claude-agent",
+			Agent:   "Claude Code through claude-agent-acp (the successor of claude-code-acp)",
+			Package: "npm @zed-industries/claude-agent-acp",
+			Command: []string{"claude-agent-acp"},
+			Wire:    mockmodel.WireAnthropic,
+			Dialect: DialectClaude,
+			Home:    true,
+			Env:     claudeEnv(),
+			Timeout: 120 * time.Second,
+			Install: []string{"@zed-industries/claude-agent-acp"},
+			Notes: []string{
+				"the wiring of the claude preset (claude-code-acp), for its successor built on the Claude Agent SDK (0.23.1 checked)",
+				"before its first model request it checks the API is reachable with HEAD on ANTHROPIC_BASE_URL: the mock answers 200, as the API does, outside the script",
+			},
+		},
+		{
+			Name:    "qwen",
+			Agent:   "Qwen Code",
+			Package: "npm @qwen-code/qwen-code",
+			Command: []string{"qwen", "--acp"},
+			Wire:    mockmodel.WireOpenAIChat,
+			Dialect: DialectQwen,
+			Home:    true,
+			Env: []string{
+				"OPENAI_BASE_URL={{.BaseURL}}",
+				"OPENAI_API_KEY=mock",
+				"OPENAI_MODEL={{.Model}}",
+			},
+			Files:   []File{{Dest: "~/.qwen/settings.json", Src: "preset qwen", Content: qwenSettings}},
+			Timeout: 120 * time.Second,
+			Install: []string{"@qwen-code/qwen-code"},
+			Notes: []string{
+				"todo_write is off in Qwen Code unless its settings enable it (tools.todoWrite.enabled, in ~/.qwen/settings.json here); 0.24.4 checked",
+				"its todo_write requires an id on every item, which the contract's list has not: the qwen dialect (detected from the schema's required id) numbers the items 1, 2, ...",
+				"its managed memory (memory.enableManagedAutoMemory, enableManagedAutoDream) and follow-up suggestions (ui.enableFollowupSuggestions, a \"SUGGESTION MODE\" request after each turn) are off: each asks the model on its own, offering tools, which leaves the script (RUN-1)",
 			},
 		},
 	}

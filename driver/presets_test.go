@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -250,6 +251,36 @@ func TestPresetClaude(t *testing.T) {
 	// The Anthropic SDK appends /v1/messages: the base URL has no /v1.
 	wantEnv(t, r, map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:4242", "ANTHROPIC_API_KEY": "mock",
 		"CLAUDE_CONFIG_DIR": v.Home + "/.claude", "IS_SANDBOX": "1", "HOME": v.Home})
+}
+
+// The presets of the agents no test here runs (issue 41.5): claude-agent-acp
+// wired as claude-code-acp is; Qwen Code with its todo_write turned on in
+// its settings, its own OpenAI-compatible provider, and the qwen dialect.
+func TestPresetClaudeAgentAndQwen(t *testing.T) {
+	p, r, v := renderPreset(t, "claude-agent")
+	old, _, _ := renderPreset(t, "claude")
+	if p.Wire != old.Wire || p.Dialect != DialectClaude || strings.Join(r.Argv, " ") != "claude-agent-acp" || !slices.Equal(p.Env, old.Env) {
+		t.Errorf("claude-agent: wire %s dialect %s argv %q env %v; want claude's wiring", p.Wire, p.Dialect, r.Argv, p.Env)
+	}
+	p, r, v = renderPreset(t, "qwen")
+	if p.Wire != mockmodel.WireOpenAIChat || p.Dialect != DialectQwen || strings.Join(r.Argv, " ") != "qwen --acp" {
+		t.Errorf("qwen: wire %s dialect %s argv %q", p.Wire, p.Dialect, r.Argv)
+	}
+	wantEnv(t, r, map[string]string{"OPENAI_BASE_URL": v.BaseURL, "OPENAI_API_KEY": "mock", "HOME": v.Home})
+	if len(r.Files) != 1 || r.Files[0].Dest != "~/.qwen/settings.json" {
+		t.Fatalf("qwen files %v", r.Files)
+	}
+	var set struct {
+		Tools struct {
+			TodoWrite struct {
+				Enabled bool `json:"enabled"`
+			} `json:"todoWrite"`
+		} `json:"tools"`
+		Memory map[string]bool `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(r.Files[0].Content), &set); err != nil || !set.Tools.TodoWrite.Enabled || set.Memory["enableManagedAutoMemory"] {
+		t.Errorf("qwen settings (%v): %s", err, r.Files[0].Content)
+	}
 }
 
 // The presets' targets really write their files where Render says: the

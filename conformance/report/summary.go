@@ -17,6 +17,9 @@ import (
 // terminal, unless NO_COLOR is set).
 func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	paint := painter(color)
+	if r.Note != "" {
+		fmt.Fprintf(w, "NOTE: %s\n\n", termtext.Visible(r.Note))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The header is painted too (in the terminal's own colour): every
 	// cell of the column then carries the same bytes of codes.

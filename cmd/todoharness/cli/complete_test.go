@@ -14,10 +14,10 @@ func TestFlagValuesComplete(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"conform", "--preset", ""}, []string{"reference", "opencode", "codex", "gemini", "claude"}},
+		{[]string{"conform", "--preset", ""}, []string{"reference", "opencode", "codex", "gemini", "claude", "claude-agent", "qwen"}},
 		{[]string{"conform", "--format", ""}, []string{"text", "github"}},
 		{[]string{"conform", "--policy", "p"}, []string{"parallel"}},
-		{[]string{"conform", "--dialect", ""}, []string{"todo_write", "opencode", "codex", "gemini", "claude"}},
+		{[]string{"conform", "--dialect", ""}, []string{"todo_write", "opencode", "codex", "gemini", "claude", "qwen"}},
 		{[]string{"conform", "--case", "reject-e"}, []string{"reject-empty"}},
 		{[]string{"conform", "--check", "TW-LOAD-"}, []string{"TW-LOAD-1", "TW-LOAD-2"}},
 		{[]string{"log", "check", "--policy", ""}, []string{"single", "parallel", "auto"}},
