@@ -399,7 +399,7 @@ func evalReplace(ev *Evidence) verdict {
 
 // shownAfter describes what the client was shown instead of write i's
 // list: the writes of its prompt coalesced into a later one's plan, or the
-// plans of its prompt tied to no write.
+// plans of its prompt tied to no write or repeating a write's list.
 func shownAfter(m matching, i int) string {
 	if k := m.coalesced(i); k >= 0 {
 		return fmt.Sprintf(": the agent coalesced the writes %s to %s of prompt %d into one plan update (#%d shows %s's list); send one plan update per accepted write",
@@ -411,9 +411,13 @@ func shownAfter(m matching, i int) string {
 			return fmt.Sprintf(" in order: #%d shows its list only after a later write's plan (the plans of prompt %d came out of order; send them in the order of the writes)", p.Seq, w.Prompt+1)
 		}
 	}
+	shownFirst := map[int]bool{} // the plans that show a write's list first (not a repeat)
+	for _, j := range m.planOf {
+		shownFirst[j] = true
+	}
 	var shown []string
 	for j, p := range m.plans {
-		if !m.matched[j] && p.Prompt == w.Prompt {
+		if p.Prompt == w.Prompt && (!m.matched[j] || !shownFirst[j]) {
 			s, _ := planVs(p, w.Todos)
 			shown = append(shown, fmt.Sprintf("#%d %s (%s)", p.Seq, s, m.ties[j].Why))
 		}
@@ -815,14 +819,25 @@ func evalFinal(ev *Evidence) verdict {
 		case held == nil:
 			fs.add(failf("at %s the client holds no plan; the last accepted list is %s's %s", pt.what, want.CallID, todosString(want.Todos)))
 		case !slices.Equal(held.todos(), want.Todos):
-			stale := ""
+			// The hint follows from what the client holds: an earlier
+			// list after the last one (out of order), the last one
+			// untrimmed, or none.
+			stale, hint := "", ""
 			for _, w := range ws {
 				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && slices.Equal(held.todos(), w.Todos) {
 					stale = fmt.Sprintf(" (%s's list: stale)", w.CallID)
 				}
 			}
+			for _, p := range plans {
+				if stale != "" && p.Proc == pt.proc && p.Seq > pt.start && p.Seq < held.Seq && slices.Equal(p.todos(), want.Todos) {
+					hint = fmt.Sprintf(": #%d showed it before; send the plans in the order of the writes, the last one last", p.Seq)
+				}
+			}
+			if stale == "" && sameTrimmed(held.todos(), want.Todos) {
+				stale, hint = fmt.Sprintf(" (%s's list, its content untrimmed)", want.CallID), trimHint
+			}
 			heldS, wantS := planVs(*held, want.Todos)
-			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s: send the plans in the order of the writes, the last one last", pt.what, heldS, held.Seq, stale, want.CallID, wantS).
+			fs.add(failf("at %s the client holds %s (#%d)%s; the last accepted list is %s's %s%s", pt.what, heldS, held.Seq, stale, want.CallID, wantS, hint).
 				at(held.Seq, fmt.Sprintf("the last plan at %s, not the last accepted list (%s)", pt.what, want.CallID)))
 		}
 	}, "no list was accepted in this case")

@@ -701,21 +701,31 @@ func (ev *Evidence) match() matching {
 	return m
 }
 
-// untied says why plan p is tied to no write.
+// untied says why plan p is tied to no write: a write's list it shows as
+// it is (first) or only once its content is trimmed.
 func (m matching) untied(p planObs) string {
-	for _, w := range m.writes {
-		if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) {
-			continue
-		}
-		switch {
-		case w.Refused:
-			return "shows the list of the refused call " + w.CallID
-		case w.Accepted:
-			return "shows the list of " + w.CallID + " after a later write was shown: out of order"
+	for _, exact := range []bool{true, false} {
+		for _, w := range m.writes {
+			if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) || exact != slices.Equal(p.todos(), w.Todos) {
+				continue
+			}
+			switch {
+			case w.Refused:
+				return "shows the list of the refused call " + w.CallID
+			case w.Accepted && exact:
+				// Not tied although it shows the list: a later
+				// write's plan came first.
+				return "shows the list of " + w.CallID + " after a later write was shown: out of order"
+			case w.Accepted:
+				return "shows the list of " + w.CallID + " with its content untrimmed" + trimHint
+			}
 		}
 	}
 	return fmt.Sprintf("shows a list no accepted write of prompt %d has", p.Prompt+1)
 }
+
+// trimHint tells an agent whose plan shows untrimmed content what to do.
+const trimHint = ": show each item's content trimmed, as the contract trims it (JavaScript's String.prototype.trim())"
 
 // gap returns the plans a refused call i may have produced: the plans of
 // its prompt shown after the plan of the accepted write before it and
@@ -773,16 +783,30 @@ func (m matching) renders(j int) bool {
 
 // coalesced returns the write shown in write i's stead when the agent
 // coalesced the writes of one prompt into one plan: the next accepted
-// write of i's prompt that has a plan, with no plan for those between
-// (-1 when there is none).
+// write of i's prompt that has a plan, with no plan for those between and
+// no plan update at all after the plan of the write shown before i (-1
+// when there is none).
 func (m matching) coalesced(i int) int {
+	lo := -1 // the plan of the write shown before i
+	for k := i - 1; k >= 0 && m.writes[k].Prompt == m.writes[i].Prompt; k-- {
+		if m.planOf[k] >= 0 {
+			lo = m.planOf[k]
+			break
+		}
+	}
 	for k := i + 1; k < len(m.writes) && m.writes[k].Prompt == m.writes[i].Prompt; k++ {
 		if !m.writes[k].Accepted || !m.writes[k].Shaped || m.planOf[k] < 0 {
 			continue
 		}
 		for j, p := range m.plans {
-			if !m.matched[j] && p.Prompt == m.writes[i].Prompt {
-				return -1 // a plan of the prompt is tied to no write: not coalesced
+			if p.Prompt != m.writes[i].Prompt {
+				continue
+			}
+			if !m.matched[j] || (j > lo && j < m.planOf[k]) {
+				// A plan of the prompt tied to no write, or another
+				// plan update where i's was due (a repeat): not one
+				// plan for several writes.
+				return -1
 			}
 		}
 		return k

@@ -370,3 +370,62 @@ script:
 		}
 	}
 }
+
+// Issue 41 item 3: a hint follows from the evidence, or is not given.
+// Plans in the order of the writes are never told to come in order, nor
+// described as coalesced.
+func TestHintsFollowTheEvidence(t *testing.T) {
+	t.Parallel()
+	untrimmedA := `[{"content":" first task","status":"in_progress","priority":"medium"}]`
+	untrimmedC := `[{"content":"first task","status":"completed","priority":"medium"},{"content":"second task\t","status":"completed","priority":"medium"}]`
+	for _, tc := range []struct {
+		name        string
+		ups         []string
+		check       string
+		want, never []string
+	}{
+		{"untrimmed plans, in order: TW-PLAN-1", []string{
+			upCall("call_1"), upPlan(untrimmedA), upCallDone("call_1"), upCall("call_2"), upPlan(listB), upCallDone("call_2"),
+			upCall("call_3"), upPlan(untrimmedC), upCallDone("call_3"),
+		}, "TW-PLAN-1", []string{
+			`no plan update shows call_1 (["first task" in_progress]); plans shown instead: #6 [" first task" in_progress] (shows the list of call_1 with its content untrimmed: show each item's content trimmed, as the contract trims it (JavaScript's String.prototype.trim()); the tool call announced last before it was call_1)`,
+			`(shows the list of call_3 with its content untrimmed: show each item's content trimmed`,
+		}, []string{"out of order", "order of the writes", "coalesced"}},
+		{"untrimmed last plan: TW-FINAL-1", []string{
+			upCall("call_1"), upPlan(listA), upCallDone("call_1"), upCall("call_2"), upPlan(listB), upCallDone("call_2"),
+			upCall("call_3"), upPlan(untrimmedC), upCallDone("call_3"),
+		}, "TW-FINAL-1", []string{
+			`at the end of prompt 1 the client holds ["first task" completed, "second task\t" completed] (#12) (call_3's list, its content untrimmed); the last accepted list is call_3's ["first task" completed, "second task" completed]: show each item's content trimmed`,
+		}, []string{"order of the writes", "stale"}},
+		{"the last plan never sent: TW-FINAL-1 says it is stale, not out of order", []string{
+			upCall("call_1"), upPlan(listA), upCallDone("call_1"), upCall("call_2"), upPlan(listB), upCallDone("call_2"),
+			upCall("call_3"), upCallDone("call_3"),
+		}, "TW-FINAL-1", []string{
+			`at the end of prompt 1 the client holds ["first task" completed, "second task" in_progress] (#9) (call_2's list: stale); the last accepted list is call_3's ["first task" completed, "second task" completed]`,
+		}, []string{"order of the writes"}},
+		{"the previous list shown again in a write's stead: a repeat, not coalesced", []string{
+			upCall("call_1"), upPlan(listA), upCallDone("call_1"), upCall("call_2"), upPlan(listA), upCallDone("call_2"),
+			upCall("call_3"), upPlan(listC), upCallDone("call_3"),
+		}, "TW-REPLACE-1", []string{
+			`after call_2 (["first task" completed, "second task" in_progress]) no plan shows exactly the new list; plans shown instead: #9 ["first task" in_progress] (shows its list again (a repeat); the tool call announced last before it was call_2)`,
+		}, []string{"coalesced", "out of order", "order of the writes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeOne(t, synthRun(t, twoWritesOneTurn(false), tc.ups...), tc.check)
+			all := strings.Join(v.all(), "\n")
+			if v.Outcome != Fail {
+				t.Fatalf("%s: %s %q, want fail", tc.check, v.Outcome, v.Reason)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("%s: %q\nwant it to say %q", tc.check, all, w)
+				}
+			}
+			for _, n := range tc.never {
+				if strings.Contains(all, n) {
+					t.Errorf("%s: %q\nsays %q: the evidence does not show it", tc.check, all, n)
+				}
+			}
+		})
+	}
+}
