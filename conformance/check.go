@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 4
+const CatalogueVersion = 5
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -38,8 +38,14 @@ const CatalogueVersion = 4
 //     its ACP tool call, a plan showing its list), never assumed from the
 //     case, and the checks that need a verdict no signal gives are not
 //     judged for it; a call to a todo tool the agent did not offer is
-//     judged for nothing.
-const catalogueFingerprint = "38ed9a9f1f59b1783eec72bdd57203d8de97cce71d352b728afce1aee837df37"
+//     judged for nothing;
+//     38ed9a9f1f59b1783eec72bdd57203d8de97cce71d352b728afce1aee837df37.
+//   - 5: content trimmed as the contract's JavaScript trim() (U+FEFF cut,
+//     U+0085 kept), plans whose content differs from it only in the
+//     characters common trim functions disagree on show the list for the
+//     MUST checks, TW-PLAN-TRIM-1 (SHOULD) and its case
+//     trim-edge-characters.
+const catalogueFingerprint = "f4277845cb360c87b5cf00a2925bc92fb2f1008c58c3b6b2a9573fef81570f47"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -426,6 +432,13 @@ func Catalogue() []Check {
 			Spec:   "UIs subscribe to `session/event` and render the `todo/write` data themselves: the [stdio app's readline UI](../../ui/stdio-agent) prints a glyphed checklist, and the [ACP bridge](../../ui/acp) maps the list to a `plan` sessionUpdate (synthesizing the `priority` ACP requires).",
 			Source: srcREADME,
 			eval:   evalPlan,
+		},
+		{
+			ID: "TW-PLAN-TRIM-1", Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
+			Title:  "plan entries show each content exactly as the contract trims it (JavaScript's String.prototype.trim()), also at U+FEFF, U+0085, U+001C–U+001F and U+180E, where other trim functions differ (the MUST checks take such content for the list)",
+			Spec:   "The contract trims each item's content with JavaScript's `String.prototype.trim()`, as the original TypeScript implementation does, and a plan shows each content so trimmed.",
+			Source: srcDoc + "; " + srcUpstream + "packages/todo/tool-todo/src/index.ts (content trimmed with .trim(): \"trimmed, so the persisted value matches the dedupe/length key\")",
+			eval:   evalTrimmed,
 		},
 		{
 			// Every case: the end of every prompt turn is judged.

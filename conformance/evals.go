@@ -407,7 +407,7 @@ func shownAfter(m matching, i int) string {
 	}
 	w := m.writes[i]
 	for j, p := range m.plans {
-		if !m.matched[j] && p.Prompt == w.Prompt && slices.Equal(p.todos(), w.Todos) {
+		if !m.matched[j] && p.Prompt == w.Prompt && sameList(p.todos(), w.Todos) {
 			return fmt.Sprintf(" in order: #%d shows its list only after a later write's plan (the plans of prompt %d came out of order; send them in the order of the writes)", p.Seq, w.Prompt+1)
 		}
 	}
@@ -516,7 +516,7 @@ func evalRejectKeep(ev *Evidence) verdict {
 				fs.add(failf("after the rejected call %s (no list before it) a plan was shown: %s", w.CallID, todosString(p.todos())).at(p.Seq, "a plan update for the rejected call "+w.CallID))
 				break
 			}
-			if !slices.Equal(p.todos(), prev) {
+			if !sameList(p.todos(), prev) {
 				shown, prevS := planVs(p, prev)
 				fs.add(failf("after the rejected call %s the plan changed to %s; the previous list %s should stand", w.CallID, shown, prevS).at(p.Seq, "a plan update for the rejected call "+w.CallID))
 				break
@@ -818,18 +818,18 @@ func evalFinal(ev *Evidence) verdict {
 		switch {
 		case held == nil:
 			fs.add(failf("at %s the client holds no plan; the last accepted list is %s's %s", pt.what, want.CallID, todosString(want.Todos)))
-		case !slices.Equal(held.todos(), want.Todos):
+		case !sameList(held.todos(), want.Todos):
 			// The hint follows from what the client holds: an earlier
 			// list after the last one (out of order), the last one
 			// untrimmed, or none.
 			stale, hint := "", ""
 			for _, w := range ws {
-				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && slices.Equal(held.todos(), w.Todos) {
+				if w.Accepted && w.Shaped && w.Prompt < pt.prompts && w.CallID != want.CallID && sameList(held.todos(), w.Todos) {
 					stale = fmt.Sprintf(" (%s's list: stale)", w.CallID)
 				}
 			}
 			for _, p := range plans {
-				if stale != "" && p.Proc == pt.proc && p.Seq > pt.start && p.Seq < held.Seq && slices.Equal(p.todos(), want.Todos) {
+				if stale != "" && p.Proc == pt.proc && p.Seq > pt.start && p.Seq < held.Seq && sameList(p.todos(), want.Todos) {
 					hint = fmt.Sprintf(": #%d showed it before; send the plans in the order of the writes, the last one last", p.Seq)
 				}
 			}
@@ -999,7 +999,7 @@ func evalLoadBefore(ev *Evidence) verdict {
 	switch {
 	case len(before) > 0:
 		last := before[len(before)-1]
-		if !slices.Equal(last.todos(), want) {
+		if !sameList(last.todos(), want) {
 			lastS, wantS := planVs(last, want)
 			return failf("the last plan replayed before the session/load answer is %s%s, want %s", lastS, whoseList(ev, last), wantS).
 				at(last.Seq, "the last plan replayed before the session/load answer")
@@ -1017,7 +1017,7 @@ func evalLoadBefore(ev *Evidence) verdict {
 // have refused points back at it.
 func whoseList(ev *Evidence, p planObs) string {
 	for i := len(ev.Writes) - 1; i >= 0; i-- {
-		if w := ev.Writes[i]; w.Shaped && slices.Equal(w.Todos, p.todos()) {
+		if w := ev.Writes[i]; w.Shaped && sameList(p.todos(), w.Todos) {
 			return " (the list of " + w.CallID + ")"
 		}
 	}
@@ -1033,7 +1033,7 @@ func evalLoadLast(ev *Evidence) verdict {
 		return failf("session/load replayed no plan (want %s)", todosString(want))
 	}
 	last := replay[len(replay)-1]
-	if !slices.Equal(last.todos(), want) {
+	if !sameList(last.todos(), want) {
 		lastS, wantS := planVs(last, want)
 		return failf("the last plan replayed on load is %s%s, want the last accepted list %s", lastS, whoseList(ev, last), wantS).
 			at(last.Seq, "the last plan replayed on load")

@@ -198,11 +198,22 @@ func (p planObs) todos() []Todo {
 	return out
 }
 
+// sameList reports whether a plan's entries (shown) show list: the same
+// statuses, and each content as the contract trims it or differing from
+// that only in the characters common trim functions disagree on
+// (todolist.EdgeDiff): an agent that did trim, with another trim
+// function, fails TW-PLAN-TRIM-1 (a SHOULD), not the MUST checks.
+func sameList(shown, list []Todo) bool {
+	return slices.EqualFunc(shown, list, func(x, y Todo) bool {
+		return x.Status == y.Status && todolist.SameShown(x.Content, y.Content)
+	})
+}
+
 // sameTrimmed is slices.Equal with the contents trimmed (a refused list
 // shown as the model sent it, untrimmed, is still that list).
 func sameTrimmed(a, b []Todo) bool {
 	return slices.EqualFunc(a, b, func(x, y Todo) bool {
-		return todolist.Trim(x.Content) == todolist.Trim(y.Content) && x.Status == y.Status
+		return x.Status == y.Status && todolist.SameShown(todolist.Trim(x.Content), todolist.Trim(y.Content))
 	})
 }
 
@@ -600,7 +611,7 @@ func (ev *Evidence) shown(w Write) bool {
 		return false
 	}
 	for _, p := range ev.plans() {
-		if p.Segment == "prompt" && p.Prompt == w.Prompt && slices.Equal(p.todos(), w.Todos) {
+		if p.Segment == "prompt" && p.Prompt == w.Prompt && sameList(p.todos(), w.Todos) {
 			return true
 		}
 	}
@@ -675,7 +686,7 @@ func (ev *Evidence) match() matching {
 		found := false
 		for t := k; t < len(acc); t++ {
 			i := acc[t]
-			if slices.Equal(p.todos(), m.writes[i].Todos) {
+			if sameList(p.todos(), m.writes[i].Todos) {
 				m.planOf[i], m.matched[j] = j, true
 				m.sent[i] = append(m.sent[i], j)
 				next[p.Prompt], last[p.Prompt] = t+1, i
@@ -690,7 +701,7 @@ func (ev *Evidence) match() matching {
 		}
 		switch {
 		case found:
-		case prev >= 0 && slices.Equal(p.todos(), m.writes[prev].Todos):
+		case prev >= 0 && sameList(p.todos(), m.writes[prev].Todos):
 			m.sent[prev] = append(m.sent[prev], j)
 			m.matched[j] = true
 			m.ties[j] = PlanTie{Seq: p.Seq, Call: m.writes[prev].CallID, Why: "shows its list again (a repeat)" + announced}
@@ -706,7 +717,7 @@ func (ev *Evidence) match() matching {
 func (m matching) untied(p planObs) string {
 	for _, exact := range []bool{true, false} {
 		for _, w := range m.writes {
-			if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) || exact != slices.Equal(p.todos(), w.Todos) {
+			if w.Prompt != p.Prompt || !w.Shaped || !sameTrimmed(p.todos(), w.Todos) || exact != sameList(p.todos(), w.Todos) {
 				continue
 			}
 			switch {

@@ -289,6 +289,10 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		{"ACP-SESSION-1", "reference", "load-replay", func(t *testing.T, ev *Evidence) {
 			replayTo(t, ev, "another-session")
 		}, Fail, `session/update(s) (first #13) name session "another-session", want the session being loaded, `},
+		// Trimmed with Go's strings.TrimSpace: U+FEFF kept, U+0085 and
+		// U+001F cut. The SHOULD check names each character; the MUST
+		// checks take the lists for the writes' (TestTrimEdgesFailOnlyTheShould).
+		{"TW-PLAN-TRIM-1", "fake-go-trim", "trim-edge-characters", nil, Fail, `plan #6 shows call_1's list with entry 1 "\ufeffread the parser code\ufeff" where the contract's trim gives "read the parser code": U+FEFF ZERO WIDTH NO-BREAK SPACE (BOM): trimmed by JavaScript's String.prototype.trim() (the contract's), kept by Go's strings.TrimSpace, Python's str.strip() and Rust's str::trim; U+0085 NEXT LINE (NEL): trimmed by Go's strings.TrimSpace, Python's str.strip() and Rust's str::trim, kept by JavaScript's String.prototype.trim() (the contract's); U+001F INFORMATION SEPARATOR ONE: trimmed by Python's str.strip(), kept by`},
 		{"TW-PLAN-PRIORITY-1", "bridge-no-priority", "plan-basic", nil, Fail, "has no priority; ACP requires one on every plan entry: send high, medium or low"},
 		{"TW-PLAN-PRIORITY-2", "bridge-no-priority", "plan-basic", nil, Fail, `want the constant "medium"`},
 		{"TW-PLAN-NONNULL-1", "bridge-null-entries", "empty-list", nil, Fail, `has "entries": null`},
@@ -532,5 +536,35 @@ func TestEvidenceFileBound(t *testing.T) {
 	err = writeEvidence(d, &ev, 1<<20)
 	if err == nil || !strings.Contains(err.Error(), "case "+ev.Case.ID) || !strings.Contains(err.Error(), "--judge reads") {
 		t.Errorf("evidence over the bound: %v", err)
+	}
+}
+
+// Issue 41 item 1: an agent that trims content with another common trim
+// function (Go's here) shows lists that differ from the contract's only
+// at U+FEFF, U+0085 and U+001F: every MUST check takes them for the
+// writes' lists, and only TW-PLAN-TRIM-1 (SHOULD) fails, on every plan,
+// the load's replay included.
+func TestTrimEdgesFailOnlyTheShould(t *testing.T) {
+	t.Parallel()
+	ev := savedCase(t, "fake-go-trim", "trim-edge-characters")
+	for _, c := range Catalogue() {
+		if !c.Always && !ev.Case.Feeds(c.ID) {
+			continue
+		}
+		v := judgeCheck(ev, c)
+		want := Pass
+		if c.ID == "TW-PLAN-TRIM-1" {
+			want = Fail
+			if n := len(v.all()); n != 3 {
+				t.Errorf("TW-PLAN-TRIM-1: %d failures, want one per plan (2 of the prompt, 1 replayed): %q", n, v.all())
+			}
+		}
+		if v.Outcome != want {
+			t.Errorf("%s (%s): %s %q, want %s", c.ID, c.Level, v.Outcome, v.Reason, want)
+		}
+	}
+	// A case whose contents every trim function trims alike: not judged.
+	if v := judgeOne(t, savedCase(t, "fake-go-trim", "plan-basic"), "TW-PLAN-TRIM-1"); v.Outcome != NotRun || !strings.Contains(v.Reason, "no accepted write has content the common trim functions trim differently (U+001C, U+001D, U+001E, U+001F, U+0085, U+180E, U+FEFF)") {
+		t.Errorf("plan-basic: %s %q, want not-run", v.Outcome, v.Reason)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/todolist"
 )
 
 // The test binary doubles as a small fake ACP agent (the helper-process
@@ -437,7 +438,11 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 	var p, i, c int
 	for _, t := range a.Todos {
 		content, _ := t["content"].(string)
-		content = strings.TrimSpace(content)
+		if f.has("go-trim") {
+			content = strings.TrimSpace(content) // Go's trim, not the contract's
+		} else {
+			content = todolist.Trim(content)
+		}
 		if !f.has("accept-dup-raw") {
 			t["content"] = content // accept-dup-raw keeps (and shows) content as sent
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,5 +123,28 @@ func TestReadExpectedFailuresRefusesAFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ReadExpectedFailures still waiting on the FIFO 10 s later")
+	}
+}
+
+// Evidence saved by a version that trimmed with Go's strings.TrimSpace
+// (catalogue 3) is judged as this version trims: the lists are trimmed
+// again from the scripted arguments.
+func TestUnmarshalEvidenceTrimsAsTheContract(t *testing.T) {
+	ev := savedCase(t, "fake-go-trim", "trim-edge-characters")
+	e := *ev
+	e.Writes = slices.Clone(ev.Writes)
+	old := slices.Clone(e.Writes[0].Todos)
+	old[0].Content, old[1].Content = "\ufeffread the parser code\ufeff", "write the failing test" // as strings.TrimSpace left them
+	e.Writes[0].Todos = old
+	b, err := MarshalEvidence(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalEvidence(b, "old/evidence.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Writes[0].Todos; c[0].Content != "read the parser code" || c[1].Content != "write the failing test\u0085" {
+		t.Errorf("read back %q, want the contract's trim", c)
 	}
 }

@@ -385,6 +385,13 @@ func seenPlan(id string) (seenRule, bool) {
 		}
 		return seenRule{func(ev *Evidence) tally { return ints(len(planEntries(ev))) },
 			func(t tally) string { return nOf(t.n[0], "plan entry", "plan entries") + ", " + each(t.n[0]) + what }}, true
+	case "TW-PLAN-TRIM-1":
+		return seenRule{func(ev *Evidence) tally {
+			_, shown := trimJudged(ev)
+			return ints(len(shown))
+		}, func(t tally) string {
+			return nOf(t.n[0], "plan", "plans") + " of content the common trim functions trim differently, " + each(t.n[0]) + "as JavaScript's trim() leaves it"
+		}}, true
 	case "TW-PLAN-NONNULL-1":
 		return seenRule{func(ev *Evidence) tally {
 			empty := 0

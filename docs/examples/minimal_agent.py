@@ -40,6 +40,12 @@ FLAW = set(f for f in os.environ.get("FLAW", "").split(",") if f)
 
 STATUSES = ("pending", "in_progress", "completed")
 
+# What JavaScript's String.prototype.trim() cuts, the contract's trim.
+# Python's own str.strip() differs: it keeps U+FEFF and cuts U+0085 and
+# U+001C-U+001F.
+JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680" + "".join(chr(c) for c in range(0x2000, 0x200B))
+                 + "\u2028\u2029\u202f\u205f\u3000\ufeff")
+
 # The tool as the model sees it: the whole list on every call.
 TODO_TOOL = {
     "type": "function",
@@ -91,7 +97,7 @@ def validate(args):
         if status not in STATUSES:
             return None, "invalid arguments: todos[%d].status %s is not one of %s" % (
                 i, json.dumps(status), ", ".join(STATUSES))
-        out.append({"content": content.strip(), "status": status})
+        out.append({"content": content.strip(JS_WHITESPACE), "status": status})
     if "no-validation" in FLAW:
         return out, None
     seen = set()

@@ -107,6 +107,8 @@ func All() []Breakage {
 			Why: "statuses in any casing (In_Progress, COMPLETED) accepted and shown raw in the plan: invalid ACP"},
 		{Name: "updates-after-response", Layer: Fake, Fails: []string{"ACP-TURN-1"},
 			Why: "answers the prompt when the model calls a tool and runs the rest of the turn after"},
+		{Name: "go-trim", Layer: Fake, Fails: []string{"TW-PLAN-TRIM-1"},
+			Why: "trims content with Go's strings.TrimSpace, not the contract's JavaScript trim(): U+FEFF kept, U+0085 cut; its author did trim, so only the SHOULD check fails"},
 
 		{Name: "no-priority", Layer: Example, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"},
 			Why: "plan entries without priority: invalid ACP"},

@@ -146,6 +146,11 @@ func TestEdgeDiff(t *testing.T) {
 			}
 		})
 	}
+	for in, want := range map[string]bool{"a": false, " a\t": false, "a\u200b": false, "a\ufeff": true, "\u0085 a": true, " \u001fa": true, "\ufeff": true, "a\u0085b": false} {
+		if got := todolist.TrimsDiffer(in); got != want {
+			t.Errorf("TrimsDiffer(%q) = %v, want %v", in, got, want)
+		}
+	}
 	if s := todolist.EdgeDiff("튂\ufeff", "튂")[0].String(); s != "U+FEFF ZERO WIDTH NO-BREAK SPACE (BOM): trimmed by JavaScript's String.prototype.trim() (the contract's), kept by Go's strings.TrimSpace, Python's str.strip() and Rust's str::trim" {
 		t.Errorf("String: %s", s)
 	}

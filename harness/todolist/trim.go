@@ -90,6 +90,18 @@ func edgeSpace(r rune) (EdgeSpace, bool) {
 // apart under any of them, and are not duplicates.
 func TrimAny(content string) string { return strings.TrimFunc(content, isAnySpace) }
 
+// TrimsDiffer reports whether the common trim functions do not all trim
+// content as the contract does: an edge character (EdgeSpaces) is among
+// the characters some of them cut from its ends.
+func TrimsDiffer(content string) bool {
+	rest := strings.TrimLeftFunc(content, isAnySpace)
+	core := strings.TrimRightFunc(rest, isAnySpace)
+	return strings.ContainsFunc(content[:len(content)-len(rest)]+rest[len(core):], func(r rune) bool {
+		_, edge := edgeSpace(r)
+		return edge
+	})
+}
+
 // isAnySpace reports whether some common trim function removes r.
 func isAnySpace(r rune) bool {
 	_, edge := edgeSpace(r)
