@@ -70,6 +70,7 @@ FUZZ_TARGETS := \
 	./conformance:FuzzParseExpectedFailures \
 	./snapshot:FuzzScenarioFolder \
 	./harness/llm/cassette/replay:FuzzCassette \
+	./harness/llm/cassette/scrub:FuzzFragmentScan \
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +62,43 @@ var _ = Describe("committed cassettes", func() {
 		}
 	})
 
+	It("no fixture, golden or testdata file holds a credential-shaped value that is not an obvious fake", func() {
+		root := testutil.RepoRoot()
+		files := 0
+		Expect(filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == ".git" || d.Name() == "node_modules" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(path, root))
+			if !strings.HasPrefix(rel, "/fixtures/") && !strings.HasPrefix(rel, "/golden/") && !strings.Contains(rel, "/testdata/") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil || len(data) > 4<<20 {
+				return err
+			}
+			files++
+			for _, f := range scrub.ScanCredentials(data) {
+				if f.Kind == "compressed body" || strings.HasSuffix(f.Kind, "header") {
+					continue // no value: the cassette guards judge those
+				}
+				Expect(obviouslyFake(f.Match)).To(BeTrue(), "%s: %s looks like a real credential (a fake one says FAKE, test, example or dummy, or repeats a few characters)", rel, f)
+			}
+			return nil
+		})).To(Succeed())
+		Expect(files).To(BeNumerically(">", 100), "the walk read the fixtures")
+		Expect(obviouslyFake("sk-abcdefabcdefabcdefabcdef")).To(BeTrue())
+		Expect(obviouslyFake("sk-proj-FAKEtest0123456789abcdefXYZ")).To(BeTrue())
+		sum := sha256.Sum256([]byte("a key-shaped value, made at run time"))
+		Expect(obviouslyFake("sk-proj-" + base64.RawURLEncoding.EncodeToString(sum[:]))).To(BeFalse())
+	})
+
 	It("each say where they came from, and only real-model output claims to be", func() {
 		for _, p := range committedCassettes() {
 			prov, err := cassette.LoadProvenance(p)
@@ -87,3 +126,24 @@ var _ = Describe("committed cassettes", func() {
 		}
 	})
 })
+
+// obviouslyFake reports whether a credential-shaped value is one no
+// provider issued: it says FAKE, test, example or dummy, or it is made of
+// fewer than 12 distinct characters (sk-abcdefabcdef…), its scheme
+// (Bearer) aside. A real key's random part has 20 or more.
+func obviouslyFake(v string) bool {
+	l := strings.ToLower(v)
+	for _, w := range []string{"fake", "test", "example", "dummy", "redacted"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	if f := strings.Fields(v); len(f) > 0 {
+		v = f[len(f)-1] // without a scheme (Bearer, Basic)
+	}
+	distinct := map[rune]bool{}
+	for _, r := range v {
+		distinct[r] = true
+	}
+	return len(distinct) < 12
+}

@@ -82,8 +82,13 @@ value (the keys the agent sent, the values of this process's *KEY*, *TOKEN*,
 *SECRET*, *PASSWORD* variables and --secret-env) in every form of
 cassette.KeyForms: plain, base64 and base32 at every alignment, hex in
 either case, JSON-escaped, URL-encoded once or twice, also split across
-stream deltas, an encoded one with its whole token; the saved files are
-scanned again and nothing is written if anything is left. No diff, error
+stream deltas, an encoded one with its whole token; and by its fragments
+(any 8 of its characters, case, separators, order and rot13 ignored, in
+HTML entities, base64, hex, Ascii85, gzip and UTF-16, nested): what can be
+located is redacted, a header named after a key is dropped. The saved files
+are scanned again (each line, the file as one text, each field) and nothing
+is written if anything is left; the error names the interaction, the field
+and the form. No diff, error
 or log line prints a secret: what a scan finds is masked.
 Recording an unchanged scenario again writes the same bytes.
 
@@ -565,7 +570,10 @@ URL-encoded (once or twice), and inside base64, base32 and hex runs. With
 --secret-env NAME the value of $NAME is looked for too, in every form the
 recorder scrubs (cassette.KeyForms: plain, base64 and base32 at every
 alignment, hex in both cases, JSON-escaped, URL-encoded twice, split
-across a stream's deltas).
+across a stream's deltas) and by its fragments: any 8 of its characters,
+case, separators, order and rot13 ignored, in every view (HTML entities,
+base64, hex, Ascii85, gzip, UTF-16, nested), in each line, in the file
+read as one text and in each field (header names included).
 
 What is found is masked: its first 4 characters, its length and a short
 hash. --show-secrets prints it whole.`,

@@ -2,13 +2,17 @@ package record_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+
 	"github.com/todoharness/todoharness/harness/llm/cassette"
 	"github.com/todoharness/todoharness/harness/llm/cassette/internal/cassettetest"
+	"github.com/todoharness/todoharness/harness/llm/cassette/internal/echoforms"
 	"github.com/todoharness/todoharness/harness/llm/cassette/record"
 	"github.com/todoharness/todoharness/harness/llm/cassette/scrub"
 )
@@ -93,5 +97,48 @@ func TestStopWithoutExchangesSavesNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "old" {
 		t.Errorf("the old cassette was replaced by %q", b)
+	}
+}
+
+// What scrubbing left of a key, in a form only its fragments show (here
+// planted after scrubbing, as a form the scrubber could not locate would
+// be left), makes Stop refuse the recording: the error names the
+// interaction, the field and the form, never the key, and nothing is
+// written.
+func TestStopRefusesAFragmentLeftByScrubbing(t *testing.T) {
+	key := echoforms.KeyShaped(8)
+	for _, f := range echoforms.Forms() {
+		t.Run(f.Name, func(t *testing.T) {
+			srv := cassettetest.NewSSEServer(t, cassettetest.Answer("Hello"))
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			rec, err := record.Start(record.Options{
+				Path: path, Secrets: []string{key}, Provenance: cassette.Provenance{BaseURL: srv.URL + "/v1", Model: "m"},
+				BeforeSave: func(i *vcr.Interaction) error {
+					i.Response.Headers["X-Late"] = []string{f.Text(key)}
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := cassettetest.Client(t, rec, cassette.Provenance{BaseURL: srv.URL + "/v1", Model: "m"})
+			if _, err := c.Stream(context.Background(), cassettetest.UserReq("hi"), nil); err != nil {
+				t.Fatal(err)
+			}
+			err = rec.Stop()
+			if err == nil {
+				t.Fatal("saved")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "interaction 0 response header X-Late") || !strings.Contains(msg, "fragment of a known secret") {
+				t.Errorf("the refusal does not name the interaction, field and form: %v", err)
+			}
+			if p := echoforms.Left(msg, f, key); p != "" || strings.Contains(msg, key[8:16]) {
+				t.Errorf("the refusal prints the key: %v", err)
+			}
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Errorf("a cassette was written: %v", err)
+			}
+		})
 	}
 }

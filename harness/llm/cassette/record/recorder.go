@@ -313,7 +313,7 @@ func (r *Recorder) Stop() error {
 		return fmt.Errorf("cassette %s: %w", r.path, err)
 	}
 	if f := scrub.ScanSecrets(out, r.Secrets()); len(f) > 0 {
-		return fmt.Errorf("cassette %s: not saved: scrubbing left something that looks like a credential (%s)", r.path, f[0])
+		return fmt.Errorf("cassette %s: not saved: scrubbing left something that looks like a credential (%s)", r.path, scrub.Describe(f))
 	}
 	out = r.keepUnchanged(out)
 	if _, err := cassette.Parse(out, r.path); err != nil {

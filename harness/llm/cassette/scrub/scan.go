@@ -52,6 +52,26 @@ func (f Finding) format(m string) string {
 	return fmt.Sprintf("%s: %s: %s", loc, f.Kind, m)
 }
 
+// Describe is findings for an error: the first that names a field of a
+// cassette (interaction, header, body) when one does, else the first,
+// masked, and how many more there are.
+func Describe(found []Finding) string {
+	if len(found) == 0 {
+		return "nothing"
+	}
+	first := found[0]
+	for _, f := range found {
+		if f.Where != "" {
+			first = f
+			break
+		}
+	}
+	if len(found) == 1 {
+		return first.String()
+	}
+	return fmt.Sprintf("%s; and %d more", first, len(found)-1)
+}
+
 // Mask shows a secret as its first 4 characters (fewer for a short one:
 // never more than a quarter of it), its length and a short hash, enough to
 // tell two findings apart and to find the value where it was planted,
@@ -115,16 +135,31 @@ func printable(b []byte) bool {
 // each field's text joined across stream events. A scrubbed cassette has
 // none.
 func ScanCredentials(data []byte) []Finding {
-	return scan(data, nil)
+	return scan(data, nil, nil)
 }
 
 // ScanSecrets is ScanCredentials plus the known secret values, in every form
 // (plain, JSON-escaped, URL-encoded, base64, split across stream deltas).
+//
+// Any fragment of a known secret (fragments.go: 8 of its characters, case,
+// separators, order and rot13 ignored) is found too, in every view of the
+// text (HTML entities, base64, hex, Ascii85, gzip, UTF-16, nested), in
+// each line, in the file read as one text (a key split across lines) and,
+// in a cassette, in each field: header names and values, URLs and bodies.
 func ScanSecrets(data []byte, secrets []string) []Finding {
-	return scan(data, New(secrets).Secrets())
+	s := New(secrets)
+	return scan(data, s.Secrets(), s.frag)
 }
 
-func scan(data []byte, secrets []string) []Finding {
+// fragmentKind is the kind of a finding of a fragment of a known secret.
+func fragmentKind(form string) string {
+	if form == "" {
+		form = "as written, case and separators ignored"
+	}
+	return "fragment of a known secret (" + form + ")"
+}
+
+func scan(data []byte, secrets []string, frag *fragmentIndex) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	add := func(f Finding) {
@@ -148,6 +183,9 @@ func scan(data []byte, secrets []string) []Finding {
 		for _, s := range secretSpans(text, secrets) {
 			add(Finding{Line: line, Kind: "known secret", Match: text[s.a:s.b], Where: where})
 		}
+		for _, h := range frag.fragmentSpans(text) {
+			add(Finding{Line: line, Kind: fragmentKind(h.form), Match: text[h.a:h.b], Where: where})
+		}
 	}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		for _, p := range headerPatterns {
@@ -156,6 +194,22 @@ func scan(data []byte, secrets []string) []Finding {
 			}
 		}
 		check(string(line), n+1, "")
+	}
+	// The file as one text: a key split across lines (two SSE comment
+	// lines, a YAML string folded in two), where no line holds a fragment.
+	if hits := frag.fragmentSpans(string(data)); len(hits) > 0 {
+		lines := map[int]bool{}
+		for _, f := range out {
+			if strings.HasPrefix(f.Kind, "fragment") {
+				lines[f.Line] = true
+			}
+		}
+		for _, h := range hits {
+			n := bytes.Count(data[:h.a], []byte("\n")) + 1
+			if !lines[n] {
+				add(Finding{Line: n, Kind: fragmentKind(h.form) + " across lines", Match: string(data[h.a:h.b])})
+			}
+		}
 	}
 	var f cassette.File
 	if yamlx.Unmarshal(data, &f, false) != nil || len(f.Interactions) == 0 {
@@ -184,6 +238,17 @@ func scan(data []byte, secrets []string) []Finding {
 			}
 		}
 		check(i.Request.URL, 0, fmt.Sprintf("interaction %d request URL", i.ID))
+		for _, h := range []struct {
+			what string
+			h    map[string][]string
+		}{{"request", i.Request.Headers}, {"response", i.Response.Headers}} {
+			for name, vs := range h.h {
+				check(name, 0, fmt.Sprintf("interaction %d %s header name", i.ID, h.what))
+				for _, v := range vs {
+					check(v, 0, fmt.Sprintf("interaction %d %s header %s", i.ID, h.what, name))
+				}
+			}
+		}
 	}
 	return out
 }

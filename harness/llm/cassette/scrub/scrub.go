@@ -130,6 +130,7 @@ func hexKeyLike(m string) bool {
 // use: its owner guards Add.
 type Scrubber struct {
 	secrets []string
+	frag    *fragmentIndex
 }
 
 // minSecret is the shortest literal secret replaced wherever it appears:
@@ -164,15 +165,28 @@ func (s *Scrubber) Add(secrets []string) {
 	}
 	// Longest first, so a secret containing another is replaced whole.
 	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	s.frag = newFragmentIndex(s.secrets)
 }
 
-// text redacts known secrets (in every form, see secretSpans) and
-// credential-shaped values in v.
+// text redacts known secrets (in every form, see secretSpans), every
+// fragment of one that can be located (fragments.go) and credential-shaped
+// values in v.
 func (s *Scrubber) text(v string) string {
 	if out, ok := redactPieces([]string{v}, s.secrets); ok {
 		v = out[0]
 	}
-	return PatternRedact(v)
+	return PatternRedact(s.frag.redactFragments(v))
+}
+
+// nameHoldsSecret reports whether a header's name holds a known secret
+// in any form or a fragment of one (an upstream echoing the key as a
+// header name: it is saved canonicalised, X-Sk-Proj-…).
+func (s *Scrubber) nameHoldsSecret(name string) bool {
+	if s.text(name) != name {
+		return true
+	}
+	hits, _ := s.frag.fragmentHits(name)
+	return len(hits) > 0
 }
 
 // headers returns a scrubbed copy of h (h itself is never modified: in record
@@ -183,7 +197,7 @@ func (s *Scrubber) headers(h http.Header) http.Header {
 	}
 	out := make(http.Header, len(h))
 	for k, vs := range h {
-		if isSensitiveHeader(k) {
+		if isSensitiveHeader(k) || s.nameHoldsSecret(k) {
 			continue
 		}
 		c := make([]string, len(vs))
