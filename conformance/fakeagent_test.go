@@ -213,6 +213,11 @@ func fakeAgent(mode string) int {
 				SessionID string `json:"sessionId"`
 			}
 			_ = json.Unmarshal(env.Params, &p)
+			if f.has("refuse-live-load") && f.sid != "" && p.SessionID == f.sid {
+				// As the original implementation: the session is open here.
+				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32602, "message": "Invalid params: session " + f.sid + " is already loaded"}})
+				continue
+			}
 			f.sid = p.SessionID
 			data, err := os.ReadFile(filepath.Join(".fake", f.sid+".json"))
 			if err == nil {

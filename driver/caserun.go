@@ -41,6 +41,9 @@ type caseRun struct {
 	curProc   *ProcResult // its record in ev.Procs
 	sessionID string
 	loadCap   bool
+	// live: the session is open on the current process (its newSession
+	// or a load was answered there; a restart ends it).
+	live bool
 }
 
 // lastAnswered is called when the case's last step has its answer: the
@@ -224,6 +227,14 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		sr.Error = err.Error()
 		ev.Steps = append(ev.Steps, sr)
 		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) && st.Op == OpLoadSession && cr.live && RefusesLiveLoad(rpcErr) {
+			// A load of the session this process has open, refused:
+			// nothing requires an agent to accept it, and the session is
+			// still open, so the case goes on (the load checks are not
+			// judged on this load: see StepResult.Refused).
+			ev.Steps[len(ev.Steps)-1].Refused = fmt.Sprintf("step %d (loadSession) asked for the session open on this process, and the agent refused: %v", i+1, rpcErr)
+			return false
+		}
 		if errors.As(err, &rpcErr) {
 			// An answer, but an error: the agent refused what the case
 			// needs. It is not hung: the case stops here and the checks
@@ -252,6 +263,7 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 		// A cancelled turn's later script turns need not come.
 		return cr.settleBetween(i, sr, !st.Cancel)
 	case OpLoadSession:
+		cr.live = true
 		// A replay sent after the answer still belongs to the load: let it
 		// arrive before the next request. The same wait as after a prompt,
 		// with its window (--settle, short in tests): it ends after
@@ -267,7 +279,7 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, Truncate(string(sr.Result), 200)))
 			return true
 		}
-		cr.sessionID = ns.SessionID
+		cr.sessionID, cr.live = ns.SessionID, true
 	}
 	return false
 }
@@ -323,6 +335,19 @@ func (cr *caseRun) initialized(result json.RawMessage) {
 	cr.loadCap = ir.AgentCapabilities.LoadSession
 }
 
+// RefusesLiveLoad reports whether e, the answer to a session/load of a
+// session the process has open, clearly refuses that load (as the original
+// implementation does, "-32602 Invalid params: session … is already
+// loaded"): an invalid params or invalid request error, or one whose
+// message or data says the session is already loaded (open, active).
+// Another error (an internal error, session not found) is a broken load.
+func RefusesLiveLoad(e *RPCError) bool {
+	if e.Code == -32602 || e.Code == -32600 {
+		return true
+	}
+	return strings.Contains(strings.ToLower(e.Message+" "+string(e.Data)), "already")
+}
+
 // cancelAfterPlan watches the wire, from now on, for the current agent's
 // first plan update before its answer to the prompt, and then sends
 // session/cancel for the case's session (Step.Cancel). A plan after the
@@ -376,7 +401,7 @@ func (cr *caseRun) startAgent() error {
 	idx := len(cr.ev.Procs)
 	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: time.Since(cr.start)})
 	cr.curProc = &cr.ev.Procs[idx]
-	cr.cur = a.c
+	cr.cur, cr.live = a.c, false
 	return nil
 }
 

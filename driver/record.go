@@ -103,6 +103,11 @@ type StepResult struct {
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Skipped  string          `json:"skipped,omitempty"`
+	// Refused (loadSession steps) says the step asked for the session
+	// open on the process and the agent clearly refused (Error is its
+	// answer; RefusesLiveLoad): ACP does not require an agent to accept
+	// that, so the case goes on, and the load is not judged on it.
+	Refused string `json:"refused,omitempty"`
 	// Settle is how long the runner waited after the answer for both
 	// wires to go quiet (prompt steps, and the last step); Settled says
 	// why the wait ended.

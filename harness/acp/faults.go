@@ -69,6 +69,11 @@ const (
 	// FaultReplayOtherSession sends session/load's replay under another
 	// session id than the one loaded.
 	FaultReplayOtherSession Fault = "replay-other-session"
+	// FaultRefuseLiveLoad refuses a session/load of a session open on
+	// this process with -32602 "Invalid params: session … is already
+	// loaded", as the original implementation did at the RFC's commit.
+	// Nothing the contract says is broken: a load after a restart works.
+	FaultRefuseLiveLoad Fault = "refuse-live-load"
 )
 
 // FaultEnv is the environment variable `todoharness agent` reads faults from.
@@ -81,7 +86,7 @@ func KnownFaults() []Fault {
 		FaultAcceptDuplicates, FaultNoLoadReplay, FaultReplayAfterResponse,
 		FaultWrongCounts, FaultEchoList, FaultHangOnPrompt, FaultCrashOnPrompt,
 		FaultUpdatesAfterResponse, FaultPlansReversed, FaultCoalescePlans, FaultInterleavedPlans,
-		FaultReplayOtherSession,
+		FaultReplayOtherSession, FaultRefuseLiveLoad,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out

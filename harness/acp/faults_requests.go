@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -13,7 +14,7 @@ import (
 // connection in the bridge's place, breaking session/prompt
 // (crash-on-prompt, hang-on-prompt, updates-after-response),
 // session/cancel (hang-on-prompt) and session/load (no-load-replay,
-// replay-after-response, replay-other-session), and passes every other
+// replay-after-response, replay-other-session, refuse-live-load), and passes every other
 // request to the bridge.
 type faultyAgent struct {
 	*Bridge
@@ -57,6 +58,10 @@ func (f *faultyAgent) Cancel(ctx context.Context, p sdk.CancelNotification) erro
 
 // LoadSession is Bridge.LoadSession with the load faults.
 func (f *faultyAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if _, live := f.session(string(p.SessionId)); live && f.faults.Has(FaultRefuseLiveLoad) {
+		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32602,
+			Message: fmt.Sprintf("Invalid params: session %s is already loaded", shortID(string(p.SessionId)))}
+	}
 	return f.load(ctx, p, f.replayStep())
 }
 

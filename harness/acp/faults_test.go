@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -40,8 +41,8 @@ func TestParseFaults(t *testing.T) {
 	if err != nil || len(empty) != 0 {
 		t.Errorf("empty = %v %v", empty, err)
 	}
-	if n := len(acp.KnownFaults()); n != 16 {
-		t.Errorf("%d known faults, want 16", n)
+	if n := len(acp.KnownFaults()); n != 17 {
+		t.Errorf("%d known faults, want 17", n)
 	}
 }
 
@@ -181,6 +182,24 @@ func TestFaultNoLoadReplay(t *testing.T) {
 	if n := len(r.conn.Client.Updates()); n != 0 {
 		t.Errorf("no-load-replay replayed %d updates", n)
 	}
+}
+
+// refuse-live-load refuses a load of the session open on the process, as
+// the original implementation did, and loads it after a restart.
+func TestFaultRefuseLiveLoad(t *testing.T) {
+	r := start(t, "", writeThenDone(threeTodos()), withFaults("refuse-live-load"))
+	id := r.newSession()
+	r.prompt(id, "go")
+	var re *sdk.RequestError
+	if err := r.conn.Load(r.ctx, id, cwd); !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "is already loaded") {
+		t.Fatalf("load of the open session: %v, want -32602 \"… is already loaded\"", err)
+	}
+	r.close()
+	r2 := start(t, r.dir, newFake(), withFaults("refuse-live-load"))
+	if err := r2.conn.Load(r2.ctx, id, cwd); err != nil {
+		t.Fatalf("load after a restart: %v", err)
+	}
+	waitFor(t, func() bool { return len(r2.conn.Client.Plans()) == 1 })
 }
 
 func TestFaultReplayAfterResponse(t *testing.T) {

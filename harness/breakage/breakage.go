@@ -66,6 +66,8 @@ func All() []Breakage {
 			Why: "each plan held until the next tool call is announced (opencode 1.15.4's order): the plans stay in the order of the writes, so nothing fails"},
 		{Name: "replay-other-session", Layer: Bridge, Fails: []string{"ACP-SESSION-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2"},
 			Why: "session/load replays under another sessionId: an editor drops the replay, so no plan is restored"},
+		{Name: "refuse-live-load", Layer: Bridge,
+			Why: "session/load of the session open on the process answered -32602 \"already loaded\" (the original at the RFC's commit): nothing requires accepting it; the load is judged after a restart, so nothing fails"},
 
 		{Name: "rename-tool", Layer: Tool, Fails: []string{"TW-TOOL-1"},
 			Why: "offered as todo_list: the todo_write calls reach no todo tool of the agent, so no check of a call is judged"},
