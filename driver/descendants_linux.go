@@ -23,7 +23,14 @@ import (
 // links, while the agent lives), its process group, and every process
 // carrying the case's marker in its environment (ProcMarkerEnv, set in
 // the agent's environment and inherited unless a child clears it: an
-// orphan whose parent exited has lost its parent link). Only processes
+// orphan whose parent exited has lost its parent link), and every orphan
+// (re-parented to the runner, or to init) whose working directory is in
+// the case's directory (`env -i` clears the marker, not the directory the
+// child inherited). The tree below the agent is also walked while the
+// agent lives (every trackEvery, and once more before its shutdown), and
+// the processes seen there are remembered (pid and start time): a child
+// that cleared its environment, left the group and moved out of the
+// directory is still ended when its parent exited before it. Only processes
 // found this way are reaped (wait4 on their pid, after checking that the
 // pid still names the same process by its start time), so exec.Cmd.Wait
 // of the runner's own children is never disturbed.
@@ -107,10 +114,17 @@ func stillRunning(pid int) bool {
 	return err == nil && len(tasks) > 1
 }
 
+// trackEvery is how often the tree below a running agent is walked (a
+// walk of /proc takes well under a millisecond with a few hundred
+// processes).
+const trackEvery = 100 * time.Millisecond
+
 // findDescendants lists the live processes of a case (see above), the
 // agent itself and the runner excluded; dead are the case's zombies the
 // runner adopted (their parent exited first), which only it can reap.
-func findDescendants(agent int, marker string) (live, dead []procEntry) {
+// caseDir is the case's directory ("": no orphan is found by its
+// directory).
+func findDescendants(agent int, marker, caseDir string) (live, dead []procEntry) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, nil
@@ -157,7 +171,7 @@ func findDescendants(agent int, marker string) (live, dead []procEntry) {
 		if pid == self {
 			continue
 		}
-		if e.pgid == agent || (marker != "" && adopters[e.ppid] && hasMarker(pid, marker)) {
+		if e.pgid == agent || (adopters[e.ppid] && (marker != "" && hasMarker(pid, marker) || inDir(pid, caseDir))) {
 			add(pid)
 		}
 	}
@@ -169,18 +183,49 @@ func findDescendants(agent int, marker string) (live, dead []procEntry) {
 		}
 	}
 	for pid := range found {
-		e, ok := all[pid]
-		switch {
-		case !ok || pid == agent || pid == self:
-		case e.state == 'Z' && stillRunning(pid):
-			live = append(live, e)
-		case e.state == 'Z' && e.ppid == self:
-			dead = append(dead, e)
-		case e.state != 'Z' && e.state != 'X':
-			live = append(live, e)
+		if e, ok := all[pid]; ok && pid != agent && pid != self {
+			live, dead = sortOut(e, self, live, dead)
 		}
 	}
 	return live, dead
+}
+
+// sortOut appends e to live when it runs, to dead when it is a zombie the
+// runner adopted (self), and to neither when it is gone or its parent
+// will reap it.
+func sortOut(e procEntry, self int, live, dead []procEntry) ([]procEntry, []procEntry) {
+	switch {
+	case e.state == 'Z' && stillRunning(e.pid):
+		live = append(live, e)
+	case e.state == 'Z' && e.ppid == self:
+		dead = append(dead, e)
+	case e.state != 'Z' && e.state != 'X':
+		live = append(live, e)
+	}
+	return live, dead
+}
+
+// stillThere sorts out the processes es, seen earlier, that still exist
+// (the same pid and start time) and are not in skip, as findDescendants
+// sorts out what it finds.
+func stillThere(es []procEntry, skip []procEntry) (live, dead []procEntry) {
+	self := os.Getpid()
+	for _, e := range es {
+		now, ok := sameProc(e)
+		if ok && !slices.ContainsFunc(skip, func(s procEntry) bool { return s.pid == e.pid }) {
+			live, dead = sortOut(now, self, live, dead)
+		}
+	}
+	return live, dead
+}
+
+// inDir reports whether the working directory of pid is dir or below it.
+func inDir(pid int, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+	return err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/"))
 }
 
 // reapZombies waits for the adopted zombies es (findDescendants' dead),

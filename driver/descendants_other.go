@@ -11,7 +11,12 @@ type procEntry struct{ pid int }
 
 func becomeSubreaper() error { return nil }
 
-func findDescendants(int, string) (live, dead []procEntry) { return nil, nil }
+// trackEvery: no tracking (findDescendants finds nothing).
+const trackEvery = time.Duration(0)
+
+func findDescendants(int, string, string) (live, dead []procEntry) { return nil, nil }
+
+func stillThere([]procEntry, []procEntry) (live, dead []procEntry) { return nil, nil }
 
 func reapZombies([]procEntry) []procEntry { return nil }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -38,8 +39,11 @@ type proc struct {
 	errDone chan struct{} // closed when stderr reached EOF
 
 	// marker is ProcMarkerEnv=token, in the agent's environment: it finds
-	// the processes of this agent that left its tree and its group.
+	// the processes of this agent that left its tree and its group; so
+	// does dir, the case's directory (symbolic links resolved), for an
+	// orphan whose environment was cleared.
 	marker string
+	dir    string
 
 	// endMu serialises endDescendants: the watchdog (case end) and the
 	// runner's own shutdown may both end the process at once, and whoever
@@ -51,6 +55,9 @@ type proc struct {
 	stdinOpen bool
 	killed    string   // how the runner ended it, if it had to
 	leftovers []string // descendants still running at the end, killed
+	// seen are the descendants found while the agent ran (track): ended
+	// at its end if they are still there, wherever they went.
+	seen []procEntry
 
 	// idleAt is the last byte count of stdout the agent reported being
 	// idle at (-1: none), on its idle pipe (Target.IdleReport) or, in
@@ -117,7 +124,7 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
 	p := &proc{
-		ctx: ctx, cmd: cmd, marker: marker, stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
+		ctx: ctx, cmd: cmd, marker: marker, dir: realDir(cwd), stdin: inW, stdout: outR, stderr: newTailBuffer(stderrKeep),
 		exited: make(chan struct{}), errDone: make(chan struct{}), stdinOpen: true,
 	}
 	p.idleAt.Store(-1)
@@ -154,7 +161,56 @@ func startProc(ctx context.Context, r resolved, cwd string) (*proc, error) {
 		stopWatch()
 		close(p.exited)
 	}()
+	if trackEvery > 0 {
+		go p.trackWhileRunning()
+	}
 	return p, nil
+}
+
+// realDir is dir with its symbolic links resolved, as /proc shows a
+// working directory (dir itself when it cannot be resolved).
+func realDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
+
+// trackWhileRunning walks the tree below the agent every trackEvery until
+// it exits (track).
+func (p *proc) trackWhileRunning() {
+	t := time.NewTicker(trackEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.exited:
+			return
+		case <-t.C:
+			p.track()
+		}
+	}
+}
+
+// track remembers the descendants of the agent running now (seen): a
+// child found while its parent lives is ended at the agent's end even when
+// nothing links it to the case by then (its parent exited, it cleared its
+// environment, left the group and the case's directory).
+func (p *proc) track() {
+	if p.inproc != nil || p.hasExited() {
+		return // the agent's pid may name another process once it is reaped
+	}
+	live, _ := findDescendants(p.cmd.Process.Pid, p.marker, p.dir)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range live {
+		i := slices.IndexFunc(p.seen, func(s procEntry) bool { return s.pid == e.pid })
+		switch {
+		case i < 0:
+			p.seen = append(p.seen, e)
+		case p.seen[i].start != e.start: // the pid was reused
+			p.seen[i] = e
+		}
+	}
 }
 
 // startInProc starts an in-process agent: the function on pipes, in a
@@ -313,6 +369,10 @@ func (p *proc) hasExited() bool {
 // to grace again, then SIGKILL the group. Whatever the process left behind
 // in its group is killed too. It returns how the process ended.
 func (p *proc) shutdown(grace time.Duration) string {
+	// The last look at the agent's tree while the agent still lives: once
+	// it exits, a child that left its group and cleared its environment
+	// is linked to the case by nothing else.
+	p.track()
 	p.closeStdin()
 	how := "exited after stdin closed"
 	term, kill := "SIGTERM", "SIGKILL"
@@ -392,7 +452,12 @@ func (p *proc) endDescendants() {
 	}
 	p.endMu.Lock()
 	defer p.endMu.Unlock()
-	left, dead := findDescendants(p.cmd.Process.Pid, p.marker)
+	left, dead := findDescendants(p.cmd.Process.Pid, p.marker, p.dir)
+	p.mu.Lock()
+	seen := slices.Clone(p.seen)
+	p.mu.Unlock()
+	moreLeft, moreDead := stillThere(seen, append(slices.Clone(left), dead...))
+	left, dead = append(left, moreLeft...), append(dead, moreDead...)
 	left = append(left, reapZombies(dead)...)
 	signalGroup(p.cmd.Process.Pid, sigKill)
 	killed := killDescendants(left, time.Second)
