@@ -307,6 +307,30 @@ func (c *Case) HasStep(op string) bool {
 	return false
 }
 
+// KeyStep is the index of the step the case exists for: its first prompt
+// with cancel, else its last loadSession, else its last prompt, else its
+// last step. A run that never reached it says so (CaseResult.NotReached).
+func (c *Case) KeyStep() int {
+	load, prompt := -1, -1
+	for i, s := range c.Steps {
+		switch {
+		case s.Op == driver.OpPrompt && s.Cancel:
+			return i
+		case s.Op == driver.OpLoadSession:
+			load = i
+		case s.Op == driver.OpPrompt:
+			prompt = i
+		}
+	}
+	switch {
+	case load >= 0:
+		return load
+	case prompt >= 0:
+		return prompt
+	}
+	return len(c.Steps) - 1
+}
+
 // Feeds reports whether the case lists check id.
 func (c *Case) Feeds(id string) bool {
 	for _, x := range c.Checks {

@@ -56,7 +56,7 @@
 //	  - op: newSession
 //	  - op: prompt
 //	    text: Plan the work with your todo tool, then reply DONE.
-//	    cancel: true     # optional: session/cancel once the turn shows a plan
+//	    cancel: true     # optional: session/cancel once the turn shows its write taken
 //	  - op: restart      # editor-style shutdown, fresh process, same cwd
 //	  - op: initialize
 //	  - op: loadSession  # the session made by newSession

@@ -522,6 +522,9 @@ func (r *runner) progress(ev *Evidence, total int) {
 		if ev.Stopped != "" {
 			status += "; stopped: " + driver.OneLine(ev.Stopped, 90)
 		}
+		if missed := ev.keyStepMissed(); missed != "" {
+			status += "; " + driver.OneLine(missed, 90)
+		}
 	}
 	id := ev.Case.ID
 	suffix := ""

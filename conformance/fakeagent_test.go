@@ -3,6 +3,7 @@ package conformance
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -179,7 +180,7 @@ func fakeAgent(mode string) int {
 		select {}
 	}
 	f.noPlan = f.has("flip-plan") && flipPlan()
-	f.own = ownTool(mode)
+	f.own = cmp.Or(ownTool(mode), swallowTool(mode))
 	for f.in.Scan() {
 		if f.turnDone != nil {
 			<-f.turnDone // a late turn ends before the next message is served

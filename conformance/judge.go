@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -248,7 +250,7 @@ func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *driver.SchemaVa
 		}
 		vd := judgeCheck(ev, c)
 		res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
-			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "")})
+			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "" || ev.keyStepMissed() != "")})
 		if vd.Outcome == Fail {
 			cr.Failed = append(cr.Failed, c.ID)
 			for _, f := range vd.all() {
@@ -304,6 +306,10 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		return skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
 	}
 	v := c.eval(ev)
+	if missed := ev.keyStepMissed(); missed != "" && !c.Always && v.Outcome == Pass {
+		// What passed did not see what the case exists for.
+		return skipf("not judged: %s", missed)
+	}
 	if ev.Stopped != "" && !c.Always {
 		// The check needed what the agent refused: say so.
 		switch v.Outcome {
@@ -314,6 +320,43 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		}
 	}
 	return v
+}
+
+// notReached says why the run never reached the step the case exists for
+// (Case.KeyStep), "" when it did or the case was not run.
+func (ev *Evidence) notReached() string {
+	if ev.NotRun != "" || ev.Interrupted != "" || ev.Case == nil || len(ev.Case.Steps) == 0 {
+		return ""
+	}
+	k := ev.Case.KeyStep()
+	st := ev.Case.Steps[k]
+	what := fmt.Sprintf("step %d (%s)", k+1, st.Op)
+	if st.Cancel {
+		what = fmt.Sprintf("step %d (prompt, cancel)", k+1)
+	}
+	i := slices.IndexFunc(ev.Steps, func(s driver.StepResult) bool { return s.Index == k })
+	switch {
+	case i < 0:
+		why := cmp.Or(ev.Aborted, ev.Stopped, "the case ended before it")
+		return fmt.Sprintf("%s was never reached: %s", what, why)
+	case ev.Steps[i].Skipped != "":
+		return fmt.Sprintf("%s was never sent: %s", what, ev.Steps[i].Skipped)
+	case ev.Steps[i].ReqSeq < 0:
+		return fmt.Sprintf("%s was never sent", what)
+	case st.Cancel && ev.Steps[i].CancelSeq <= 0:
+		return fmt.Sprintf("%s never sent its session/cancel: the turn was answered before the agent showed it took the write (no plan, no final tool_call_update for its call, its result never reached the model)", what)
+	}
+	return ""
+}
+
+// keyStepMissed is notReached for a case that otherwise ran to its end
+// (an aborted or stopped case, a load skipped, say so already): the
+// checks that passed there did not see what the case exists for.
+func (ev *Evidence) keyStepMissed() string {
+	if ev.Aborted != "" || ev.Stopped != "" || ev.LoadSkipped != "" {
+		return ""
+	}
+	return ev.notReached()
 }
 
 // caseFailures judges one case on its own (the progress line): the checks
@@ -337,6 +380,7 @@ func caseResult(ev *Evidence) *CaseResult {
 			cr.Error = why
 		}
 	}
+	cr.NotReached = ev.notReached()
 	cr.Waiting = ev.ExitWait + ev.ScriptWait
 	for _, st := range ev.Steps {
 		cr.Waiting += st.Settle

@@ -160,7 +160,11 @@ type CaseResult struct {
 	Agent     time.Duration `json:"-"`
 	Completed bool          `json:"completed"`
 	// Error says why the case did not complete.
-	Error      string   `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// NotReached says the run never reached the step the case exists
+	// for (Case.KeyStep), and why: its cancel never sent, its load never
+	// sent, the case stopped before it.
+	NotReached string   `json:"notReached,omitempty"`
 	StderrTail []string `json:"stderrTail,omitempty"`
 	// Failed lists the checks that failed on this case.
 	Failed []string `json:"failed,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -206,13 +207,13 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	}
 	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
 	t0 := time.Now()
-	var stopCancel func() int
+	var stopCancel func() (int, string)
 	if st.Op == OpPrompt && st.Cancel {
-		stopCancel = cr.cancelAfterPlan()
+		stopCancel = cr.cancelOnceTaken()
 	}
 	res, err := cr.cur.call(cr.ctx, method, params)
 	if stopCancel != nil {
-		sr.CancelSeq = stopCancel()
+		sr.CancelSeq, sr.CancelAfter = stopCancel()
 	}
 	sr.Duration = time.Since(t0)
 	if i == len(cr.cfg.Steps)-1 && err == nil {
@@ -348,34 +349,90 @@ func RefusesLiveLoad(e *RPCError) bool {
 	return strings.Contains(strings.ToLower(e.Message+" "+string(e.Data)), "already")
 }
 
-// cancelAfterPlan watches the wire, from now on, for the current agent's
-// first plan update before its answer to the prompt, and then sends
-// session/cancel for the case's session (Step.Cancel). A plan after the
-// answer cancels nothing, however soon the watch sees it. stop ends the
-// watch and returns the wire position of the cancel sent (-1: none, the
-// turn ended first).
-func (cr *caseRun) cancelAfterPlan() (stop func() int) {
+// cancelOnceTaken watches, from now on, for a sign that the agent took
+// the prompt's first model turn that calls tools (the case's write) before
+// it answers the prompt, and then sends session/cancel for the case's
+// session (Step.Cancel). The signs: a plan update of the current agent; a
+// final tool_call_update (completed or failed) for as many tool calls as
+// that turn makes; the mock model receiving the result of one of its
+// calls. A sign after the answer cancels nothing, however soon the watch
+// sees it. stop ends the watch and returns the wire position of the cancel
+// sent (-1: none, the turn ended first) and the sign it followed.
+func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 	c, from, sid := cr.cur, cr.env.wire.len(), cr.sessionID
-	done, sent := make(chan struct{}), make(chan int, 1)
+	var ids []string // the calls of the prompt's first turn, if it calls tools
+	if t := cr.turnsOfPromptsSent(); cr.script != nil && t < len(cr.script.Turns) {
+		ids = cr.script.CallIDs(t)
+	}
+	type sent struct {
+		seq   int
+		after string
+	}
+	done, out := make(chan struct{}), make(chan sent, 1)
+	// The model's answer to the request carrying a result of the write
+	// waits until the cancel is sent: the agent cannot end the turn on it
+	// first.
+	held, release := make(chan string, 1), make(chan struct{})
+	if len(ids) > 0 {
+		cr.env.Server.SetHold(func(ctx context.Context, e mockmodel.JournalEntry) {
+			who := resultOf(e, ids)
+			if who == "" || e.Side {
+				return
+			}
+			select {
+			case held <- fmt.Sprintf("the model receiving %s's result (model request %d)", who, e.Index+1):
+			default:
+				return // an earlier one was held
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		})
+	}
 	go func() {
-		seq := -1
-		defer func() { sent <- seq }()
+		res := sent{seq: -1}
+		defer func() { out <- res }()
+		defer close(release)
+		ended := map[string]bool{} // tool calls reported completed or failed
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
+			after := ""
 			for _, m := range cr.env.wire.since(from) {
 				from = m.Seq + 1
 				if m.Proc != c.idx || m.Dir != Received {
 					continue
 				}
 				if m.Kind == KindResponse && m.ReplyTo == "session/prompt" {
-					return // the turn ended first: a plan after its answer cancels nothing
+					return // the turn ended first: a sign after its answer cancels nothing
 				}
-				if m.UpdateKind() == "plan" {
-					n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
-					seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
-					return
+				switch m.UpdateKind() {
+				case "plan":
+					after = fmt.Sprintf("the plan #%d", m.Seq)
+				case "tool_call", "tool_call_update":
+					if id, status := toolCallStatus(m.Line); id != "" && (status == "completed" || status == "failed") {
+						ended[id] = true
+						if len(ids) > 0 && len(ended) >= len(ids) {
+							after = fmt.Sprintf("the %s tool call reported %s (#%d)", ordinal(len(ended)), status, m.Seq)
+						}
+					}
 				}
+				if after != "" {
+					break
+				}
+			}
+			if after == "" {
+				select {
+				case after = <-held:
+				default:
+				}
+			}
+			if after != "" {
+				n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
+				res.seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
+				res.after = after
+				return
 			}
 			select {
 			case <-done:
@@ -383,13 +440,60 @@ func (cr *caseRun) cancelAfterPlan() (stop func() int) {
 			case <-cr.ctx.Done():
 				return
 			case <-tick.C:
+			case a := <-held:
+				held <- a // taken in the next round, after the wire
 			}
 		}
 	}()
-	return func() int {
+	return func() (int, string) {
 		close(done)
-		return <-sent
+		r := <-out
+		cr.env.Server.SetHold(nil)
+		return r.seq, r.after
 	}
+}
+
+// toolCallStatus reads the toolCallId and status of a tool_call or
+// tool_call_update notification.
+func toolCallStatus(line string) (id, status string) {
+	var n struct {
+		Params struct {
+			Update struct {
+				ToolCallID string `json:"toolCallId"`
+				Status     string `json:"status"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(line), &n) != nil {
+		return "", ""
+	}
+	return n.Params.Update.ToolCallID, n.Params.Update.Status
+}
+
+// resultOf returns the first of ids whose result model request e carries
+// ("" when none).
+func resultOf(e mockmodel.JournalEntry, ids []string) string {
+	for _, m := range e.Messages {
+		if m.Role == llm.RoleTool && slices.Contains(ids, m.ToolCallID) {
+			return m.ToolCallID
+		}
+	}
+	return ""
+}
+
+// ordinal is "1st", "2nd", "3rd", "4th", ...
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // startAgent starts a fresh agent process in the case's directory.

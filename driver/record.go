@@ -114,8 +114,11 @@ type StepResult struct {
 	Settle  time.Duration `json:"settle,omitempty"`
 	Settled string        `json:"settled,omitempty"`
 	// CancelSeq is the wire position of the session/cancel the runner
-	// sent during a prompt step with Cancel (0 or -1: none sent).
-	CancelSeq int `json:"cancelSeq,omitempty"`
+	// sent during a prompt step with Cancel (0 or -1: none sent: the turn
+	// was answered before the agent showed it took the write); CancelAfter
+	// is the sign it was sent after (Step.Cancel).
+	CancelSeq   int    `json:"cancelSeq,omitempty"`
+	CancelAfter string `json:"cancelAfter,omitempty"`
 }
 
 // ProcResult is one agent process of a case.

@@ -14,9 +14,13 @@ const (
 type Step struct {
 	Op   string `yaml:"op" json:"op"`
 	Text string `yaml:"text,omitempty" json:"text,omitempty"`
-	// Cancel (prompt steps): once the agent has shown a plan in the turn,
-	// the runner sends session/cancel, then waits for the prompt's answer
-	// (the turn's later script turns may never be asked for).
+	// Cancel (prompt steps): once the agent has shown that it took the
+	// turn's first model turn that calls tools (the write) — a plan, a
+	// final tool_call_update (completed or failed) for each of its calls,
+	// or the model receiving one of their results — the runner sends
+	// session/cancel, then waits for the prompt's answer (the turn's later
+	// script turns may never be asked for). When the answer comes first,
+	// no cancel is sent (StepResult.CancelSeq -1).
 	Cancel bool `yaml:"cancel,omitempty" json:"cancel,omitempty"`
 }
 

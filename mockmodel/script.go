@@ -186,6 +186,34 @@ func (s *Script) Validate() error {
 }
 
 // label is how messages name the script.
+// callID is the id the model gives a tool call: its own ID, else call_N,
+// N its 1-based position among all the calls of the script.
+func callID(call ToolCall, n int) string {
+	if call.ID != "" {
+		return call.ID
+	}
+	return fmt.Sprintf("call_%d", n)
+}
+
+// CallIDs returns the ids the model gives the tool calls of turn ti (none
+// for a turn out of range).
+func (s *Script) CallIDs(ti int) []string {
+	var ids []string
+	n := 0
+	for i, t := range s.Turns {
+		for _, call := range t.ToolCalls {
+			n++
+			if i == ti {
+				ids = append(ids, callID(call, n))
+			}
+		}
+		if i >= ti {
+			break
+		}
+	}
+	return ids
+}
+
 func (s *Script) label() string {
 	switch {
 	case s == nil:
@@ -416,10 +444,7 @@ func (tc *turnCompiler) calls(ti int, t *Turn, p *plan, next int, fail turnFaile
 		if call.Name == "" {
 			return fail(field+".name", errors.New("missing tool name"))
 		}
-		id := call.ID
-		if id == "" {
-			id = fmt.Sprintf("call_%d", tc.callN)
-		}
+		id := callID(call, tc.callN)
 		here := fmt.Sprintf("turn %d %s", ti+1, field)
 		if prev, dup := tc.ids[id]; dup {
 			return fail(field+".id", fmt.Errorf("duplicate tool call id %q (also %s)", id, prev))

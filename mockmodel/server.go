@@ -47,6 +47,19 @@ type Server struct {
 	active   int
 	requests int
 	last     time.Time
+	// hold is SetHold's (under mu).
+	hold func(ctx context.Context, e JournalEntry)
+}
+
+// SetHold has h called with each request the server takes a turn for,
+// before it answers: the answer waits until h returns (nil: none). ctx
+// ends when the client goes away. A runner uses it to act between a
+// request and its answer (driver: the session/cancel of a case, once the
+// model received the result of the write it waits for).
+func (s *Server) SetHold(h func(ctx context.Context, e JournalEntry)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = h
 }
 
 // Activity is a snapshot of a server's traffic: whether the agent is still
@@ -341,6 +354,12 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) 
 	if rerr != nil {
 		c.wire.writeError(w, rerr)
 		return
+	}
+	s.mu.Lock()
+	hold := s.hold
+	s.mu.Unlock()
+	if hold != nil {
+		hold(r.Context(), je)
 	}
 	c.answer(w, r, pl, req, je.Index+1)
 }

@@ -89,6 +89,11 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 		}
 		cmds = append(cmds, fmt.Sprintf("::%s title=%s::%s\n", kind, EscapeGitHubProperty(c.ID), EscapeGitHubData(msg.String())))
 	}
+	for _, c := range r.Cases {
+		if c.NotReached != "" {
+			cmds = append(cmds, fmt.Sprintf("::warning title=%s::%s\n", EscapeGitHubProperty("case "+runLabel(c)+": step never reached"), EscapeGitHubData(CutReason(c.NotReached, 600))))
+		}
+	}
 	switch r.Verdict {
 	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:
 		cmds = append(cmds, fmt.Sprintf("::error title=%s::%s\n", EscapeGitHubProperty("conform "+r.Verdict), EscapeGitHubData(VerdictLine(r))))

@@ -231,6 +231,9 @@ type htmlCase struct {
 	Steps         []string
 	Rows          []htmlRow
 	Stderr        []htmlKV
+
+	// NotReached is CaseResult.NotReached.
+	NotReached string
 }
 
 // htmlRow is one row of a case's timeline: a wire message (left) or a
@@ -543,7 +546,7 @@ func outcomeSymbol(c conformance.CheckResult) string {
 // htmlCaseOf draws one case: its status, steps, and the timeline of the
 // ACP wire beside the model journal in arrival order.
 func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]string) htmlCase {
-	hc := htmlCase{Anchor: key + "case-" + cr.SafeID(), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, Failed: cr.Failed}
+	hc := htmlCase{Anchor: key + "case-" + cr.SafeID(), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, NotReached: cr.NotReached, Failed: cr.Failed}
 	if cr.Run > 0 {
 		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
 	}

@@ -53,6 +53,16 @@ func WriteJUnit(w io.Writer, r *conformance.Report) error {
 		s.Tests++
 		s.Cases = append(s.Cases, jc)
 	}
+	// A case whose run never reached the step it exists for: the checks
+	// that passed there are not judged (the run is INCOMPLETE for them).
+	for _, c := range r.Cases {
+		if c.NotReached != "" {
+			s.Tests++
+			skipped++
+			s.Cases = append(s.Cases, junit.Case{Name: "case " + runLabel(c) + ": step never reached", Classname: "conformance.case",
+				Skipped: &junit.Message{Message: "step never reached: " + c.NotReached}})
+		}
+	}
 	s.Skipped = &skipped
 	switch r.Verdict {
 	case conformance.VerdictIncomplete, conformance.VerdictInterrupted:

@@ -52,6 +52,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 		fmt.Fprintf(w, "NOT RUN (no selected case feeds them): %s\n", strings.Join(unfed, ", "))
 	}
 	writeFailures(w, r)
+	writeNotReached(w, r)
 	counts := map[conformance.Outcome]int{}
 	for _, c := range r.Checks {
 		counts[c.Outcome]++
@@ -212,6 +213,30 @@ const (
 	maxHint = 240
 	minSeen = 100
 )
+
+// writeNotReached lists the cases whose run never reached the step they
+// exist for (CaseResult.NotReached).
+func writeNotReached(w io.Writer, r *conformance.Report) {
+	first := true
+	for _, c := range r.Cases {
+		if c.NotReached == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nCases whose run never reached the step they exist for:")
+			first = false
+		}
+		fmt.Fprintf(w, "  case %s: %s\n", runLabel(c), driver.OneLine(c.NotReached, 300))
+	}
+}
+
+// runLabel names a case run: "plan-basic", "plan-basic (run 2)".
+func runLabel(c *conformance.CaseResult) string {
+	if c.Run > 0 {
+		return fmt.Sprintf("%s (run %d)", c.ID, c.Run)
+	}
+	return c.ID
+}
 
 // CutReason is reason on one line in about n bytes, its fix hint never cut:
 // a reason is what was seen, then after "; " what to do or the rule that
