@@ -35,16 +35,21 @@
 // replay following from the marks. A scenario breaks at most one rule, so
 // a failed TW-VALID check names it.
 //
-// A distinct failure is a check ID. Its first scenario (the lowest index)
-// is shrunk (shrinker): whole blocks (a load and what follows, a second
-// session), prompts, turns, calls, decorations, items and characters go
-// while the same check keeps failing; each candidate is marked by the
+// A distinct failure is a check ID and a signature (signature): the kind
+// of call its reason names (a list, an empty list, a call breaking a
+// rule, a refused step) and the kind of ACP step (a prompt, a cancelled
+// one, one after a load, the load), so two bugs failing one check are two
+// failures. Its first scenario (the lowest index) is shrunk (shrinker):
+// whole blocks (a load and what follows, a second session), prompts,
+// turns, calls, decorations, items and characters go while the same check
+// keeps failing with the same signature; each candidate is marked by the
 // oracle again and may break no rule the scenario did not. The result is
-// written as FailuresDir/explored-<check>/case.yaml under Config.Out, a
-// case conformance.LoadCase reads and `conform --cases` runs.
+// written as FailuresDir/explored-<check>--<op>--<step>/case.yaml under
+// Config.Out, a case conformance.LoadCase reads and `conform --cases` runs.
 //
 // Config.Shard of Config.Shards runs the indexes equal to Shard modulo
 // Shards; Merge joins the shards' Results into the Result of the whole
-// run: hits add up and each failure keeps the lowest index of any shard,
+// run: hits add up and each failure (a check and a signature) keeps the
+// lowest index of any shard,
 // whose shrunk case is the one the whole run would have written.
 package explore

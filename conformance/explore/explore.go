@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
@@ -80,14 +82,28 @@ type Config struct {
 	ShrinkIf func(check string) bool
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Reproduce is the flags of `todoharness conform` that run the agent
+	// and judge as this exploration does (--preset, --agent, --env,
+	// --file, --policy, ...): each shrunk case's header says to run it
+	// with them, shell-quoted (nil: it says to add the run's agent flags).
+	Reproduce []string
 }
 
 // Failure is one distinct failure: a check that failed on generated
-// scenarios.
+// scenarios in one way, its signature.
 type Failure struct {
 	Check string `json:"check"`
-	// Hits is how many scenarios failed it; Seed and Index name the first
-	// (the lowest index), which `--explore` regenerates.
+	// Signature is what failed, "op/step" (see signature): the kind of
+	// call the check's reason points at (a list, an empty list, a
+	// replacing list, a call breaking a rule, ...) and the kind of step
+	// (a prompt, a prompt after session/load, the load, ...). Two bugs
+	// that fail one check on different kinds of calls or steps are two
+	// failures, each shrunk.
+	Signature string `json:"signature,omitempty"`
+	// Hits is how many scenarios failed it so (a scenario counts for the
+	// signature of the first failure the check reports on it); Seed and
+	// Index name the first (the lowest index), which `--explore`
+	// regenerates.
 	Hits  int    `json:"hits"`
 	Seed  uint64 `json:"seed"`
 	Index int    `json:"index"`
@@ -193,7 +209,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		return failuresByCase(rep), rep, nil
 	}
 	e := exploration{cfg: cfg, res: res, gen: Generator{Seed: cfg.Seed, Policy: policy}, oracle: oracle,
-		byCheck: map[string]*Failure{}, first: map[string]*conformance.Case{}, next: cfg.Shard, total: -1}
+		byKey: map[string]*Failure{}, first: map[string]*conformance.Case{}, next: cfg.Shard, total: -1}
 	var deadline time.Time
 	if cfg.For > 0 {
 		deadline = start.Add(cfg.For)
@@ -209,14 +225,14 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		e.tally(rep, batch, index, fails)
-		prog.update(res.Scenarios, len(e.byCheck))
-		if cfg.StopAtFailure && len(e.byCheck) > 0 {
+		prog.update(res.Scenarios, len(e.byKey))
+		if cfg.StopAtFailure && len(e.byKey) > 0 {
 			break
 		}
 	}
 	prog.end()
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
-	err = writeFailures(ctx, cfg, s, e.byCheck, e.first)
+	err = writeFailures(ctx, cfg, s, e.byKey, e.first)
 	prog.end()
 	if err != nil {
 		return nil, err
@@ -224,10 +240,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if ctx.Err() != nil && res.Interrupted == "" {
 		res.Interrupted = driver.Interrupted(ctx)
 	}
-	for _, f := range e.byCheck {
+	for _, f := range e.byKey {
 		res.Failures = append(res.Failures, *f)
 	}
-	sort.Slice(res.Failures, func(i, j int) bool { return res.Failures[i].Check < res.Failures[j].Check })
+	sortFailures(res.Failures)
 	res.DurationMs = cfg.Now().Sub(start).Milliseconds()
 	if cfg.Out != "" {
 		if err := WriteResult(filepath.Join(cfg.Out, ResultFile), res); err != nil {
@@ -314,13 +330,14 @@ func defaultParallel(t driver.Target) int {
 
 // exploration is the state of one Explore: the scenarios drawn so far
 // (next is the index this shard draws next, total its share of N, -1
-// until the deadline) and the first failure of each check.
+// until the deadline) and each distinct failure with its first scenario,
+// by failureKey.
 type exploration struct {
 	cfg         Config
 	res         *Result
 	gen         Generator
 	oracle      *Oracle
-	byCheck     map[string]*Failure
+	byKey       map[string]*Failure
 	first       map[string]*conformance.Case
 	next, total int
 }
@@ -339,7 +356,8 @@ func (e *exploration) draw() (batch []*conformance.Case, index map[string]int) {
 	return batch, index
 }
 
-// tally counts a batch's scenarios and notes each check's failures.
+// tally counts a batch's scenarios and notes each distinct failure: a
+// check and the signature of what it said on the scenario.
 func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, index map[string]int, fails map[string][]string) {
 	reasons := reasonsByCase(rep)
 	for _, cr := range rep.Cases {
@@ -355,12 +373,16 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 			continue
 		}
 		e.res.Scenarios++
+		c := caseByID(batch, cr.ID)
 		for _, id := range fails[cr.ID] {
-			f := e.byCheck[id]
+			reason := reasons[cr.ID+"\x00"+id]
+			sig := signature(c, reason)
+			key := failureKey(id, sig)
+			f := e.byKey[key]
 			if f == nil {
-				f = &Failure{Check: id, Seed: e.cfg.Seed, Index: i, Reason: reasons[cr.ID+"\x00"+id]}
-				e.byCheck[id] = f
-				e.first[id] = caseByID(batch, cr.ID)
+				f = &Failure{Check: id, Signature: sig, Seed: e.cfg.Seed, Index: i, Reason: reason}
+				e.byKey[key] = f
+				e.first[key] = c
 			}
 			f.Hits++
 		}
@@ -369,28 +391,33 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 
 // writeFailures shrinks the first scenario of every failure and writes
 // the shrunk case under cfg.Out.
-func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[string]*Failure, first map[string]*conformance.Case) error {
-	ids := make([]string, 0, len(byCheck))
-	for id := range byCheck {
-		ids = append(ids, id)
+func writeFailures(ctx context.Context, cfg Config, s shrinker, byKey map[string]*Failure, first map[string]*conformance.Case) error {
+	fs := make([]Failure, 0, len(byKey))
+	for _, f := range byKey {
+		fs = append(fs, *f)
 	}
-	sort.Strings(ids)
+	sortFailures(fs)
+	keys := make([]string, len(fs))
+	for k, f := range fs {
+		keys[k] = failureKey(f.Check, f.Signature)
+	}
 	var budgetEnd time.Time
 	if cfg.ShrinkFor > 0 {
 		budgetEnd = cfg.Now().Add(cfg.ShrinkFor)
 	}
-	for k, id := range ids {
-		f := byCheck[id]
-		sh, err := shrunk{c: copyCase(first[id])}, error(nil)
+	for k, key := range keys {
+		f := byKey[key]
+		id, sig := f.Check, f.Signature
+		sh, err := shrunk{c: copyCase(first[key])}, error(nil)
 		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
 			s := s
-			s.label = fmt.Sprintf("%s (%d of %d)", id, k+1, len(ids))
+			s.label = fmt.Sprintf("%s %s (%d of %d)", id, sig, k+1, len(keys))
 			if !budgetEnd.IsZero() {
-				s.deadline = cfg.Now().Add(budgetEnd.Sub(cfg.Now()) / time.Duration(len(ids)-k))
+				s.deadline = cfg.Now().Add(budgetEnd.Sub(cfg.Now()) / time.Duration(len(keys)-k))
 			}
-			sh, err = s.shrink(ctx, first[id], id, f.Reason)
+			sh, err = s.shrink(ctx, first[key], id, sig)
 			if err == nil && cfg.Confirm > 0 && ctx.Err() == nil {
-				f.Reruns, f.Reproduced, err = s.confirm(ctx, sh.c, id, cfg.Confirm)
+				f.Reruns, f.Reproduced, err = s.confirm(ctx, sh.c, id, sig, cfg.Confirm)
 			}
 		}
 		switch {
@@ -405,14 +432,14 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		if sh.report != nil {
 			f.ShrunkReason = reasonsByCase(sh.report)[sh.c.ID+"\x00"+id]
 		}
-		name := "explored-" + strings.ToLower(id)
+		name := caseDirName(id, sig)
 		c := sh.c
-		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails (seed %d, scenario %d, shrunk in %d runs)", id, f.Seed, f.Index, f.ShrinkRuns)
+		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails, %s (seed %d, scenario %d, shrunk in %d runs)", id, sig, f.Seed, f.Index, f.ShrinkRuns)
 		f.Steps, f.Requests, f.Turns = len(c.Steps), acpRequests(c), len(c.Script)
 		header := []string{
-			fmt.Sprintf("Found by todoharness conform --explore: check %s failed on scenario %d of seed %d", id, f.Index, f.Seed),
+			fmt.Sprintf("Found by todoharness conform --explore: check %s failed (%s) on scenario %d of seed %d", id, sig, f.Index, f.Seed),
 			fmt.Sprintf("and was shrunk in %d run(s). On that scenario: %s", f.ShrinkRuns, oneLine(f.Reason, 300)),
-			"Reproduce: todoharness conform --no-builtin --cases <this folder> (and the agent flags of the run that found it).",
+			reproduceLine(cfg.Reproduce),
 		}
 		f.CaseYAML = string(CaseYAML(c, header))
 		if cfg.Out == "" {
@@ -428,6 +455,59 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byCheck map[stri
 		}
 	}
 	return nil
+}
+
+// reproduceLine is the header line that says how to run a shrunk case
+// again: against the agent of the exploration, judging only the checks
+// the case feeds (--fed-only: a kept case passes when it passes).
+func reproduceLine(flags []string) string {
+	if flags == nil {
+		return "Reproduce: todoharness conform --no-builtin --fed-only --cases <this folder> (and the agent flags of the run that found it)."
+	}
+	args := make([]string, 0, len(flags))
+	for _, f := range flags {
+		args = append(args, shellQuote(f))
+	}
+	return "Reproduce: todoharness conform " + strings.Join(append(args, "--no-builtin --fed-only --cases <this folder>"), " ")
+}
+
+// shellQuote quotes s for a POSIX shell, on one line: as it is when it
+// needs no quotes, in single quotes when it is printable, else as $'...'
+// with escapes for what is invisible (control characters, bidi and
+// zero-width marks), so a case file's comment shows the exact argument.
+func shellQuote(s string) string {
+	plain := func(r rune) bool {
+		return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))
+	}
+	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
+		return s
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError:
+			b.WriteString(`\xEF\xBF\xBD`)
+		case !unicode.IsPrint(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		case !unicode.IsPrint(r):
+			fmt.Fprintf(&b, `\U%08X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // acpRequests counts the ACP requests a case sends past the handshake:
@@ -540,7 +620,7 @@ func Merge(rs []*Result) (*Result, error) {
 	}
 	out := &Result{Seed: rs[0].Seed, N: rs[0].N, Shards: 1, Agent: rs[0].Agent, Policy: rs[0].Policy, Dialect: rs[0].Dialect}
 	seen := map[int]bool{}
-	byCheck := map[string]*Failure{}
+	byKey := map[string]*Failure{}
 	for _, r := range rs {
 		if r.Seed != out.Seed || r.N != out.N || r.Shards != rs[0].Shards {
 			return nil, fmt.Errorf("explore: merge: shard %d/%d (seed %d, n %d) is not of the run of shard %d/%d (seed %d, n %d)",
@@ -557,11 +637,12 @@ func Merge(rs []*Result) (*Result, error) {
 		}
 		out.DurationMs = max(out.DurationMs, r.DurationMs)
 		for _, f := range r.Failures {
-			g := byCheck[f.Check]
+			key := failureKey(f.Check, f.Signature)
+			g := byKey[key]
 			if g == nil {
 				g = new(Failure)
 				*g = f
-				byCheck[f.Check] = g
+				byKey[key] = g
 				continue
 			}
 			hits := g.Hits + f.Hits
@@ -574,11 +655,21 @@ func Merge(rs []*Result) (*Result, error) {
 	if len(seen) != rs[0].Shards {
 		return nil, fmt.Errorf("explore: merge: %d of %d shards given", len(seen), rs[0].Shards)
 	}
-	for _, f := range byCheck {
+	for _, f := range byKey {
 		out.Failures = append(out.Failures, *f)
 	}
-	sort.Slice(out.Failures, func(i, j int) bool { return out.Failures[i].Check < out.Failures[j].Check })
+	sortFailures(out.Failures)
 	return out, nil
+}
+
+// sortFailures orders failures by check, then signature.
+func sortFailures(fs []Failure) {
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].Check != fs[j].Check {
+			return fs[i].Check < fs[j].Check
+		}
+		return fs[i].Signature < fs[j].Signature
+	})
 }
 
 // WriteSummary writes one line per distinct failure.
@@ -587,7 +678,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if r.Shards > 1 {
 		shard = fmt.Sprintf(" (shard %d/%d)", r.Shard+1, r.Shards)
 	}
-	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures))
+	checks := map[string]bool{}
+	for _, f := range r.Failures {
+		checks[f.Check] = true
+	}
+	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s) of %d check(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures), len(checks))
 	if r.NotJudged > 0 {
 		why := "not run"
 		if r.Interrupted != "" {
@@ -604,8 +699,8 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if f.Reruns > 0 {
 			again = fmt.Sprintf("; fails %d of %d re-runs", f.Reproduced, f.Reruns)
 		}
-		fmt.Fprintf(w, "  FAIL %-20s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s)%s: %s\n       %s\n",
-			f.Check, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, again, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
+		fmt.Fprintf(w, "  FAIL %-20s %-28s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s)%s: %s\n       %s\n",
+			f.Check, f.Signature, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, again, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
 		if f.ShrinkError != "" {
 			fmt.Fprintf(w, "       shrink stopped early: %s\n", f.ShrinkError)
 		}

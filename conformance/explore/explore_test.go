@@ -244,7 +244,12 @@ func TestShrinkKeepsTheSameFailure(t *testing.T) {
 		return fails, &conformance.Report{Checks: []conformance.CheckResult{cr}}, nil
 	}
 	s := shrinker{oracle: o, cat: conformance.Catalogue(), run: run, batch: 1, maxRuns: 100}
-	sh, err := s.shrink(context.Background(), base, check, "session/load replayed no plan")
+	o.Mark(base, conformance.Catalogue())
+	sig := signature(base, "session/load replayed no plan")
+	if sig != OpList+"/"+AtLoad {
+		t.Fatalf("signature %s, want %s/%s", sig, OpList, AtLoad)
+	}
+	sh, err := s.shrink(context.Background(), base, check, sig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +292,7 @@ func TestShrinkStopsAtItsDeadline(t *testing.T) {
 	runs := 0
 	s := shrinker{oracle: o, cat: conformance.Catalogue(), batch: 1, maxRuns: 100, now: now, deadline: clock.Add(90 * time.Second),
 		run: alwaysFails("TW-PLAN-1", &runs, func() { clock = clock.Add(time.Minute) })}
-	sh, err := s.shrink(context.Background(), base, "TW-PLAN-1", "no plan")
+	sh, err := s.shrink(context.Background(), base, "TW-PLAN-1", OpNoCall+"/"+AtCase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,32 +305,40 @@ func TestShrinkStopsAtItsDeadline(t *testing.T) {
 	// Without the deadline the same shrink goes on.
 	runs = 0
 	s.deadline = time.Time{}
-	if sh, err = s.shrink(context.Background(), base, "TW-PLAN-1", "no plan"); err != nil || sh.outOfTime || sh.runs <= 2 {
+	if sh, err = s.shrink(context.Background(), base, "TW-PLAN-1", OpNoCall+"/"+AtCase); err != nil || sh.outOfTime || sh.runs <= 2 {
 		t.Errorf("without a deadline: %d run(s), out of time %v, %v; want more than 2", sh.runs, sh.outOfTime, err)
 	}
 }
 
-// The re-runs of a shrunk case count the ones that failed the check: an
-// agent that fails it only on some runs is told apart.
+// The re-runs of a shrunk case count the ones that failed the check the
+// same way: an agent that fails it only on some runs, or on a re-run in
+// another way, is told apart.
 func TestConfirmCountsTheRerunsThatFail(t *testing.T) {
 	base := builtinCase(t, "plan-basic")
 	var asked []string
 	run := func(_ context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
 		fails := map[string][]string{}
+		cr := conformance.CheckResult{Check: conformance.Check{ID: "TW-PLAN-1"}, Outcome: conformance.Fail}
 		for _, c := range cases {
 			asked = append(asked, c.ID)
-			if c.ID != "confirm-1" { // one run of three passes
-				fails[c.ID] = []string{"TW-PLAN-1"}
+			reason := "no plan update shows call_1 ([\"call_2\" pending]) (no plan update of its prompt shows it)"
+			switch c.ID {
+			case "confirm-1": // passes
+				continue
+			case "confirm-3": // fails another way: the agent refused the prompt
+				reason = conformance.NotJudgedPrefix + "step 3 (prompt) was answered with JSON-RPC error -32603"
 			}
+			fails[c.ID] = []string{"TW-PLAN-1"}
+			cr.Cases = append(cr.Cases, conformance.CaseVerdict{Case: c.ID, Outcome: conformance.Fail, Reason: reason})
 		}
-		return fails, &conformance.Report{}, nil
+		return fails, &conformance.Report{Checks: []conformance.CheckResult{cr}}, nil
 	}
-	runs, failed, err := shrinker{run: run}.confirm(context.Background(), base, "TW-PLAN-1", 3)
+	runs, failed, err := shrinker{run: run}.confirm(context.Background(), base, "TW-PLAN-1", OpList+"/"+AtPrompt, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs != 3 || failed != 2 || len(asked) != 3 {
-		t.Errorf("confirm: %d of %d failed (%d cases run: %v), want 2 of 3", failed, runs, len(asked), asked)
+	if runs != 4 || failed != 2 || len(asked) != 4 {
+		t.Errorf("confirm: %d of %d failed the same way (%d cases run: %v), want 2 of 4", failed, runs, len(asked), asked)
 	}
 }
 

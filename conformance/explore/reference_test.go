@@ -73,15 +73,20 @@ func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Failures) != 1 || res.Failures[0].Check != "TW-VALID-DUP" {
-		t.Fatalf("failures %+v, want TW-VALID-DUP alone", res.Failures)
+	var f explore.Failure
+	for _, g := range res.Failures {
+		if g.Check != "TW-VALID-DUP" {
+			t.Fatalf("failures %+v, want TW-VALID-DUP alone", res.Failures)
+		}
+		if g.Signature == explore.RuleDuplicate+"/"+explore.AtPrompt {
+			f = g
+		}
 	}
-	f := res.Failures[0]
 	t.Logf("shrunk in %d runs:\n%s", f.ShrinkRuns, f.CaseYAML)
 	if f.Reruns != 2 || f.Reproduced != 2 || f.ShrinkError != "" {
 		t.Errorf("the shrunk case failed %d of %d re-runs (want 2 of 2), shrink error %q", f.Reproduced, f.Reruns, f.ShrinkError)
 	}
-	if f.Case != filepath.Join(out, explore.FailuresDir, "explored-tw-valid-dup", conformance.CaseFile) {
+	if f.Signature != explore.RuleDuplicate+"/"+explore.AtPrompt || f.Case != filepath.Join(out, explore.FailuresDir, "explored-tw-valid-dup--duplicate--prompt", conformance.CaseFile) {
 		t.Errorf("case written to %s", f.Case)
 	}
 	cases, err := conformance.LoadCases(os.DirFS(filepath.Join(out, explore.FailuresDir)), ".")
@@ -161,7 +166,9 @@ func TestKeptCasesPassAgainstTheReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range cases {
-			check := strings.ToUpper(strings.TrimPrefix(c.ID, "explored-"))
+			// explored-<check>, or explored-<check>--<op>--<step>.
+			name, _, _ := strings.Cut(strings.TrimPrefix(c.ID, "explored-"), "--")
+			check := strings.ToUpper(name)
 			if !c.Feeds(check) && !always[check] {
 				t.Errorf("%s: the case does not feed %s, the check its folder names", c.Source, check)
 			}
@@ -204,5 +211,40 @@ func TestOneProbePerExploration(t *testing.T) {
 	}
 	if probes.Load() != 1 {
 		t.Errorf("%d probe(s) among %d agent starts, want 1", probes.Load(), starts.Load())
+	}
+}
+
+// Two bugs that fail one check are two failures, each shrunk: an agent
+// that replays no plan on session/load and reverses the plans of a turn
+// fails TW-FINAL-1 at the load and at the end of a prompt, and each is
+// kept with a case that fails that way (the re-runs fail it with the
+// same signature). TW-FINAL-1 was one failure, its first scenario's.
+func TestTwoBugsOfOneCheckAreTwoFailures(t *testing.T) {
+	out := t.TempDir()
+	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference("no-load-replay,plans-reversed"), validator(t)),
+		Seed: 1, N: 64, Out: out, ShrinkRuns: 12, ShrinkIf: func(check string) bool { return check == "TW-FINAL-1" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := map[string]explore.Failure{}
+	for _, f := range res.Failures {
+		if f.Check != "TW-FINAL-1" {
+			continue
+		}
+		_, step, _ := strings.Cut(f.Signature, "/")
+		t.Logf("%s %s: %d scenario(s), first %d, shrunk to %d steps: %s", f.Check, f.Signature, f.Hits, f.Index, f.Steps, f.ShrunkReason)
+		if g, ok := where[step]; !ok || f.Hits > g.Hits {
+			where[step] = f
+		}
+		if !strings.Contains(f.Case, "explored-tw-final-1--"+strings.ReplaceAll(f.Signature, "/", "--")) {
+			t.Errorf("%s %s written to %s", f.Check, f.Signature, f.Case)
+		}
+		if f.Reruns == 0 || f.Reproduced != f.Reruns {
+			t.Errorf("%s %s: the shrunk case failed %d of %d re-runs the same way", f.Check, f.Signature, f.Reproduced, f.Reruns)
+		}
+	}
+	load, prompt := where[explore.AtLoad], where[explore.AtPrompt]
+	if !strings.Contains(load.ShrunkReason, "at session/load") || !strings.Contains(prompt.ShrunkReason, "at the end of prompt") {
+		t.Errorf("TW-FINAL-1 at a load: %q; at a prompt: %q; want both, shrunk apart", load.ShrunkReason, prompt.ShrunkReason)
 	}
 }

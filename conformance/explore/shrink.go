@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
@@ -19,7 +18,8 @@ import (
 // report.
 type runCases func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error)
 
-// shrinker reduces a failing scenario while the same check keeps failing.
+// shrinker reduces a failing scenario while the same check keeps failing
+// the same way (with the same signature).
 type shrinker struct {
 	oracle *Oracle
 	cat    []conformance.Check
@@ -46,13 +46,15 @@ type shrunk struct {
 	outOfTime bool // it stopped at its deadline
 }
 
-// shrink reduces c (which fails check) step by step: fewer ACP steps,
-// fewer turns, fewer calls, fewer items, shorter items, while check fails
-// as it did (reason is what it said on c). Every candidate
-// is marked by the oracle again and must break no rule c does not (so a
-// TW-VALID failure keeps naming its rule) and stay a valid case.
-func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason string) (shrunk, error) {
-	refusedToo := strings.HasPrefix(reason, conformance.NotJudgedPrefix)
+// shrink reduces c (which fails check with signature sig) step by step:
+// fewer ACP steps, fewer turns, fewer calls, fewer items, shorter items,
+// while check fails as it did: with the same signature (a candidate that
+// fails it only because the agent refused a step the check needed, a
+// load of a session the cut left without a prompt, is OpRefused: another
+// failure). Every candidate is marked by the oracle again and must break
+// no rule c does not (so a TW-VALID failure keeps naming its rule) and
+// stay a valid case.
+func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, sig string) (shrunk, error) {
 	cur := copyCase(c)
 	rules := s.oracle.Mark(cur, s.cat)
 	out := shrunk{c: cur}
@@ -87,11 +89,7 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason
 				reasons = reasonsByCase(rep)
 			}
 			for _, cand := range chunk {
-				// The same failure: a candidate that fails only because
-				// the agent refused a step the check needed (a load of a
-				// session its prompt was cut from) fails another way.
-				refused := strings.HasPrefix(reasons[cand.ID+"\x00"+check], conformance.NotJudgedPrefix)
-				if slices.Contains(fails[cand.ID], check) && (!refused || refusedToo) {
+				if slices.Contains(fails[cand.ID], check) && signature(cand, reasons[cand.ID+"\x00"+check]) == sig {
 					cur, found = cand, true
 					out.c, out.report = cand, rep
 					break
@@ -106,19 +104,24 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, reason
 	return out, nil
 }
 
-// confirm runs c n times at once and counts the runs that fail check.
-func (s shrinker) confirm(ctx context.Context, c *conformance.Case, check string, n int) (runs, failed int, err error) {
+// confirm runs c n times at once and counts the runs that fail check
+// with signature sig.
+func (s shrinker) confirm(ctx context.Context, c *conformance.Case, check, sig string, n int) (runs, failed int, err error) {
 	cs := make([]*conformance.Case, n)
 	for i := range cs {
 		cs[i] = copyCase(c)
 		cs[i].ID = fmt.Sprintf("confirm-%d", i)
 	}
-	fails, _, err := s.run(ctx, cs)
+	fails, rep, err := s.run(ctx, cs)
 	if err != nil {
 		return 0, 0, err
 	}
+	reasons := map[string]string{}
+	if rep != nil {
+		reasons = reasonsByCase(rep)
+	}
 	for _, d := range cs {
-		if slices.Contains(fails[d.ID], check) {
+		if slices.Contains(fails[d.ID], check) && signature(d, reasons[d.ID+"\x00"+check]) == sig {
 			failed++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,6 +50,7 @@ type conformOptions struct {
 	baseline   string
 	keepGoing  bool
 	checks     []string
+	fedOnly    bool
 	format     string
 	strict     bool
 	inProcess  bool
@@ -56,6 +58,10 @@ type conformOptions struct {
 	// color: the summary is written to a terminal and NO_COLOR is unset
 	// (conformance.UseColor); set by the command, not a flag.
 	color bool
+	// unfed and empty: under --fed-only, the checks left out as no
+	// selected case feeds them, or as the cases feed them but give
+	// nothing to judge; set by the command.
+	unfed, empty []string
 }
 
 // newConformCmd is `todoharness conform`: the black-box conformance run.
@@ -92,6 +98,7 @@ func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
 	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
 	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
+	f.BoolVar(&o.fedOnly, "fed-only", false, "judge only the checks the selected cases feed (and those every case feeds): a run of kept cases (fixtures/explored, --out/explore-failures) passes when they pass, where the MUST checks none of them feeds would make it INCOMPLETE; the summary lists the checks left out")
 	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
 	o.run.register(f, "")
 }
@@ -258,6 +265,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	cfg := o.run.config(target, cases, preset, errw)
+	if o.fedOnly && len(cases) > 0 {
+		only, o.unfed = fedChecks(cases, only)
+	}
 	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
 	cfg.Strict, cfg.ValidatorOnce = o.strict, validator
 	// Everything that can be wrong with the command line is found before
@@ -279,6 +289,16 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
+	}
+	if o.fedOnly && cfg.Repeat <= 1 {
+		v, err := cfg.ValidatorOnce()
+		if err != nil {
+			return err
+		}
+		jc := conformance.JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict}
+		if rep, err = dropUnjudged(o, rep, jc); err != nil {
+			return err
+		}
 	}
 	if o.out != "" {
 		if err := report.WriteTranscripts(o.out, rep); err != nil {
@@ -535,6 +555,9 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	for _, ev := range evs {
 		cases = append(cases, ev.Case)
 	}
+	if o.fedOnly {
+		cfg.Only, o.unfed = fedChecks(cases, cfg.Only)
+	}
 	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
 		return err
 	}
@@ -544,6 +567,11 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	rep, err := conformance.Judge(evs, cfg)
 	if err != nil {
 		return err
+	}
+	if o.fedOnly {
+		if rep, err = dropUnjudged(o, rep, cfg); err != nil {
+			return err
+		}
 	}
 	if o.out != "" {
 		if err := report.WriteTranscripts(o.out, rep); err != nil {
@@ -575,6 +603,12 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 	fmt.Fprintln(out)
 	if err := report.WriteSummary(out, rep, o.color); err != nil {
 		return err
+	}
+	if len(o.unfed) > 0 {
+		fmt.Fprintf(out, "--fed-only: %d check(s) no selected case feeds left out of the verdict (not judged): %s\n", len(o.unfed), strings.Join(o.unfed, ", "))
+	}
+	if len(o.empty) > 0 {
+		fmt.Fprintf(out, "--fed-only: %d check(s) the cases feed but give nothing to judge left out of the verdict (not judged): %s\n", len(o.empty), strings.Join(o.empty, ", "))
 	}
 	for _, c := range rep.Cases {
 		if c.Transcript != "" {
@@ -863,6 +897,52 @@ func selectChecks(pats []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// fedChecks splits the checks (only, or the catalogue's when nil) into
+// those a case feeds (every case feeds an Always check) and the others,
+// in catalogue order: --fed-only judges the first alone.
+func fedChecks(cases []*conformance.Case, only []string) (fed, unfed []string) {
+	for _, c := range conformance.Catalogue() {
+		if only != nil && !slices.Contains(only, c.ID) {
+			continue
+		}
+		if c.Always || slices.ContainsFunc(cases, func(k *conformance.Case) bool { return k.Feeds(c.ID) }) {
+			fed = append(fed, c.ID)
+		} else {
+			unfed = append(unfed, c.ID)
+		}
+	}
+	return fed, unfed
+}
+
+// dropUnjudged is rep judged again (jc) without the checks its cases feed
+// but give nothing to judge (--fed-only: a shrunk case feeds every check,
+// and has no empty list for TW-EMPTY-1): checks not run on any case,
+// every one of which ran to its end. A check not run as a case did not
+// complete stays: it still makes the run INCOMPLETE. The checks dropped
+// are noted in o.empty.
+func dropUnjudged(o *conformOptions, rep *conformance.Report, jc conformance.JudgeConfig) (*conformance.Report, error) {
+	completed := map[string]bool{}
+	var evs []*conformance.Evidence
+	for _, c := range rep.Cases {
+		completed[c.ID] = c.Completed
+		evs = append(evs, c.Evidence())
+	}
+	var keep []string
+	o.empty = nil
+	for _, c := range rep.Checks {
+		if c.Outcome == conformance.NotRun && len(c.Cases) > 0 && !slices.ContainsFunc(c.Cases, func(v conformance.CaseVerdict) bool { return !completed[v.Case] }) {
+			o.empty = append(o.empty, c.ID)
+			continue
+		}
+		keep = append(keep, c.ID)
+	}
+	if len(o.empty) == 0 {
+		return rep, nil
+	}
+	jc.Only = keep
+	return conformance.Judge(evs, jc)
 }
 
 // casesFeeding keeps the cases that feed one of the checks (all of them

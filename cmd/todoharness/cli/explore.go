@@ -126,7 +126,8 @@ const progressLogEvery = 30 * time.Second
 func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64) (*explore.Result, error) {
 	errw := cmd.ErrOrStderr()
 	shard, shards, _ := parseShard(o.explore.shard)
-	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, ShrinkFor: o.explore.shrinkFor, Shard: shard, Shards: shards, Out: o.out}
+	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, ShrinkFor: o.explore.shrinkFor, Shard: shard, Shards: shards, Out: o.out,
+		Reproduce: reproduceFlags(cmd.Flags())}
 	if !o.run.quiet {
 		// On a terminal one line rewritten in place; in a log (a CI job's,
 		// a file) a whole line every half minute, so that a long
@@ -145,6 +146,40 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 		return nil, err
 	}
 	return res, nil
+}
+
+// reproduceOrder is the conform flags that say which agent runs and how
+// it is judged, in the order a shrunk case's Reproduce line gives them.
+var reproduceOrder = []string{"preset", "agent", "in-process", "env", "file", "clean-env", "model", "dialect", "policy",
+	"strict", "expected-failures", "timeout", "grace", "settle"}
+
+// reproduceFlags is the flags of this command line a shrunk case is run
+// again with: those of reproduceOrder it sets, each as given ([] when it
+// sets none: the built-in reference agent, every default).
+func reproduceFlags(f *pflag.FlagSet) []string {
+	out := []string{}
+	for _, name := range reproduceOrder {
+		fl := f.Lookup(name)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		switch v := fl.Value.(type) {
+		case pflag.SliceValue:
+			for _, x := range v.GetSlice() {
+				out = append(out, "--"+name, x)
+			}
+		default:
+			switch {
+			case fl.Value.Type() == "bool" && fl.Value.String() == "true":
+				out = append(out, "--"+name)
+			case fl.Value.Type() == "bool":
+				out = append(out, "--"+name+"="+fl.Value.String())
+			default:
+				out = append(out, "--"+name, fl.Value.String())
+			}
+		}
+	}
+	return out
 }
 
 // exploreStatus is the exit status of an exploration beside the catalogue
@@ -182,7 +217,8 @@ func newConformMergeCmd() *cobra.Command {
 verdict the whole run gives: the cases' evidence (DIR/<case>/evidence.json,
 each case once) is judged again as one run with this catalogue, and the
 explorations (DIR/explore.json) are joined: scenarios and hits add up, each
-distinct failure keeps the first scenario of any shard with its shrunk case.
+distinct failure (a check and a signature, as the exploration keys them)
+keeps the first scenario of any shard with its shrunk case.
 Exit status as conform's.`,
 		Example: `  todoharness conform merge shard-1 shard-2 shard-3 shard-4 --json conform.json`,
 		Args:    cobra.MinimumNArgs(1),

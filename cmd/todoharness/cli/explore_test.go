@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,5 +161,40 @@ func TestExploreRefusesSizesThatOverflow(t *testing.T) {
 		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "explore: seed") {
 			t.Errorf("%v: exit %d, want 2 with %q before anything runs\n%s", tc.args, code, tc.want, out)
 		}
+	}
+}
+
+// A shrunk case's header says the whole command that runs it again (the
+// agent's flags as given, quoted for a shell, --fed-only), and that
+// command fails against the agent it was found on and passes (exit 0, not
+// INCOMPLETE for the checks no kept case feeds) against the reference.
+func TestTheReproduceLineRunsTheCase(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "explored")
+	code, stdout := conformRun(t, "conform", "-q", "--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--env", "NOTE=it's a test",
+		"--settle", "20ms", "--policy", "single", "--no-builtin", "--explore", "12", "--seed", "1", "--out", out)
+	if code != 1 {
+		t.Fatalf("exploration: exit %d, want 1\n%s", code, stdout)
+	}
+	dir := filepath.Join(out, explore.FailuresDir, "explored-tw-valid-dup--duplicate--prompt")
+	b, err := os.ReadFile(filepath.Join(dir, "case.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `# Reproduce: todoharness conform --in-process --env TODOHARNESS_FAULT=accept-duplicates --env 'NOTE=it'\''s a test' --policy single --settle 20ms --no-builtin --fed-only --cases <this folder>`
+	if !strings.Contains(string(b), want+"\n") {
+		t.Fatalf("case.yaml has no line\n%s\n%s", want, b)
+	}
+	args := []string{"conform", "-q", "--in-process", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--env", "NOTE=it's a test", "--policy", "single", "--settle", "20ms", "--no-builtin", "--fed-only", "--cases", dir}
+	if code, stdout := conformRun(t, args...); code != 1 || !strings.Contains(stdout, "TW-VALID-DUP") {
+		t.Errorf("the Reproduce line against the agent it was found on: exit %d, want 1 (TW-VALID-DUP)\n%s", code, stdout)
+	}
+	args = slices.Delete(args, 3, 5) // the reference agent: no fault
+	if code, stdout := conformRun(t, args...); code != 0 || !strings.Contains(stdout, "--fed-only: ") {
+		t.Errorf("against the reference: exit %d, want 0 with the checks left out listed\n%s", code, stdout)
+	}
+	// Without --fed-only the same run is INCOMPLETE: no case feeds the
+	// other TW-VALID checks.
+	if code, stdout := conformRun(t, slices.DeleteFunc(args, func(a string) bool { return a == "--fed-only" })...); code != 3 {
+		t.Errorf("without --fed-only: exit %d, want 3\n%s", code, stdout)
 	}
 }
