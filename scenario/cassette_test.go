@@ -30,3 +30,17 @@ func TestNotReproducedPrintsNoKey(t *testing.T) {
 		t.Errorf("the error lost the diff's sides:\n%v", err)
 	}
 }
+
+// With no secret known, a credential-shaped value the replayed side holds
+// only escaped (\u0073k-…) is redacted too: it would decode to a key on
+// the terminal.
+func TestNotReproducedRedactsAnEscapedKeyNoOneNamed(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Zq3w", 6)
+	for _, escaped := range []string{`\u0073` + key[1:], `\\u0073` + key[1:], "sk%2D" + key[3:]} {
+		replayed := Goldens{ACP: []byte(`{"params":{"update":{"entries":[{"content":"rotate ` + escaped + `"}]}}}` + "\n")}
+		err := notReproduced("rotate", "cassette.yaml", Goldens{}, replayed, nil)
+		if strings.Contains(err.Error(), key[8:20]) {
+			t.Errorf("%s: the error prints the key:\n%v", escaped, err)
+		}
+	}
+}

@@ -49,3 +49,32 @@ func TestCassetteScanMasksWhatItFinds(t *testing.T) {
 		t.Fatalf("scan --secret-env: %v\n%s\nwant a masked finding", err, stderr)
 	}
 }
+
+// `cassette scan --secret-env` finds a key echoed reversed, or as the name
+// of a response header (saved canonicalised, X-Sk-Proj-…), by its
+// fragments, and prints neither.
+func TestCassetteScanFindsFragmentsOfASecretEnvValue(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Xk4q", 7) // key-shaped, made at run time
+	t.Setenv("TODOHARNESS_TEST_FRAGMENT_KEY", key)
+	dir := t.TempDir()
+	rev := []byte(key)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	for name, text := range map[string]string{
+		"reversed":    "interactions: []\nnote: " + string(rev) + "\n",
+		"header name": "interactions: []\nheaders:\n    X-Sk-Proj-" + strings.ToLower(key[8:9]) + key[9:] + ":\n        - \"1\"\n",
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := runCLI(context.Background(), "cassette", "scan", "--secret-env", "TODOHARNESS_TEST_FRAGMENT_KEY", path)
+		if code, ok := err.(exitCode); !ok || code != 1 || !strings.Contains(stderr, "fragment of a known secret") {
+			t.Errorf("%s: scan: %v\n%s\nwant exit 1 naming a fragment", name, err, stderr)
+		}
+		if strings.Contains(stderr, key[8:20]) || strings.Contains(stderr, string(rev[:20])) {
+			t.Errorf("%s: the scan prints the key:\n%s", name, stderr)
+		}
+	}
+}

@@ -71,6 +71,7 @@ var credentialPatterns = []struct {
 // their scheme.
 func PatternRedact(v string) string {
 	v = encodedCredentialRedact(v)
+	v = escapedCredentialRedact(v)
 	for _, p := range credentialPatterns {
 		v = p.re.ReplaceAllStringFunc(v, func(m string) string {
 			switch p.kind {
@@ -86,6 +87,33 @@ func PatternRedact(v string) string {
 			}
 			return Redacted
 		})
+	}
+	return v
+}
+
+// escapedCredentialRedact replaces every credential-shaped value that shows
+// only through a transport escape (\u0073k-…, sk%2Dproj…): the escaped
+// text it was decoded from, as a whole.
+func escapedCredentialRedact(v string) string {
+	var spans []span
+	for _, d := range decodings(v)[1:] {
+		if d.s == v {
+			continue
+		}
+		for _, p := range credentialPatterns {
+			for _, m := range p.re.FindAllStringIndex(d.s, -1) {
+				if p.kind == "azure key (32 hex)" && !hexKeyLike(d.s[m[0]:m[1]]) {
+					continue
+				}
+				if a, b := d.at[m[0]], d.at[m[1]]; v[a:b] != d.s[m[0]:m[1]] {
+					spans = append(spans, span{a, b}) // escaped: plain ones are the patterns' own
+				}
+			}
+		}
+	}
+	spans = mergeSpans(spans)
+	for i := len(spans) - 1; i >= 0; i-- {
+		v = v[:spans[i].a] + Redacted + v[spans[i].b:]
 	}
 	return v
 }
