@@ -328,7 +328,7 @@ func htmlEnv(r *conformance.Report) []htmlKV {
 		}
 	}
 	if ev != nil {
-		names := "none added"
+		names := "none recorded"
 		if len(ev.Run.Env) > 0 {
 			names = strings.Join(ev.Run.Env, ", ") + " (names only: a value may be a secret)"
 		}
