@@ -493,7 +493,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait, ev.ScriptWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait, rec.ScriptWait
 	ev.Wire, ev.Journal, ev.SideRequests, ev.Steps, ev.Procs = rec.Wire, rec.Journal, rec.SideRequests, rec.Steps, rec.Procs
 	ev.Aborted, ev.Stopped, ev.Interrupted, ev.LoadSkipped = rec.Aborted, rec.Stopped, rec.Interrupted, rec.LoadSkipped
-	ev.PromptsRun, ev.ModelErrors = rec.PromptsRun, rec.ModelErrors
+	ev.PromptsRun, ev.ModelErrors, ev.NotStarted = rec.PromptsRun, rec.ModelErrors, rec.NotStarted
 	// The judge's heavy part, here in the case's goroutine while other
 	// cases run, not in the judge's single pass after the last case.
 	v, _ := r.validator()

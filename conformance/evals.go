@@ -21,7 +21,12 @@ func evalRun(ev *Evidence) verdict {
 	if ev.Aborted != "" {
 		v := failf("%s", ev.Aborted)
 		if len(ev.Procs) > 0 {
-			if tail := driver.LastLines(ev.Procs[len(ev.Procs)-1].Stderr, 3); len(tail) > 0 {
+			// What the stderr says went wrong, not the last lines of a
+			// stack trace.
+			if tail := driver.StderrGist(ev.Procs[len(ev.Procs)-1].Stderr, 3); len(tail) > 0 {
+				for i, l := range tail {
+					tail[i] = strings.TrimSpace(l)
+				}
 				v.Reason += "; stderr: " + strings.Join(tail, " | ")
 			}
 		}

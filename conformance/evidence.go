@@ -87,6 +87,10 @@ type Evidence struct {
 	// ModelErrors are the mock model's refusals (past the end of the
 	// script, a failed expect, a malformed request).
 	ModelErrors []string `json:"modelErrors,omitempty"`
+	// NotStarted says why the agent never got going (its first process
+	// could not be started, or exited before answering initialize): the
+	// run could not start (Report.NotStarted). Aborted says so too.
+	NotStarted string `json:"notStarted,omitempty"`
 
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`

@@ -211,6 +211,31 @@ func (c *CaseResult) MarshalJSON() ([]byte, error) {
 // Evidence returns what was observed while running the case.
 func (c *CaseResult) Evidence() *Evidence { return c.ev }
 
+// NotStarted is the first case whose agent never got going, when no case's
+// did: every case that ran could not start its agent's first process, or
+// saw it exit before answering initialize (Evidence.NotStarted), and the
+// others were not run (the run stops at the first such case unless
+// KeepGoing). The run could not start: its checks say nothing about the
+// agent's todo list. Nil when an agent started, or the run was
+// interrupted.
+func (r *Report) NotStarted() *CaseResult {
+	var first *CaseResult
+	for _, c := range r.Cases {
+		ev := c.Evidence()
+		switch {
+		case ev == nil || ev.Interrupted != "":
+			return nil
+		case ev.NotStarted != "":
+			if first == nil {
+				first = c
+			}
+		case ev.NotRun == "":
+			return nil
+		}
+	}
+	return first
+}
+
 // SafeID is the case's ID with every character but letters, digits, -
 // and _ as _: its folder under --out and its anchor in the HTML report.
 func (c *CaseResult) SafeID() string { return safeName(c.ID) }

@@ -113,6 +113,7 @@ func (cr *caseRun) run() {
 		go cr.watchFirstRequest(stop)
 	}
 	if err := cr.startAgent(); err != nil {
+		cr.ev.NotStarted = err.Error()
 		cr.abort(err.Error())
 		return
 	}
@@ -245,6 +246,14 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 				cr.settle(&ev.Steps[len(ev.Steps)-1], false)
 			}
 			return true
+		}
+		if st.Op == OpInitialize && len(ev.Procs) == 1 && cr.ctx.Err() == nil && waitFor(cr.cur.p.exited, time.Second) {
+			// The agent's first process is gone, without an answer to
+			// initialize (it exited before, or as, the request was
+			// written): the agent did not start (a missing module, a bad
+			// flag), which says nothing about its todo list. A hung one
+			// is still running when the case's time is up.
+			ev.NotStarted = fmt.Sprintf("it exited (%s) before answering initialize", cr.cur.p.exitDescription())
 		}
 		cr.abort(fmt.Sprintf("step %d (%s): %v", i+1, st.Op, err))
 		return true

@@ -86,6 +86,10 @@ type CaseRecord struct {
 	Interrupted, LoadSkipped     string
 	PromptsRun                   int
 	ModelErrors                  []string
+	// NotStarted says why the case's agent never got going, when it did
+	// not: its first process could not be started (no such command), or
+	// exited before answering initialize. Aborted says so too.
+	NotStarted string
 }
 
 // StepResult is one step as run.

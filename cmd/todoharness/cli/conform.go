@@ -178,7 +178,9 @@ entry matched no failure; 3 (INCOMPLETE) when nothing failed but a MUST
 check could not be judged (its case did not complete, or --case left out
 every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
 could not start (a bad flag, template variable, output path, baseline,
---case or --check pattern or --format: checked before any agent starts).`
+--case or --check pattern or --format: checked before any agent starts; or
+the agent did not start: its command was not found, or it exited before
+answering initialize, said in one line with its stderr, all of it saved).`
 
 // conformExample is the examples of `todoharness conform`.
 const conformExample = `  todoharness conform
@@ -599,6 +601,9 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 	}
 	if err := writeReportFile(o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
 		return err
+	}
+	if cr := rep.NotStarted(); cr != nil {
+		return notStarted(out, o, rep, cr)
 	}
 	fmt.Fprintln(out)
 	if err := report.WriteSummary(out, rep, o.color); err != nil {

@@ -114,3 +114,80 @@ func TestConformSaysWhereAndWhatNext(t *testing.T) {
 		}
 	}
 }
+
+// nodeCrash is the stderr of `node missing.mjs`.
+const nodeCrash = `node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module '/opt/agent/missing.mjs'
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Module._load (node:internal/modules/cjs/loader:1051:27)
+    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:142:12)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: []
+}
+
+Node.js v20.11.0
+`
+
+// An agent that cannot start (no such command; exits before answering
+// initialize) is one clear error, exit 2 (the run could not start), with
+// what its stderr says, not a table of checks none of which was judged on
+// it; its whole stderr is saved, and the report files are still written.
+func TestConformAgentThatDoesNotStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts agent processes")
+	}
+	dir := t.TempDir()
+	crash := filepath.Join(dir, "crash.sh")
+	if err := os.WriteFile(crash, []byte("cat >&2 <<'X'\n"+nodeCrash+"X\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("exits before initialize", func(t *testing.T) {
+		j := filepath.Join(dir, "r.json")
+		code, out, errw := runStatus(t, "conform", "-q", "--agent", "sh "+crash, "--json", j)
+		if code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+		for _, want := range []string{"todoharness: conform: the agent did not start: it exited (exit status 1) before answering initialize (agent: sh " + crash + ")",
+			"    Error: Cannot find module '/opt/agent/missing.mjs'", "      code: 'MODULE_NOT_FOUND',"} {
+			if !strings.Contains(errw, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, errw)
+			}
+		}
+		for _, not := range []string{"Node.js v20", "at Module._load"} {
+			if strings.Contains(errw, not) {
+				t.Errorf("stderr shows %q (a stack frame, a trailer):\n%s", not, errw)
+			}
+		}
+		if strings.Contains(out, "NOT-RUN") || strings.Contains(out, "LEVEL") {
+			t.Errorf("stdout holds the table of checks:\n%s", out)
+		}
+		_, saved, ok := strings.Cut(errw, "; all of it: ")
+		saved, _, _ = strings.Cut(saved, "\n")
+		if b, err := os.ReadFile(saved); !ok || err != nil || string(b) != nodeCrash {
+			t.Errorf("the saved stderr %q: %v, %q", saved, err, b)
+		} else {
+			_ = os.Remove(saved)
+		}
+		b, err := os.ReadFile(j)
+		if err != nil || !strings.Contains(string(b), `"verdict": "FAIL"`) || !strings.Contains(string(b), "stderr: Error: Cannot find module '/opt/agent/missing.mjs' | code: 'MODULE_NOT_FOUND', | requireStack: []") {
+			t.Errorf("the JSON report (RUN-1's reason quoting the error, not the stack's last lines): %v\n%.3000s", err, b)
+		}
+	})
+	t.Run("exits before initialize, --out", func(t *testing.T) {
+		o := filepath.Join(dir, "t")
+		code, _, errw := runStatus(t, "conform", "-q", "--agent", "sh "+crash, "--out", o)
+		if want := "; all of it: " + filepath.Join(o, "tool-offered", "stderr-1.txt"); code != 2 || !strings.Contains(errw, want) {
+			t.Errorf("exit %d, want 2 and %q:\n%s", code, want, errw)
+		}
+	})
+	t.Run("no such command", func(t *testing.T) {
+		code, out, errw := runStatus(t, "conform", "-q", "--agent", filepath.Join(dir, "no-such-agent")+" --acp")
+		if want := `todoharness: conform: the agent did not start: conformance: start ` + filepath.Join(dir, "no-such-agent") + `: `; code != 2 || !strings.HasPrefix(errw, want) || strings.Count(errw, "\n") != 1 || out != "" {
+			t.Errorf("exit %d, want 2 and one line starting %q; stdout %q, stderr:\n%s", code, want, out, errw)
+		}
+	})
+}
