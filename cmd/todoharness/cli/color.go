@@ -9,6 +9,5 @@ func useColor(w io.Writer, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := w.(interface{ Fd() uintptr })
-	return ok && isTerminal(f.Fd())
+	return onTerminal(w)
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // Colour on a terminal; none when piped, into a file or /dev/null, or
@@ -54,5 +56,13 @@ func TestUseColor(t *testing.T) {
 	}
 	if useColor(tty, env("NO_COLOR", "1")) {
 		t.Error("colour on a terminal under NO_COLOR")
+	}
+	// conform's escaping writer (escapeStreams) over a terminal is still
+	// one: the summary keeps its colours, explore its line in place.
+	if tw := termtext.NewWriter(tty, true); !useColor(tw, env()) || !onTerminal(tw) {
+		t.Error("no colour on a terminal behind the escaping writer")
+	}
+	if onTerminal(termtext.NewWriter(w, false)) {
+		t.Error("a pipe behind the escaping writer is a terminal")
 	}
 }

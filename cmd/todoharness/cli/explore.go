@@ -133,7 +133,7 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 		// a file) a whole line every half minute, so that a long
 		// exploration of a slow agent does not look hung.
 		ec.Progress = errw
-		if f, ok := errw.(*os.File); !ok || !isTerminal(f.Fd()) {
+		if !onTerminal(errw) {
 			ec.ProgressEvery = progressLogEvery
 		}
 	}

@@ -14,8 +14,8 @@ import (
 // agent under test said (its agentInfo, its error messages, its tool
 // names, its stderr) reaches the terminal or the CI log as text, never as
 // an escape sequence or a forged GitHub workflow command, whichever
-// writer prints it. On a terminal (and without NO_COLOR) the summary's
-// colours pass; in a GitHub Actions log (--format github, or
+// writer prints it. On a terminal the summary's colours and explore's
+// progress line redrawn in place pass; in a GitHub Actions log (--format github, or
 // GITHUB_ACTIONS=true) a line that would read as a workflow command is
 // defused unless the command wrote it as one (report.WriteGitHub).
 // Data written to stdout (--json -) goes to the writer underneath
@@ -25,12 +25,13 @@ func escapeStreams(cmd *cobra.Command) {
 	if _, ok := out.(*termtext.Writer); ok {
 		return
 	}
-	getenv := environOf(cmd.Context()).getenv
 	github := githubLog(cmd.Context())
 	if f := cmd.Flags().Lookup("format"); f != nil && f.Value.String() == report.FormatGitHub {
 		github = true
 	}
-	ow, ew := termtext.NewWriter(out, useColor(out, getenv)), termtext.NewWriter(errw, useColor(errw, getenv))
+	// On a terminal the program's own colours (only with NO_COLOR unset
+	// does it paint) and a progress line redrawn in place pass.
+	ow, ew := termtext.NewWriter(out, onTerminal(out)), termtext.NewWriter(errw, onTerminal(errw))
 	ow.GitHub, ew.GitHub = github, github
 	cmd.SetOut(ow)
 	cmd.SetErr(ew)
@@ -67,4 +68,11 @@ func flushStreams(cmd *cobra.Command) {
 			_ = tw.Flush()
 		}
 	}
+}
+
+// onTerminal reports whether w writes to a terminal (through an escaping
+// writer too).
+func onTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && isTerminal(f.Fd())
 }
