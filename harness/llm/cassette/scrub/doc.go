@@ -18,8 +18,7 @@
 // matches its own recording and a miss's diff never shows a secret.
 //
 // ScanCredentials and ScanSecrets (fragments included) find what
-// scrubbing should have removed,
-// for the tests and the `cassette scan` command that police committed
-// files; RedactText and RedactJSONLines scrub diffs and transcripts;
+// scrubbing should have removed, for the tests and the `cassette scan`
+// command that police committed files; RedactText and RedactJSONLines scrub diffs and transcripts;
 // CredentialsOf lists the credentials a live request carries.
 package scrub
