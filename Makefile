@@ -68,6 +68,8 @@ FUZZ_TARGETS := \
 	./conformance:FuzzLoadCase \
 	./conformance:FuzzUnmarshalEvidence \
 	./conformance:FuzzParseExpectedFailures \
+	./conformance/explore:FuzzParseResult \
+	./conformance/explore:FuzzMerge \
 	./snapshot:FuzzScenarioFolder \
 	./harness/llm/cassette/replay:FuzzCassette \
 	./harness/llm/cassette/scrub:FuzzFragmentScan \

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/todolist"
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/internal/yamlx"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -112,9 +116,73 @@ func LoadCase(data []byte, source, defaultID string) (*Case, error) {
 	return &c, nil
 }
 
+// MaxCaseBytes is the largest case.yaml LoadCases and LoadCasesDir read
+// (the built-in cases are 20 KB at most, a shrunk case a few KB).
+const MaxCaseBytes = 4 << 20
+
 // LoadCases loads every <dir>/case.yaml directly under root in fsys (or
 // root itself when it holds a case.yaml), sorted by ID. IDs must be unique.
+// A case.yaml must be a regular file of at most MaxCaseBytes. For a folder
+// on disk use LoadCasesDir, which also never waits opening a FIFO.
 func LoadCases(fsys fs.FS, root string) ([]*Case, error) {
+	return loadCases(fsys, root, func(name string) ([]byte, error) { return readBounded(fsys, name) })
+}
+
+// LoadCasesDir is LoadCases of the folder dir on disk (--cases DIR): each
+// case.yaml is opened with safefile.Open (a regular file, a link to one
+// followed, of at most MaxCaseBytes; a FIFO or a device is refused, never
+// waited on or read). Sources are dir/<case>/case.yaml.
+//
+// A dir that holds a case.yaml is one case folder: the case is named after
+// the folder (as in a folder of cases), not ".".
+func LoadCasesDir(dir string) ([]*Case, error) {
+	base, root, one := dir, ".", false
+	if st, err := os.Stat(filepath.Join(dir, CaseFile)); err == nil && st.Mode().IsRegular() {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		base, root, one = filepath.Dir(abs), filepath.Base(abs), true
+	}
+	cs, err := loadCases(os.DirFS(base), root, func(name string) ([]byte, error) {
+		return safefile.ReadRegular(filepath.Join(base, filepath.FromSlash(name)), MaxCaseBytes)
+	})
+	for _, c := range cs {
+		if one {
+			c.Source = filepath.Join(dir, CaseFile)
+		} else {
+			c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
+		}
+	}
+	return cs, err
+}
+
+// readBounded reads name from fsys when it is a regular file of at most
+// MaxCaseBytes.
+func readBounded(fsys fs.FS, name string) ([]byte, error) {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", name, safefile.ErrNotRegular)
+	}
+	if fi.Size() > MaxCaseBytes {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", name, safefile.ErrTooLarge, fi.Size(), MaxCaseBytes)
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxCaseBytes+1))
+	if err == nil && len(data) > MaxCaseBytes {
+		err = fmt.Errorf("%s: %w: more than %d bytes", name, safefile.ErrTooLarge, MaxCaseBytes)
+	}
+	return data, err
+}
+
+func loadCases(fsys fs.FS, root string, read func(string) ([]byte, error)) ([]*Case, error) {
 	if root == "" {
 		root = "."
 	}
@@ -145,7 +213,7 @@ func LoadCases(fsys fs.FS, root string) ([]*Case, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			data, err := fs.ReadFile(fsys, f)
+			data, err := read(f)
 			if err != nil {
 				errs[i] = fmt.Errorf("conformance: read case: %w", err)
 				return

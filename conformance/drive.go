@@ -15,6 +15,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/internal/buildinfo"
 	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/mockmodel"
 )
@@ -82,6 +83,10 @@ type Config struct {
 	// Repeat runs every case this many times (0: once); a check whose
 	// outcome differs between the runs is Flaky.
 	Repeat int
+	// Shard names the slice of the cases this run is ("2/4", from
+	// --shard; Cases already is that slice), recorded in each case's
+	// evidence (RunInfo.Shard) for conform merge.
+	Shard string
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -184,7 +189,8 @@ func (cfg *Config) prepare() error {
 func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
-		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout, Env: envNames(cfg.Agent.Env)}}
+		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout, Env: envNames(cfg.Agent.Env),
+			Shard: cfg.Shard, ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion}}
 	if err := d.chooseFirst(); err != nil {
 		return nil, err
 	}

@@ -157,6 +157,13 @@ type RunInfo struct {
 	// Env names the variables the run added to the agent's environment
 	// (--env, a preset's): their names only, a value may be a secret.
 	Env []string `json:"env,omitempty"`
+	// Shard is the slice of the cases the run was ("2/4", Config.Shard;
+	// "" for a whole run); ToolVersion and CatalogueVersion the
+	// todoharness and catalogue versions that ran it. conform merge joins
+	// only shards of one run: the same agent and versions, each shard once.
+	Shard            string `json:"shard,omitempty"`
+	ToolVersion      string `json:"toolVersion,omitempty"`
+	CatalogueVersion int    `json:"catalogueVersion,omitempty"`
 }
 
 // envNames is the names of K=V pairs.

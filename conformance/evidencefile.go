@@ -121,15 +121,34 @@ func writeEvidence(dir string, ev *Evidence, limit int) error {
 	return nil
 }
 
+// IncompleteFile is the file a run leaves in its --out folder while it
+// writes the folders of the cases, and keeps there when it could not write
+// them all (a full disk): ReadEvidenceDir refuses a folder that has one,
+// which would otherwise be judged as a run of fewer cases.
+const IncompleteFile = "INCOMPLETE"
+
+// ErrNoEvidence is the error of ReadEvidenceDir on a folder that holds no
+// <case>/evidence.json (an exploration's --out has none).
+var ErrNoEvidence = errors.New("holds no <case>/" + EvidenceFile + " (write one with --out DIR)")
+
+// ErrIncomplete is the error of ReadEvidenceDir on a folder a run could
+// not write whole (IncompleteFile).
+var ErrIncomplete = errors.New("was not written whole by its run")
+
 // ReadEvidenceDir reads the evidence of a run: every <case>/evidence.json
 // directly under dir (what --out holds after a run), in the order the
 // cases ran. An evidence.json must be a regular file (a link to one is
 // followed) of at most MaxEvidenceBytes: a FIFO, a device or a longer file
-// is refused, never waited on or read to its end.
+// is refused, never waited on or read to its end. A folder with
+// IncompleteFile is refused (ErrIncomplete), one with no evidence too
+// (ErrNoEvidence).
 func ReadEvidenceDir(dir string) ([]*Evidence, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: read evidence: %w", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, IncompleteFile)); err == nil {
+		return nil, fmt.Errorf("conformance: %s %w (%s says why): judge a folder a run wrote whole", dir, ErrIncomplete, filepath.Join(dir, IncompleteFile))
 	}
 	var evs []*Evidence
 	for _, e := range entries {
@@ -151,7 +170,7 @@ func ReadEvidenceDir(dir string) ([]*Evidence, error) {
 		evs = append(evs, ev)
 	}
 	if len(evs) == 0 {
-		return nil, fmt.Errorf("conformance: %s holds no <case>/%s (write one with --out DIR)", dir, EvidenceFile)
+		return nil, fmt.Errorf("conformance: %s %w", dir, ErrNoEvidence)
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Index < evs[j].Index })
 	return evs, nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/buildinfo"
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -151,6 +152,14 @@ type Result struct {
 	Failures    []Failure `json:"failures"`
 	// DurationMs is the wall time, the shrinks included.
 	DurationMs int64 `json:"durationMs"`
+	// ToolVersion and CatalogueVersion are the todoharness version and
+	// the catalogue version that explored: Merge joins only shards that
+	// agree on both (a report of an older version has neither).
+	ToolVersion      string `json:"toolVersion,omitempty"`
+	CatalogueVersion int    `json:"catalogueVersion,omitempty"`
+
+	// from is the file ReadResult read the report from, for errors.
+	from string
 }
 
 // OK reports whether no scenario failed.
@@ -174,7 +183,8 @@ func (r *Result) Verdict() string {
 
 // Explore generates scenarios from the seed, runs them against the agent
 // exactly as cases are run, judges each with the catalogue as the oracle
-// marked it, and shrinks the first scenario of each distinct failure.
+// marked it, and shrinks the first scenario of each distinct failure. When
+// part of Out could not be written it returns the result and the error.
 func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, err
@@ -189,7 +199,8 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy}
+	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy,
+		ToolVersion: buildinfo.Version(), CatalogueVersion: conformance.CatalogueVersion}
 	run := func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
 		rc := cfg.Run
 		rc.Cases = cases
@@ -232,11 +243,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	prog.end()
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
-	err = writeFailures(ctx, cfg, s, e.byKey, e.first)
+	// A shrunk case that could not be written under Out (a full disk)
+	// does not lose the exploration: the report still has every failure
+	// (a case's text is in it), and the error says what was not written.
+	werr := writeFailures(ctx, cfg, s, e.byKey, e.first)
 	prog.end()
-	if err != nil {
-		return nil, err
-	}
 	if ctx.Err() != nil && res.Interrupted == "" {
 		res.Interrupted = driver.Interrupted(ctx)
 	}
@@ -247,10 +258,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	res.DurationMs = cfg.Now().Sub(start).Milliseconds()
 	if cfg.Out != "" {
 		if err := WriteResult(filepath.Join(cfg.Out, ResultFile), res); err != nil {
-			return res, err
+			werr = errors.Join(werr, err)
 		}
 	}
-	return res, nil
+	return res, werr
 }
 
 // MaxScenarios bounds the scenarios of an exploration and its shard
@@ -390,8 +401,11 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 }
 
 // writeFailures shrinks the first scenario of every failure and writes
-// the shrunk case under cfg.Out.
+// the shrunk case under cfg.Out. After a write fails it writes no more
+// (every failure is still shrunk) and returns that error; Failure.Case is
+// set for a case written.
 func writeFailures(ctx context.Context, cfg Config, s shrinker, byKey map[string]*Failure, first map[string]*conformance.Case) error {
+	var werr error
 	fs := make([]Failure, 0, len(byKey))
 	for _, f := range byKey {
 		fs = append(fs, *f)
@@ -442,17 +456,32 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byKey map[string
 			reproduceLine(cfg.Reproduce),
 		}
 		f.CaseYAML = string(CaseYAML(c, header))
-		if cfg.Out == "" {
+		if cfg.Out == "" || werr != nil {
 			continue
 		}
-		dir := filepath.Join(cfg.Out, FailuresDir, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("explore: %w", err)
+		// Never through a link under --out: each folder is made (or
+		// must be) a real folder, and the file replaces what is there.
+		if werr = writeCase(cfg.Out, name, f.CaseYAML); werr == nil {
+			f.Case = filepath.Join(cfg.Out, FailuresDir, name, conformance.CaseFile)
 		}
-		f.Case = filepath.Join(dir, conformance.CaseFile)
-		if err := os.WriteFile(f.Case, []byte(f.CaseYAML), 0o644); err != nil {
-			return fmt.Errorf("explore: %w", err)
-		}
+	}
+	return werr
+}
+
+// writeCase writes out/FailuresDir/name/case.yaml, never through a link:
+// each folder is made, or must be, a real folder, and the file replaces
+// what is there.
+func writeCase(out, name, text string) error {
+	failures, err := safefile.MkdirInside(out, FailuresDir)
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	dir, err := safefile.MkdirInside(failures, name)
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	if err := safefile.WriteFile(filepath.Join(dir, conformance.CaseFile), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("explore: %w", err)
 	}
 	return nil
 }
@@ -584,52 +613,146 @@ func resolvePolicy(ctx context.Context, rc conformance.Config) (string, error) {
 	return rep.Policy, nil
 }
 
-// WriteResult writes r as indented JSON.
+// WriteResult writes r as indented JSON to path, atomically (a link or
+// anything else at path is replaced, never written through): the writer
+// of --out/explore.json. A report a user names (conform merge
+// --explore-json FILE) is written with EncodeResult through the CLI's
+// report writer.
 func WriteResult(path string, r *Result) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := EncodeResult(r)
 	if err != nil {
-		return fmt.Errorf("explore: %w", err)
+		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("explore: %w", err)
 	}
 	return nil
 }
 
-// ReadResult reads a report WriteResult wrote.
-func ReadResult(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+// EncodeResult is r as indented JSON (the explore.json format).
+func EncodeResult(r *Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("explore: %s: %w", path, err)
+	return append(b, '\n'), nil
+}
+
+// MaxResultBytes is the largest explore.json ReadResult reads: a report
+// holds one failure per check, each with a shrunk case of a few KB.
+const MaxResultBytes = 16 << 20
+
+// ReadResult reads a report WriteResult wrote. The file must be a regular
+// file (a link to one is followed; a FIFO or a device is refused, never
+// waited on or read) of at most MaxResultBytes, and the report consistent
+// (ParseResult). Errors name path.
+func ReadResult(path string) (*Result, error) {
+	b, err := safefile.ReadRegular(path, MaxResultBytes)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
 	}
+	return ParseResult(b, path)
+}
+
+// ParseResult decodes an explore.json (name is used in errors) and checks
+// that it is one an exploration can have written: a shard within its
+// count, no negative count, each failure's first scenario of the seed and
+// of the shard, hit at least once and at most once per scenario judged,
+// each failure (check and signature) once.
+func ParseResult(data []byte, name string) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("explore: %s: %w", name, err)
+	}
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("explore: %s: %w", name, err)
+	}
+	r.from = name
 	return &r, nil
+}
+
+// validate checks what ParseResult promises.
+func (r *Result) validate() error {
+	switch {
+	case r.Shards < 1 || r.Shard < 0 || r.Shard >= r.Shards:
+		return fmt.Errorf("shard %d of %d (fields \"shard\", 0-based, and \"shards\"): not a shard of the run", r.Shard, r.Shards)
+	case CheckSize(r.N, r.Shards) != nil:
+		return CheckSize(r.N, r.Shards)
+	case r.N < 0 || r.Scenarios < 0 || r.NotJudged < 0 || r.DurationMs < 0 || r.CatalogueVersion < 0:
+		return fmt.Errorf("a negative count (n %d, scenarios %d, notJudged %d, durationMs %d, catalogueVersion %d)", r.N, r.Scenarios, r.NotJudged, r.DurationMs, r.CatalogueVersion)
+	}
+	if r.N > 0 {
+		if share := (r.N - r.Shard + r.Shards - 1) / r.Shards; r.Scenarios+r.NotJudged > share {
+			return fmt.Errorf("%d scenarios judged and %d not: more than the %d of shard %d/%d of %d", r.Scenarios, r.NotJudged, share, r.Shard+1, r.Shards, r.N)
+		}
+	}
+	seen := map[string]bool{}
+	for i, f := range r.Failures {
+		where := fmt.Sprintf("failures[%d] (check %q, signature %q)", i, f.Check, f.Signature)
+		switch {
+		case f.Check == "":
+			return fmt.Errorf("failures[%d]: no check", i)
+		case seen[failureKey(f.Check, f.Signature)]:
+			return fmt.Errorf("%s: the failure comes twice", where)
+		case f.Hits < 1 || f.Hits > r.Scenarios:
+			return fmt.Errorf("%s: %d hits, of %d scenarios judged", where, f.Hits, r.Scenarios)
+		case f.Seed != r.Seed:
+			return fmt.Errorf("%s: seed %d, the report's is %d", where, f.Seed, r.Seed)
+		case f.Index < 0 || f.Index%r.Shards != r.Shard || (r.N > 0 && f.Index >= r.N):
+			return fmt.Errorf("%s: scenario %d is not one of shard %d/%d", where, f.Index, r.Shard+1, r.Shards)
+		case f.Steps < 0 || f.Requests < 0 || f.Turns < 0 || f.ShrinkRuns < 0 || f.Reruns < 0 || f.Reproduced < 0 || f.Reproduced > f.Reruns:
+			return fmt.Errorf("%s: a negative count, or more re-runs reproduced (%d) than made (%d)", where, f.Reproduced, f.Reruns)
+		}
+		seen[failureKey(f.Check, f.Signature)] = true
+	}
+	return nil
+}
+
+// source names r in errors: its file, when read from one.
+func (r *Result) source() string {
+	if r.from != "" {
+		return " (" + r.from + ")"
+	}
+	return ""
 }
 
 // Merge joins the reports of the shards of one exploration into the
 // report the whole run would give: scenarios and hits add up, and each
 // failure keeps the first scenario (lowest index) of any shard, with its
-// shrunk case. The shards must share the seed, N and the shard count,
-// and each shard may come once.
+// shrunk case. The shards must share the seed, N, the shard count, the
+// agent, the policy, the dialect and the tool and catalogue versions,
+// each must be consistent (ParseResult), and each shard must come once.
 func Merge(rs []*Result) (*Result, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("explore: merge: no report")
 	}
-	out := &Result{Seed: rs[0].Seed, N: rs[0].N, Shards: 1, Agent: rs[0].Agent, Policy: rs[0].Policy, Dialect: rs[0].Dialect}
-	seen := map[int]bool{}
+	r0 := rs[0]
+	out := &Result{Seed: r0.Seed, N: r0.N, Shards: 1, Agent: r0.Agent, Policy: r0.Policy, Dialect: r0.Dialect,
+		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion}
+	seen := map[int]*Result{}
 	byKey := map[string]*Failure{}
 	for _, r := range rs {
-		if r.Seed != out.Seed || r.N != out.N || r.Shards != rs[0].Shards {
-			return nil, fmt.Errorf("explore: merge: shard %d/%d (seed %d, n %d) is not of the run of shard %d/%d (seed %d, n %d)",
-				r.Shard+1, r.Shards, r.Seed, r.N, rs[0].Shard+1, rs[0].Shards, out.Seed, out.N)
+		if err := r.validate(); err != nil {
+			return nil, fmt.Errorf("explore: merge: shard%s: %w", r.source(), err)
 		}
-		if seen[r.Shard] {
-			return nil, fmt.Errorf("explore: merge: shard %d/%d given twice", r.Shard+1, r.Shards)
+		if r.Seed != out.Seed || r.N != out.N || r.Shards != r0.Shards {
+			return nil, fmt.Errorf("explore: merge: shard %d/%d%s (seed %d, n %d) is not of the run of shard %d/%d%s (seed %d, n %d)",
+				r.Shard+1, r.Shards, r.source(), r.Seed, r.N, r0.Shard+1, r0.Shards, r0.source(), out.Seed, out.N)
 		}
-		seen[r.Shard] = true
+		for _, d := range []struct{ what, a, b string }{
+			{"agent", r.Agent, r0.Agent}, {"policy", r.Policy, r0.Policy}, {"dialect", r.Dialect, r0.Dialect},
+			{"tool version", r.ToolVersion, r0.ToolVersion},
+			{"catalogue version", fmt.Sprint(r.CatalogueVersion), fmt.Sprint(r0.CatalogueVersion)},
+		} {
+			if d.a != d.b {
+				return nil, fmt.Errorf("explore: merge: shard %d/%d%s has %s %q, shard %d/%d%s has %q: not one run",
+					r.Shard+1, r.Shards, r.source(), d.what, d.a, r0.Shard+1, r0.Shards, r0.source(), d.b)
+			}
+		}
+		if prev := seen[r.Shard]; prev != nil {
+			return nil, fmt.Errorf("explore: merge: shard %d/%d given twice%s%s", r.Shard+1, r.Shards, prev.source(), r.source())
+		}
+		seen[r.Shard] = r
 		out.Scenarios += r.Scenarios
 		out.NotJudged += r.NotJudged
 		if r.Interrupted != "" && out.Interrupted == "" {
@@ -652,8 +775,8 @@ func Merge(rs []*Result) (*Result, error) {
 			g.Hits = hits
 		}
 	}
-	if len(seen) != rs[0].Shards {
-		return nil, fmt.Errorf("explore: merge: %d of %d shards given", len(seen), rs[0].Shards)
+	if len(seen) != r0.Shards {
+		return nil, fmt.Errorf("explore: merge: %d of %d shards given", len(seen), r0.Shards)
 	}
 	for _, f := range byKey {
 		out.Failures = append(out.Failures, *f)

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"hash/fnv"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -20,16 +22,25 @@ import (
 // and, for a case with a failed check or that did not complete, its
 // transcript: transcript.txt (readable: steps, the ACP wire both ways, the
 // model requests, stderr), wire.jsonl, journal.jsonl and stderr-N.txt.
+//
+// Each case gets a folder of its own (FolderNames). While it writes, dir
+// holds conformance.IncompleteFile; it is removed once every folder is
+// written, and stays when one could not be (a full disk): --judge and
+// conform merge then refuse dir rather than judge part of a run.
 func WriteTranscripts(dir string, r *conformance.Report) error {
-	for _, cr := range r.Cases {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("conformance: transcripts: %w", err)
+	}
+	marker := filepath.Join(dir, conformance.IncompleteFile)
+	if err := safefile.WriteFile(marker, []byte(incompleteText), 0o644); err != nil {
+		return fmt.Errorf("conformance: transcripts: %w", err)
+	}
+	names := FolderNames(r)
+	for i, cr := range r.Cases {
 		if cr.Evidence() == nil {
 			continue
 		}
-		name := cr.SafeID()
-		if cr.Run > 0 {
-			name += fmt.Sprintf("-run%d", cr.Run)
-		}
-		d, err := safefile.MkdirInside(dir, name)
+		d, err := safefile.MkdirInside(dir, names[i])
 		if err != nil {
 			return fmt.Errorf("conformance: transcripts: %w", err)
 		}
@@ -46,7 +57,44 @@ func WriteTranscripts(dir string, r *conformance.Report) error {
 		}
 		cr.Transcript = d
 	}
+	if err := os.Remove(marker); err != nil {
+		return fmt.Errorf("conformance: transcripts: %w", err)
+	}
 	return nil
+}
+
+// incompleteText is what conformance.IncompleteFile says.
+const incompleteText = `todoharness conform writes the case folders here and removes this file once
+every one is written. It is still here: the run could not write them all (its
+error output says why), so conform --judge and conform merge refuse this folder.
+`
+
+// FolderNames is the name of each case's folder under --out, by position
+// in r.Cases: its ID with every character but letters, digits, - and _
+// replaced by _ (SafeID), and -runN for run N of --repeat. Two cases whose
+// names would be the same, also but for case (a.b and a_b, A and a), never
+// share a folder: the later one's name gets a hash of its ID.
+func FolderNames(r *conformance.Report) []string {
+	names := make([]string, len(r.Cases))
+	used := map[string]bool{}
+	for i, cr := range r.Cases {
+		name := cr.SafeID()
+		if cr.Run > 0 {
+			name += fmt.Sprintf("-run%d", cr.Run)
+		}
+		if used[strings.ToLower(name)] {
+			h := fnv.New32a()
+			fmt.Fprintf(h, "%s\x00%d", cr.ID, cr.Run)
+			base := fmt.Sprintf("%s-%08x", name, h.Sum32())
+			name = base
+			for k := 2; used[strings.ToLower(name)]; k++ {
+				name = fmt.Sprintf("%s-%d", base, k)
+			}
+		}
+		used[strings.ToLower(name)] = true
+		names[i] = name
+	}
+	return names
 }
 
 // WriteTranscript writes the transcript of case cr of r in folder d:

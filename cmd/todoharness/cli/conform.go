@@ -19,6 +19,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/internal/safefile"
 	"github.com/todoharness/todoharness/internal/termtext"
 )
 
@@ -180,7 +181,10 @@ every case that feeds it); 130 when interrupted (Ctrl-C); 2 when the run
 could not start (a bad flag, template variable, output path, baseline,
 --case or --check pattern or --format: checked before any agent starts; or
 the agent did not start: its command was not found, or it exited before
-answering initialize, said in one line with its stderr, all of it saved).`
+answering initialize, said in one line with its stderr, all of it saved).
+Reports are replaced atomically; one that cannot be written (a full disk) is
+named on stderr and does not change the exit status, and an --out folder
+not written whole keeps a file INCOMPLETE that --judge refuses.`
 
 // conformExample is the examples of `todoharness conform`.
 const conformExample = `  todoharness conform
@@ -260,7 +264,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	if o.list {
-		return listCatalogue(out, o, cases, only)
+		return listCatalogue(cmd.Context(), out, o, cases, only)
 	}
 	target, err := conformTarget(o, preset)
 	if err != nil {
@@ -271,18 +275,20 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		only, o.unfed = fedChecks(cases, only)
 	}
 	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
-	cfg.Strict, cfg.ValidatorOnce = o.strict, validator
+	cfg.Strict, cfg.ValidatorOnce, cfg.Shard = o.strict, validator, o.explore.shard
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := preflightConform(errw, o, target, &cfg, all); err != nil {
 		return err
 	}
+	w := newReportWriter(cmd.Context())
 	if len(cases) == 0 {
 		// --explore alone (--no-builtin, no --cases): no catalogue run.
-		res, err := runExplore(cmd, o, cfg, seed)
+		res, err := runExplore(cmd, o, cfg, seed, w)
 		if err != nil {
 			return err
 		}
+		w.end(errw)
 		return exploreStatus(nil, res)
 	}
 	if !o.run.quiet {
@@ -302,12 +308,8 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 			return err
 		}
 	}
-	if o.out != "" {
-		if err := report.WriteTranscripts(o.out, rep); err != nil {
-			return err
-		}
-	}
-	return finishConform(cmd, o, cfg, seed, rep)
+	w.transcripts(o.out, rep)
+	return finishConform(cmd, o, cfg, seed, rep, w)
 }
 
 // checkConformFlags checks the flags that need no case or agent: the
@@ -404,16 +406,18 @@ func preflightConform(errw io.Writer, o *conformOptions, target driver.Target, c
 	return nil
 }
 
-// finishConform reports the run, then runs the exploration when asked.
-func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, rep *conformance.Report) error {
+// finishConform reports the run, then runs the exploration when asked;
+// w has written --out, and names at the end what it could not write.
+func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, rep *conformance.Report, w *reportWriter) error {
 	stdout, out, errw := cmd.OutOrStdout(), o.summaryOut(cmd), cmd.ErrOrStderr()
+	defer w.end(errw)
 	if o.explore.on() {
-		status := reportConform(stdout, out, o, rep)
+		status := reportConform(stdout, out, o, rep, w)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status
 		}
-		res, err := runExplore(cmd, o, cfg, seed)
+		res, err := runExplore(cmd, o, cfg, seed, w)
 		if err != nil {
 			return err
 		}
@@ -426,7 +430,7 @@ func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config
 			}
 		}
 	}
-	return reportConform(stdout, out, o, rep)
+	return reportConform(stdout, out, o, rep, w)
 }
 
 // caseCount says how many cases will run: the selected ones, the probe
@@ -507,7 +511,7 @@ func checkOutputs(o *conformOptions) error {
 		if f.path == "" || (f.flag == "--json" && f.path == "-") {
 			continue
 		}
-		if err := writable(f.path); err != nil {
+		if err := safefile.CheckWritable(f.path); err != nil {
 			return fmt.Errorf("conform: %s %s: cannot write there: %w", f.flag, f.path, err)
 		}
 	}
@@ -516,29 +520,9 @@ func checkOutputs(o *conformOptions) error {
 			return fmt.Errorf("conform: --out %s: %w", o.out, err)
 		}
 		probe := filepath.Join(o.out, ".conform-write-check")
-		if err := writable(probe); err != nil {
+		if err := safefile.CheckWritable(probe); err != nil {
 			return fmt.Errorf("conform: --out %s: cannot write there: %w", o.out, err)
 		}
-	}
-	return nil
-}
-
-// writable creates path's folder and opens path for writing without
-// changing it; a file it had to create is removed again.
-func writable(path string) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	_ = f.Close()
-	if os.IsNotExist(statErr) {
-		return os.Remove(path)
 	}
 	return nil
 }
@@ -575,33 +559,28 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 			return err
 		}
 	}
-	if o.out != "" {
-		if err := report.WriteTranscripts(o.out, rep); err != nil {
-			return err
-		}
-	}
+	w := newReportWriter(cmd.Context())
+	defer w.end(cmd.ErrOrStderr())
+	w.transcripts(o.out, rep)
 	if !o.run.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "conform: judged the evidence of %d cases under %s again (no agent started)\n", len(evs), o.judge)
 	}
-	return reportConform(cmd.OutOrStdout(), o.summaryOut(cmd), o, rep)
+	return reportConform(cmd.OutOrStdout(), o.summaryOut(cmd), o, rep, w)
 }
 
-// reportConform writes the report files (--json - to stdout) and the
-// summary to out, and returns the exit status.
-func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Report) error {
-	writeJSON := writeReportFile
+// reportConform writes the report files (--json - to stdout) with w and
+// the summary to out, and returns the exit status: the verdict's, whether
+// or not every report could be written (w names those it could not).
+func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Report, w *reportWriter) error {
 	if o.jsonOut == "-" {
-		writeJSON = func(_ string, write func(io.Writer) error) error { return write(termtext.Unwrap(stdout)) }
+		if err := rep.WriteJSON(termtext.Unwrap(stdout)); err != nil {
+			w.fail("--json -", err)
+		}
+	} else {
+		w.file("--json", o.jsonOut, rep.WriteJSON)
 	}
-	if err := writeJSON(o.jsonOut, rep.WriteJSON); err != nil {
-		return err
-	}
-	if err := writeReportFile(o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
-		return err
-	}
-	if err := writeReportFile(o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
-		return err
-	}
+	w.file("--junit", o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) })
+	w.file("--html", o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) })
 	if cr := rep.NotStarted(); cr != nil {
 		return notStarted(out, o, rep, cr)
 	}
@@ -620,10 +599,7 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 			fmt.Fprintf(out, "transcript: %s\n", c.Transcript)
 		}
 	}
-	if o.baseline != "" {
-		if err := writeReportFile(o.baseline, rep.WriteBaseline); err != nil {
-			return err
-		}
+	if o.baseline != "" && w.file("--write-baseline", o.baseline, rep.WriteBaseline) {
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
 	}
 	writeWhereNext(out, o)
@@ -675,24 +651,64 @@ func peerPresetNames() []string {
 	return names
 }
 
-func writeReportFile(path string, write func(io.Writer) error) error {
+// reportWriter writes the reports a run was asked for, each with
+// safefile.WriteReport (replaced atomically, synced; a FIFO is never
+// waited on). A report that cannot be written (a full disk, a file size
+// limit, a FIFO nothing reads) stops nothing: the other reports are still
+// written and the summary printed, and the exit status stays the
+// verdict's; end names on stderr each report that was not written.
+type reportWriter struct {
+	ctx    context.Context
+	failed []string
+}
+
+func newReportWriter(ctx context.Context) *reportWriter { return &reportWriter{ctx: ctx} }
+
+// file writes the report of flag to path ("": none asked for), and
+// reports whether it did.
+func (w *reportWriter) file(flag, path string, write func(io.Writer) error) bool {
+	if path == "" {
+		return true
+	}
+	if err := safefile.WriteReport(w.ctx, path, 0o644, write); err != nil {
+		w.fail(flag+" "+path, err)
+		return false
+	}
+	return true
+}
+
+// transcripts writes --out (dir; "": none): a folder per case. A folder
+// it could not write whole keeps conformance.IncompleteFile, which
+// --judge and conform merge refuse.
+func (w *reportWriter) transcripts(dir string, rep *conformance.Report) {
+	if dir == "" {
+		return
+	}
+	if err := report.WriteTranscripts(dir, rep); err != nil {
+		w.fail("--out "+dir, err)
+	}
+}
+
+// fail notes that the report what (a flag and its path) was not written.
+func (w *reportWriter) fail(what string, err error) {
+	w.failed = append(w.failed, fmt.Sprintf("%s was not written: %v", what, err))
+}
+
+// end names on errw the reports that were not written.
+func (w *reportWriter) end(errw io.Writer) {
+	for _, f := range w.failed {
+		fmt.Fprintf(errw, "conform: %s\n", f)
+	}
+	w.failed = nil
+}
+
+// writeReportFile writes a report to path ("": none) with
+// safefile.WriteReport, for a command that writes one report.
+func writeReportFile(ctx context.Context, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return nil
 	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("conform: %w", err)
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("conform: %w", err)
-	}
-	if err := write(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := safefile.WriteReport(ctx, path, 0o644, write); err != nil {
 		return fmt.Errorf("conform: %w", err)
 	}
 	return nil
@@ -830,26 +846,9 @@ func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err er
 		all = append(all, cs...)
 	}
 	for _, dir := range o.caseDirs {
-		fsys, root, one := os.DirFS(dir), ".", false
-		if st, err := os.Stat(filepath.Join(dir, conformance.CaseFile)); err == nil && st.Mode().IsRegular() {
-			// One case folder: loaded from its parent, so that the case
-			// is named after its folder (as in a folder of cases), not ".".
-			abs, err := filepath.Abs(dir)
-			if err != nil {
-				return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
-			}
-			fsys, root, one = os.DirFS(filepath.Dir(abs)), filepath.Base(abs), true
-		}
-		cs, err := conformance.LoadCases(fsys, root)
+		cs, err := conformance.LoadCasesDir(dir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
-		}
-		for _, c := range cs {
-			if one {
-				c.Source = filepath.Join(dir, conformance.CaseFile)
-			} else {
-				c.Source = filepath.Join(dir, filepath.FromSlash(c.Source))
-			}
 		}
 		all = append(all, cs...)
 	}

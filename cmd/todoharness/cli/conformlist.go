@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ type catalogueListing struct {
 // or (--json FILE, - for stdout) as JSON. The cases are those --case and
 // --check select; the checks those --check names (only, nil: all) that the
 // listed cases feed — all of them when neither flag narrows the list.
-func listCatalogue(out io.Writer, o *conformOptions, cases []*conformance.Case, only []string) error {
+func listCatalogue(ctx context.Context, out io.Writer, o *conformOptions, cases []*conformance.Case, only []string) error {
 	var checks []listedCheck
 	for _, c := range conformance.Catalogue() {
 		if only != nil && !slices.Contains(only, c.ID) {
@@ -65,7 +66,7 @@ func listCatalogue(out io.Writer, o *conformOptions, cases []*conformance.Case, 
 	if o.jsonOut == "-" {
 		return write(termtext.Unwrap(out))
 	}
-	return writeReportFile(o.jsonOut, write)
+	return writeReportFile(ctx, o.jsonOut, write)
 }
 
 func printCatalogue(w io.Writer, checks []listedCheck, cases []*conformance.Case) error {

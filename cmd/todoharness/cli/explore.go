@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,8 +123,9 @@ func shardCases(cases []*conformance.Case, i, n int) []*conformance.Case {
 const progressLogEvery = 30 * time.Second
 
 // runExplore is the exploration of `conform --explore`: run with the
-// catalogue run's configuration, summary printed, the report under --out.
-func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64) (*explore.Result, error) {
+// catalogue run's configuration, summary printed, the report under --out
+// (w notes what of it could not be written).
+func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, seed uint64, w *reportWriter) (*explore.Result, error) {
 	errw := cmd.ErrOrStderr()
 	shard, shards, _ := parseShard(o.explore.shard)
 	ec := explore.Config{Run: cfg, Seed: seed, N: o.explore.n, For: o.explore.dur, ShrinkFor: o.explore.shrinkFor, Shard: shard, Shards: shards, Out: o.out,
@@ -139,8 +141,11 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 	}
 	fmt.Fprintf(errw, "explore: seed %d (--seed %d draws the same scenarios)\n", seed, seed)
 	res, err := explore.Explore(cmd.Context(), ec)
-	if err != nil {
+	if err != nil && res == nil {
 		return nil, err
+	}
+	if err != nil {
+		w.fail("--out "+o.out, err) // the exploration ran: its verdict stands
 	}
 	if err := res.WriteSummary(o.summaryOut(cmd)); err != nil {
 		return nil, err
@@ -219,7 +224,11 @@ each case once) is judged again as one run with this catalogue, and the
 explorations (DIR/explore.json) are joined: scenarios and hits add up, each
 distinct failure (a check and a signature, as the exploration keys them)
 keeps the first scenario of any shard with its shrunk case.
-Exit status as conform's.`,
+The shards must be of one run (the same agent, todoharness and catalogue
+versions and shard count; each case and each exploration shard once), every
+file readable (a regular file of bounded size that decodes): otherwise the
+merge is refused (exit 2) before any report is written. Exit status as
+conform's.`,
 		Example: `  todoharness conform merge shard-1 shard-2 shard-3 shard-4 --json conform.json`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
@@ -239,62 +248,156 @@ func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, 
 	if err != nil {
 		return err
 	}
-	var status error
+	// Everything that can refuse the merge does so before anything is
+	// written or printed: no report and no verdict of a merge refused.
+	var res *explore.Result
+	if len(results) > 0 {
+		if res, err = explore.Merge(results); err != nil {
+			return fmt.Errorf("conform merge: %w", err)
+		}
+	}
+	var rep *conformance.Report
 	if len(evs) > 0 {
-		rep, err := conformance.Judge(evs, conformance.JudgeConfig{Strict: strict, Validator: schemaValidatorOf(cmd.Context())})
-		if err != nil {
+		if rep, err = conformance.Judge(evs, conformance.JudgeConfig{Strict: strict, Validator: schemaValidatorOf(cmd.Context())}); err != nil {
 			return err
 		}
-		status = reportConform(cmd.OutOrStdout(), out, o, rep)
+	}
+	w := newReportWriter(cmd.Context())
+	defer w.end(cmd.ErrOrStderr())
+	var status error
+	if rep != nil {
+		status = reportConform(cmd.OutOrStdout(), out, o, rep, w)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status
 		}
 	}
-	if len(results) == 0 {
+	if res == nil {
 		return status
 	}
-	res, err := explore.Merge(results)
-	if err != nil {
-		return err
-	}
-	if exploreOut != "" {
-		if err := explore.WriteResult(exploreOut, res); err != nil {
-			return err
+	w.file("--explore-json", exploreOut, func(w io.Writer) error {
+		b, err := explore.EncodeResult(res)
+		if err == nil {
+			_, err = w.Write(b)
 		}
-	}
+		return err
+	})
 	if err := res.WriteSummary(out); err != nil {
 		return err
 	}
 	return exploreStatus(status, res)
 }
 
+// shardRun is what identifies the run a shard folder's evidence or
+// exploration comes from; conform merge joins only shards that agree.
+type shardRun struct {
+	agent, toolVersion       string
+	catalogueVersion, shards int
+}
+
 // readShards reads the evidence (each case once, in case order) and the
-// exploration report of every shard folder.
+// exploration report of every shard folder. Every file is read as
+// safefile reads (a FIFO or a device refused, the size capped), and any
+// file that cannot be read or decoded is an error naming it: a folder with
+// explore.json may hold no evidence (an exploration alone), never bad
+// evidence. A folder --out could not write whole is refused. The shards
+// must be of one run (the same agent, tool and catalogue versions), and a
+// case may come from one shard only: the probe, which every shard runs,
+// is taken from the lowest shard (by its evidence, not by the order of
+// the folders).
 func readShards(dirs []string) ([]*conformance.Evidence, []*explore.Result, error) {
 	var evs []*conformance.Evidence
 	var results []*explore.Result
-	seen := map[string]bool{}
+	var first *shardRun
+	firstDir := ""
+	same := func(dir string, r shardRun) error {
+		if first == nil {
+			first, firstDir = &r, dir
+			return nil
+		}
+		for _, d := range []struct{ what, a, b string }{
+			{"agent", r.agent, first.agent},
+			{"tool version", r.toolVersion, first.toolVersion},
+			{"catalogue version", fmt.Sprint(r.catalogueVersion), fmt.Sprint(first.catalogueVersion)},
+			{"shard count", fmt.Sprint(r.shards), fmt.Sprint(first.shards)},
+		} {
+			if d.a != d.b {
+				return fmt.Errorf("conform merge: %s has %s %q, %s has %q: not the shards of one run", dir, d.what, d.a, firstDir, d.b)
+			}
+		}
+		return nil
+	}
+	type kept struct {
+		ev  *conformance.Evidence
+		dir string
+	}
+	byCase := map[string]kept{}
 	for _, dir := range dirs {
 		found := false
-		if _, err := os.Stat(filepath.Join(dir, explore.ResultFile)); err == nil {
-			r, err := explore.ReadResult(filepath.Join(dir, explore.ResultFile))
+		p := filepath.Join(dir, explore.ResultFile)
+		if _, err := os.Lstat(p); err == nil {
+			r, err := explore.ReadResult(p)
 			if err != nil {
+				return nil, nil, fmt.Errorf("conform merge: %w", err)
+			}
+			if err := same(dir, shardRun{r.Agent, r.ToolVersion, r.CatalogueVersion, r.Shards}); err != nil {
 				return nil, nil, err
 			}
 			results, found = append(results, r), true
 		}
 		got, err := conformance.ReadEvidenceDir(dir)
-		if err != nil && !found {
-			return nil, nil, fmt.Errorf("conform merge: %s: neither evidence nor %s: %w", dir, explore.ResultFile, err)
+		switch {
+		case errors.Is(err, conformance.ErrNoEvidence) && found:
+			continue // an exploration alone
+		case errors.Is(err, conformance.ErrNoEvidence):
+			return nil, nil, fmt.Errorf("conform merge: %s: neither evidence (<case>/%s) nor %s", dir, conformance.EvidenceFile, explore.ResultFile)
+		case err != nil:
+			return nil, nil, fmt.Errorf("conform merge: %w", err)
 		}
 		for _, ev := range got {
-			if !seen[ev.Case.ID] {
-				seen[ev.Case.ID] = true
-				evs = append(evs, ev)
+			if err := same(dir, shardRun{ev.Run.Agent, ev.Run.ToolVersion, ev.Run.CatalogueVersion, shardCount(ev)}); err != nil {
+				return nil, nil, err
+			}
+			key := fmt.Sprintf("%s\x00%d", ev.Case.ID, ev.Repeat)
+			prev, dup := byCase[key]
+			switch {
+			case !dup:
+				byCase[key] = kept{ev, dir}
+			case ev.Case.Probe && prev.ev.Case.Probe && shardIndex(ev) != shardIndex(prev.ev):
+				if shardIndex(ev) < shardIndex(prev.ev) {
+					byCase[key] = kept{ev, dir}
+				}
+			default:
+				return nil, nil, fmt.Errorf("conform merge: case %s is in %s and in %s: a case comes from one shard (is a folder given twice, or two runs?)", ev.Case.ID, prev.dir, dir)
 			}
 		}
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Case.ID < evs[j].Case.ID })
+	for _, k := range byCase {
+		evs = append(evs, k.ev)
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].Case.ID != evs[j].Case.ID {
+			return evs[i].Case.ID < evs[j].Case.ID
+		}
+		return evs[i].Repeat < evs[j].Repeat
+	})
 	return evs, results, nil
+}
+
+// shardCount is how many shards the run of ev's evidence was split into
+// (1 when it was not, or does not say).
+func shardCount(ev *conformance.Evidence) int {
+	if _, n, err := parseShard(ev.Run.Shard); err == nil {
+		return n
+	}
+	return 1
+}
+
+// shardIndex is the shard of the run ev's evidence comes from (0-based;
+// a large number when it does not say: evidence of an older version).
+func shardIndex(ev *conformance.Evidence) int {
+	if i, _, err := parseShard(ev.Run.Shard); err == nil && ev.Run.Shard != "" {
+		return i
+	}
+	return math.MaxInt
 }

@@ -198,3 +198,51 @@ func TestTheReproduceLineRunsTheCase(t *testing.T) {
 		t.Errorf("without --fed-only: exit %d, want 3\n%s", code, stdout)
 	}
 }
+
+// An exploration never writes through a symbolic link under --out (issue
+// 42, 13; docs/ci.md promises it): explore.json that is a link is
+// replaced by the report, an explore-failures that is a link to a folder
+// elsewhere is refused (named on stderr, the exploration's verdict kept),
+// and nothing lands outside --out.
+func TestExplorationNeverWritesThroughLinksUnderOut(t *testing.T) {
+	dir := t.TempDir()
+	out, outside := filepath.Join(dir, "out"), filepath.Join(dir, "outside")
+	for _, d := range []string{out, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := filepath.Join(outside, "victim.json")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(out, explore.ResultFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(out, explore.FailuresDir)); err != nil {
+		t.Fatal(err)
+	}
+	code, text := conformRun(t, "conform", "-q", "--in-process", "--no-builtin", "--env", "TODOHARNESS_FAULT=accept-duplicates", "--settle", "20ms",
+		"--explore", "12", "--seed", "1", "--out", out)
+	if code != 1 || !strings.Contains(text, "symbolic link") || !strings.Contains(text, "--out "+out+" was not written") {
+		t.Fatalf("exit %d, want 1 (a failure found) and the link under --out named\n%s", code, text)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("explore.json was written through its link: the file outside holds %.80q", b)
+	}
+	if es, _ := os.ReadDir(outside); len(es) != 1 {
+		t.Errorf("written into the folder outside through the link: %v", es)
+	}
+	if fi, err := os.Lstat(filepath.Join(out, explore.ResultFile)); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("explore.json is not the report: %v %v", fi, err)
+	}
+	r, err := explore.ReadResult(filepath.Join(out, explore.ResultFile))
+	if err != nil || len(r.Failures) == 0 {
+		t.Fatalf("the report: %v, %+v", err, r)
+	}
+	for _, f := range r.Failures {
+		if f.Case != "" || f.CaseYAML == "" {
+			t.Errorf("%s: case %q (not written), text %d bytes", f.Check, f.Case, len(f.CaseYAML))
+		}
+	}
+}

@@ -26,8 +26,10 @@ func blockedOpeningAFIFO(pid int) bool {
 	return false
 }
 
-// A `conform --judge` whose evidence.json is a FIFO, and a `snapshot run`
-// whose expected file is one, end within 2 s of SIGTERM: once the process
+// A `conform --judge` whose evidence.json is a FIFO, a `conform merge`
+// whose explore.json is one, a `conform --cases` whose case.yaml is one, a
+// conform whose --json or --html is one that nothing reads, and a
+// `snapshot run` whose expected file is one, end within 2 s of SIGTERM: once the process
 // either waits on the FIFO or has ended by itself, it gets SIGTERM, and it
 // must have exited 2 s later, with an error naming the FIFO.
 func TestFIFOInputsEndOnSIGTERM(t *testing.T) {
@@ -39,6 +41,42 @@ func TestFIFOInputsEndOnSIGTERM(t *testing.T) {
 			}
 			fifo(filepath.Join(dir, "a", "evidence.json"))
 			return []string{"conform", "--judge", dir}
+		},
+		// Issue 42, 9.
+		"conform merge, explore.json a FIFO": func(t *testing.T, fifo func(string)) []string {
+			dir := t.TempDir()
+			fifo(filepath.Join(dir, "explore.json"))
+			return []string{"conform", "merge", dir}
+		},
+		// Issue 42, 10.
+		"conform --cases, case.yaml a FIFO": func(t *testing.T, fifo func(string)) []string {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fifo(filepath.Join(dir, "x", "case.yaml"))
+			return []string{"conform", "--in-process", "--no-builtin", "--cases", dir}
+		},
+		// Issue 42, 15: a report to a FIFO nothing reads.
+		"conform --judge, --json a FIFO": func(t *testing.T, fifo func(string)) []string {
+			dir := t.TempDir()
+			writeShard(t, filepath.Join(dir, "saved"), savedRun(t))
+			fifo(filepath.Join(dir, "fifo"))
+			return []string{"conform", "-q", "--judge", filepath.Join(dir, "saved"), "--json", filepath.Join(dir, "fifo")}
+		},
+		"conform --judge, --html a FIFO": func(t *testing.T, fifo func(string)) []string {
+			dir := t.TempDir()
+			writeShard(t, filepath.Join(dir, "saved"), savedRun(t))
+			fifo(filepath.Join(dir, "fifo"))
+			return []string{"conform", "-q", "--judge", filepath.Join(dir, "saved"), "--html", filepath.Join(dir, "fifo")}
+		},
+		// The check before the run that --json can be written (FAIL: the
+		// verdict is the exit status).
+		"conform, --json a FIFO": func(t *testing.T, fifo func(string)) []string {
+			dir := t.TempDir()
+			fifo(filepath.Join(dir, "fifo"))
+			return []string{"conform", "-q", "--in-process", "--settle", "20ms", "--env", "TODOHARNESS_FAULT=accept-duplicates",
+				"--case", "reject-duplicate", "--json", filepath.Join(dir, "fifo")}
 		},
 		"snapshot run, the expected file a FIFO": func(t *testing.T, fifo func(string)) []string {
 			dir := filepath.Join(t.TempDir(), "todo-plan")

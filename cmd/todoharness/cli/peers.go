@@ -135,7 +135,7 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	if err := os.MkdirAll(cache, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(cache, "summary.md"), []byte(md.String()), 0o644)
 	}
-	if err := writeReportFile(o.html, func(w io.Writer) error { return report.WritePeersHTML(w, peerResults(rows)) }); err != nil {
+	if err := writeReportFile(ctx, o.html, func(w io.Writer) error { return report.WritePeersHTML(w, peerResults(rows)) }); err != nil {
 		return err
 	}
 	for _, r := range rows {

@@ -99,7 +99,7 @@ func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit strin
 		rep.Results = append(rep.Results, res)
 		fmt.Fprintf(cmd.ErrOrStderr(), "%-7s %s (%.2fs)\n", res.Status, res.Name, res.Duration.Round(time.Millisecond).Seconds())
 	}
-	if err := writeReportFile(junit, rep.WriteJUnit); err != nil {
+	if err := writeReportFile(cmd.Context(), junit, rep.WriteJUnit); err != nil {
 		return err
 	}
 	if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
