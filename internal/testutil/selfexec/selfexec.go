@@ -55,15 +55,28 @@ func Path() string {
 	return exe
 }
 
+// childGOGC is the collector's target a child runs with when $GOGC is
+// unset. A child is the whole test binary: its package initialisers (the
+// JSON Schema library compiles its five meta-schemas) allocate some 30,000
+// objects before main, and at the default 100 the collector runs through
+// them: 23 ms of CPU a start, 13 ms at 400 (perf stat -r 40, not -race;
+// docs/performance.md, "Test tiers"). A child lives for one spec, so the
+// larger heap is a few MB for a moment.
+const childGOGC = "400"
+
 // Environ returns the environment entries that make the test binary run
-// program: $TODOHARNESS_TEST_PROGRAM, and for a test binary built with
-// -race, GORACE with atexit_sleep_ms=0 added. The race runtime otherwise
-// sleeps a second before every exit (its default atexit_sleep_ms=1000), which
-// would make each child a second slower to exit than the real binary and
-// break the specs that time an agent's shutdown. Races a child detects are
-// still reported (and it still exits 66).
+// program: $TODOHARNESS_TEST_PROGRAM; GOGC=childGOGC unless this process
+// has $GOGC; and for a test binary built with -race, GORACE with
+// atexit_sleep_ms=0 added. The race runtime otherwise sleeps a second
+// before every exit (its default atexit_sleep_ms=1000), which would make
+// each child a second slower to exit than the real binary and break the
+// specs that time an agent's shutdown. Races a child detects are still
+// reported (and it still exits 66).
 func Environ(program string) []string {
 	env := []string{ProgramEnv + "=" + program}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		env = append(env, "GOGC="+childGOGC)
+	}
 	if raceEnabled {
 		gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 		env = append(env, "GORACE="+gorace)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,10 @@ var testPrograms = Programs{
 	"fail": func(args []string) int {
 		fmt.Fprintln(os.Stderr, "failing as asked")
 		return 3
+	},
+	"gcpercent": func(args []string) int {
+		fmt.Println(debug.SetGCPercent(100))
+		return 0
 	},
 }
 
@@ -62,12 +67,35 @@ func TestUnknownProgramSaysWhichThereAre(t *testing.T) {
 }
 
 func TestEnvironNamesTheProgram(t *testing.T) {
+	t.Setenv("GOGC", "") // set, so Environ adds none
+	os.Unsetenv("GOGC")  // restored after the test
 	env := Environ("echo")
-	if env[0] != ProgramEnv+"=echo" {
+	if len(env) < 2 || env[0] != ProgramEnv+"=echo" || env[1] != "GOGC="+childGOGC {
 		t.Fatalf("Environ = %q", env)
 	}
-	hasGorace := len(env) == 2 && strings.HasPrefix(env[1], "GORACE=") && strings.HasSuffix(env[1], "atexit_sleep_ms=0")
+	hasGorace := len(env) == 3 && strings.HasPrefix(env[2], "GORACE=") && strings.HasSuffix(env[2], "atexit_sleep_ms=0")
 	if hasGorace != raceEnabled {
 		t.Fatalf("Environ = %q with race detector %v", env, raceEnabled)
+	}
+}
+
+// A child starts with the collector at childGOGC, or at the $GOGC the
+// user set.
+func TestChildGOGC(t *testing.T) {
+	for _, tc := range []struct {
+		gogc string // "" unset
+		want string
+	}{{"", childGOGC}, {"150", "150"}} {
+		t.Setenv("GOGC", tc.gogc)
+		if tc.gogc == "" {
+			os.Unsetenv("GOGC")
+		}
+		out, err := Command("gcpercent").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("$GOGC %q: the child's GC percent is %s, want %s", tc.gogc, got, tc.want)
+		}
 	}
 }
