@@ -602,7 +602,7 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 	if o.baseline != "" && w.file("--write-baseline", o.baseline, rep.WriteBaseline) {
 		fmt.Fprintf(out, "baseline: %s (fill in each reason)\n", o.baseline)
 	}
-	writeWhereNext(out, o)
+	writeWhereNext(out, o, w)
 	if o.format == report.FormatGitHub {
 		if err := report.WriteGitHub(out, rep); err != nil {
 			return err
@@ -620,16 +620,17 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 }
 
 // writeWhereNext ends the summary with where the reports were written
-// and, after a run of the built-in reference agent (make demo), what to
-// run for one's own agent.
-func writeWhereNext(out io.Writer, o *conformOptions) {
+// (those w could not write left out: stderr names them) and, after a run
+// of the built-in reference agent (make demo), what to run for one's own
+// agent.
+func writeWhereNext(out io.Writer, o *conformOptions, w *reportWriter) {
 	var wrote []string
 	for _, f := range []struct{ what, path string }{{"JSON", o.jsonOut}, {"JUnit", o.junitOut}, {"HTML (open it in a browser)", o.htmlOut}} {
-		if f.path != "" && f.path != "-" {
+		if f.path != "" && f.path != "-" && !w.notWritten[f.path] {
 			wrote = append(wrote, f.what+" "+f.path)
 		}
 	}
-	if o.out != "" {
+	if o.out != "" && !w.notWritten[o.out] {
 		wrote = append(wrote, "evidence and transcripts per case under "+o.out)
 	}
 	if len(wrote) > 0 {
@@ -660,9 +661,13 @@ func peerPresetNames() []string {
 type reportWriter struct {
 	ctx    context.Context
 	failed []string
+	// notWritten holds the paths of the reports not written.
+	notWritten map[string]bool
 }
 
-func newReportWriter(ctx context.Context) *reportWriter { return &reportWriter{ctx: ctx} }
+func newReportWriter(ctx context.Context) *reportWriter {
+	return &reportWriter{ctx: ctx, notWritten: map[string]bool{}}
+}
 
 // file writes the report of flag to path ("": none asked for), and
 // reports whether it did.
@@ -672,6 +677,7 @@ func (w *reportWriter) file(flag, path string, write func(io.Writer) error) bool
 	}
 	if err := safefile.WriteReport(w.ctx, path, 0o644, write); err != nil {
 		w.fail(flag+" "+path, err)
+		w.notWritten[path] = true
 		return false
 	}
 	return true
@@ -686,6 +692,7 @@ func (w *reportWriter) transcripts(dir string, rep *conformance.Report) {
 	}
 	if err := report.WriteTranscripts(dir, rep); err != nil {
 		w.fail("--out "+dir, err)
+		w.notWritten[dir] = true
 	}
 }
 

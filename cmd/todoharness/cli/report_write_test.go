@@ -35,6 +35,9 @@ func TestAReportThatCannotBeWrittenKeepsTheVerdict(t *testing.T) {
 	if !strings.Contains(out, "FAIL") {
 		t.Errorf("no verdict printed:\n%s", out)
 	}
+	if !strings.Contains(out, "reports: HTML (open it in a browser) "+page+"\n") {
+		t.Errorf("the reports line does not list exactly the report written:\n%s", out)
+	}
 	if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Errorf("--html was not written: %v", err)
 	}
