@@ -29,8 +29,9 @@ read l
 }
 
 // ourCommand is a workflow command conform writes itself: an annotation
-// titled by a check ID or by the run's verdict.
-var ourCommand = regexp.MustCompile(`^::(error|warning|notice) title=([A-Z]+-[A-Z0-9-]+|conform [A-Z]+)::`)
+// titled by a check ID, by the run's verdict, or by a case whose step was
+// never reached (its ID escaped, so no agent text can end the title).
+var ourCommand = regexp.MustCompile(`^::(error|warning|notice) title=([A-Z]+-[A-Z0-9-]+|conform [A-Z]+|case [a-z0-9._-]+%3A step never reached)::`)
 
 // What an agent says (its agentInfo, its error messages) reaches stdout
 // and stderr as text: no escape sequence, no carriage return, and in a
