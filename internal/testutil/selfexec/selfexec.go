@@ -58,10 +58,10 @@ func Path() string {
 // childGOGC is the collector's target a child runs with when $GOGC is
 // unset. A child is the whole test binary: its package initialisers (the
 // JSON Schema library compiles its five meta-schemas) allocate some 30,000
-// objects before main, and at the default 100 the collector runs through
-// them: 23 ms of CPU a start, 13 ms at 400 (perf stat -r 40, not -race;
-// docs/performance.md, "Test tiers"). A child lives for one spec, so the
-// larger heap is a few MB for a moment.
+// objects before main, and at the default 100 the collector runs once
+// through them: 46.0 million instructions a start, 37.6 million at 400
+// (callgrind, not -race; docs/performance.md, "Test tiers"). A child lives
+// for one spec, so the larger heap is a few MB for a moment.
 const childGOGC = "400"
 
 // Environ returns the environment entries that make the test binary run
