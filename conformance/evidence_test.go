@@ -568,3 +568,23 @@ func TestTrimEdgesFailOnlyTheShould(t *testing.T) {
 		t.Errorf("plan-basic: %s %q, want not-run", v.Outcome, v.Reason)
 	}
 }
+
+// Evidence written before a step recorded its session/cancel (cancelSeq
+// absent, 0) is judged on its wire: a cancel sent after the step's prompt
+// reached the step; without one on the wire, the step was never reached.
+func TestCancelOfOlderEvidenceIsReadFromItsWire(t *testing.T) {
+	t.Parallel()
+	ev := savedCase(t, "fake-go-trim", "cancel-after-write")
+	k := slices.IndexFunc(ev.Steps, func(s driver.StepResult) bool { return s.CancelSeq > 0 })
+	if k < 0 {
+		t.Fatal("the captured cancel-after-write sent no session/cancel")
+	}
+	ev.Steps[k].CancelSeq, ev.Steps[k].CancelAfter = 0, ""
+	if why := ev.notReached(); why != "" {
+		t.Errorf("older evidence with a session/cancel on its wire: %q, want the step reached", why)
+	}
+	ev.Wire = slices.DeleteFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Method == "session/cancel" })
+	if why := ev.notReached(); !strings.Contains(why, "never sent its session/cancel") {
+		t.Errorf("older evidence without a session/cancel: %q, want the cancel never sent", why)
+	}
+}

@@ -343,10 +343,32 @@ func (ev *Evidence) notReached() string {
 		return fmt.Sprintf("%s was never sent: %s", what, ev.Steps[i].Skipped)
 	case ev.Steps[i].ReqSeq < 0:
 		return fmt.Sprintf("%s was never sent", what)
-	case st.Cancel && ev.Steps[i].CancelSeq <= 0:
+	case st.Cancel && !ev.cancelSent(ev.Steps[i]):
 		return fmt.Sprintf("%s never sent its session/cancel: the turn was answered before the agent showed it took the write (no plan, no final tool_call_update for its call, its result never reached the model)", what)
 	}
 	return ""
+}
+
+// cancelSent says whether the runner sent the step's session/cancel: its
+// CancelSeq, or, in evidence written before CancelSeq was recorded (0, the
+// field absent), a session/cancel on the wire after the step's prompt
+// and before the next step's request.
+func (ev *Evidence) cancelSent(st driver.StepResult) bool {
+	if st.CancelSeq != 0 {
+		return st.CancelSeq > 0
+	}
+	end := len(ev.Wire)
+	for _, next := range ev.Steps {
+		if next.ReqSeq > st.ReqSeq && next.ReqSeq < end {
+			end = next.ReqSeq // another step's cancel is not this one's
+		}
+	}
+	for _, m := range ev.Wire[:end] {
+		if m.Seq > st.ReqSeq && m.Dir == driver.Sent && m.Method == "session/cancel" {
+			return true
+		}
+	}
+	return false
 }
 
 // keyStepMissed is notReached for a case that otherwise ran to its end
