@@ -83,7 +83,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 		Entry("accept-empty over Anthropic Messages", "anthropic", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
 		Entry("accept-empty over Gemini", "gemini", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
 		Entry("accept-empty over OpenAI Responses", "responses", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
-		Entry("rename-tool over Gemini", "gemini", "rename-tool", "TW-EMPTY-1", "TW-TOOL-1"),
+		Entry("rename-tool over Gemini", "gemini", "rename-tool", "TW-TOOL-1"),
 	)
 
 	It("detects a dialect from the tools offered on a non-OpenAI wire (claude TodoWrite over Anthropic Messages)", func() {
