@@ -176,13 +176,16 @@ type htmlCell struct {
 type htmlAgent struct {
 	Key, Name                          string
 	Verdict, VerdictClass, VerdictLine string
-	Info                               []htmlKV
-	Counts                             []htmlCount
-	Outcomes, Levels                   []string
-	Checks                             []htmlCheck
-	Roots                              []htmlRoot
-	Failures                           []htmlFailure
-	Cases                              []htmlCase
+	// Note is what the run says before any check (Report.Note): every
+	// well-formed call refused, say.
+	Note             string
+	Info             []htmlKV
+	Counts           []htmlCount
+	Outcomes, Levels []string
+	Checks           []htmlCheck
+	Roots            []htmlRoot
+	Failures         []htmlFailure
+	Cases            []htmlCase
 }
 
 type htmlKV struct{ K, V string }
@@ -272,6 +275,7 @@ func htmlAgentOf(r *conformance.Report, key, name, verdictNote string) htmlAgent
 	if verdictNote != "" && verdictNote != r.Verdict {
 		a.VerdictLine = verdictNote
 	}
+	a.Note = r.Note
 	a.Info = htmlInfo(r)
 	a.addChecks(r)
 	caseAnchor := caseAnchors(r, key)

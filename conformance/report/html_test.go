@@ -304,3 +304,27 @@ func TestHTMLReportCaseToolsAndEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// A run's note (every well-formed call refused, and the fields the
+// agent's schema requires that the contract's calls lack) is at the top
+// of the page, after the verdict, as text (issue 41 item 5).
+func TestHTMLReportShowsTheRunsNoteFirst(t *testing.T) {
+	t.Parallel()
+	rep, page := htmlOf(t, hostileRun(t, "reference"))
+	if strings.Contains(page, `class="note"`) {
+		t.Fatalf("a run without a note shows one")
+	}
+	rep.Note = `every well-formed call was refused: its schema requires "id" <b>` + "\u202e"
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	page = b.String()
+	note := strings.Index(page, `<p class="note"`)
+	if note < 0 || note < strings.Index(page, `id="verdict"`) || note > strings.Index(page, `id="checks"`) && strings.Contains(page, `id="checks"`) {
+		t.Fatalf("the note is not between the verdict and the checks (at %d)", note)
+	}
+	if want := `requires &#34;id&#34; &lt;b&gt;\u202e`; !strings.Contains(page[note:], want) {
+		t.Errorf("the note is not shown as text, want %q in %q", want, page[note:min(len(page), note+300)])
+	}
+}
