@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -351,4 +352,27 @@ func builtinCase(t *testing.T, id string) *conformance.Case {
 	}
 	t.Fatalf("no built-in case %s", id)
 	return nil
+}
+
+// A kept case's header quotes the agent's words (the reason its check
+// failed): what would break the YAML (a control character, a line break
+// that ends the comment) or reorder it for a reader (a bidi control) is
+// written visibly, and the case still loads.
+func TestCaseHeaderShowsTheAgentsWordsAsText(t *testing.T) {
+	c := Generator{Seed: 1}.Scenario(0)
+	hostile := "On that scenario: plan \"a\x1b[2J\u202eb\"\ntitle: forged\r\x07"
+	data := CaseYAML(c, []string{hostile})
+	if i := bytes.IndexFunc(data, func(r rune) bool { return r == 0x1b || r == 0x202e || r == '\r' || r == 0x07 }); i >= 0 {
+		t.Errorf("the header holds a raw control at byte %d: %q", i, data[:min(len(data), 120)])
+	}
+	if !bytes.HasPrefix(data, []byte(`# On that scenario: plan "a\x1b[2J\u202eb"\ntitle: forged\r\x07`+"\n")) {
+		t.Errorf("the header is not one visible comment line: %q", data[:min(len(data), 120)])
+	}
+	back, err := conformance.LoadCase(data, "case.yaml", c.ID)
+	if err != nil {
+		t.Fatalf("the case does not load: %v\n%s", err, data)
+	}
+	if back.Title != c.Title {
+		t.Errorf("title %q, want %q (the header forged a field)", back.Title, c.Title)
+	}
 }

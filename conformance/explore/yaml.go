@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -21,7 +22,10 @@ import (
 func CaseYAML(c *conformance.Case, header []string) []byte {
 	var b bytes.Buffer
 	for _, h := range header {
-		fmt.Fprintf(&b, "# %s\n", h)
+		// A header quotes the agent's words (the reason it failed): a
+		// control character would make the file unreadable YAML, a line
+		// break would end the comment, a bidi control would reorder it.
+		fmt.Fprintf(&b, "# %s\n", termtext.Visible(h))
 	}
 	fmt.Fprintf(&b, "title: %s\n", quote(c.Title))
 	fmt.Fprintf(&b, "checks: [%s]\n", strings.Join(c.Checks, ", "))
