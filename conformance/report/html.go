@@ -429,11 +429,8 @@ const tableReasonShown = 300
 // caseAnchors is the anchor of each case's first run, by case ID.
 func caseAnchors(r *conformance.Report, key string) map[string]string {
 	caseAnchor := map[string]string{} // case ID -> anchor of its first run
-	for _, cr := range r.Cases {
-		anchor := key + "case-" + cr.SafeID()
-		if cr.Run > 0 {
-			anchor += fmt.Sprintf("-run%d", cr.Run)
-		}
+	for i, name := range FolderNames(r) {
+		cr, anchor := r.Cases[i], key+"case-"+name
 		if _, ok := caseAnchor[cr.ID]; !ok {
 			caseAnchor[cr.ID] = anchor
 		}
@@ -507,8 +504,9 @@ func (a *htmlAgent) addCases(r *conformance.Report) {
 			}
 		}
 	}
-	for _, cr := range r.Cases {
-		hc := htmlCaseOf(cr, a.Key, RequestMarks(r, cr))
+	names := FolderNames(r) // one anchor a case, as one folder a case
+	for i, cr := range r.Cases {
+		hc := htmlCaseOf(cr, a.Key+"case-"+names[i], RequestMarks(r, cr))
 		hc.Rerun = rerunCommand(r, cr)
 		hc.Flaky = flakyOn[cr.ID]
 		sort.Strings(hc.Flaky)
@@ -549,11 +547,8 @@ func outcomeSymbol(c conformance.CheckResult) string {
 
 // htmlCaseOf draws one case: its status, steps, and the timeline of the
 // ACP wire beside the model journal in arrival order.
-func htmlCaseOf(cr *conformance.CaseResult, key string, reqMarks map[int][]string) htmlCase {
-	hc := htmlCase{Anchor: key + "case-" + cr.SafeID(), ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, NotReached: cr.NotReached, Failed: cr.Failed}
-	if cr.Run > 0 {
-		hc.Anchor += fmt.Sprintf("-run%d", cr.Run)
-	}
+func htmlCaseOf(cr *conformance.CaseResult, anchor string, reqMarks map[int][]string) htmlCase {
+	hc := htmlCase{Anchor: anchor, ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, NotReached: cr.NotReached, Failed: cr.Failed}
 	hc.Time = fmt.Sprintf("%.2fs: agent %.2fs, waiting %.2fs", cr.Duration.Seconds(), cr.Agent.Seconds(), cr.Waiting.Seconds())
 	switch {
 	case !cr.Completed:

@@ -328,3 +328,29 @@ func TestHTMLReportShowsTheRunsNoteFirst(t *testing.T) {
 		t.Errorf("the note is not shown as text, want %q in %q", want, page[note:min(len(page), note+300)])
 	}
 }
+
+// Case IDs that make one folder name (a.b and a_b) get one anchor each in
+// the page, as they get one folder each under --out: no case's section
+// shadows another's, and every link to a case lands on its own.
+func TestHTMLReportAnchorsCasesThatShareAName(t *testing.T) {
+	t.Parallel()
+	evs := hostileRun(t, "reference")
+	var run []*conformance.Evidence
+	for k, id := range []string{"a.b", "a_b"} {
+		c := *evs[k].Case
+		c.ID = id
+		e := *evs[k]
+		e.Case, e.Index = &c, k
+		run = append(run, &e)
+	}
+	rep, page := htmlOf(t, run)
+	names := FolderNames(rep)
+	if names[0] == names[1] {
+		t.Fatalf("one folder name for both cases: %q", names)
+	}
+	for _, n := range names {
+		if got := strings.Count(page, `id="case-`+n+`"`); got != 1 {
+			t.Errorf("anchor case-%s: %d elements, want 1", n, got)
+		}
+	}
+}
