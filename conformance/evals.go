@@ -510,6 +510,12 @@ func evalRejectKeep(ev *Evidence) verdict {
 	unsure, judged := "", 0
 	v := judgeEach(m.writes, func(w writeObs) bool { return w.Refused }, func(fs *failures, i int, w writeObs) {
 		prev, ok, unknown := m.previousAccepted(i)
+		if len(m.plans) == 0 {
+			// No plan at all: that none changed after the call is not
+			// something the agent showed.
+			unsure = fmt.Sprintf("the agent showed no plan update in this case, so whether the plan stood after the refused call %s cannot be seen", w.CallID)
+			return
+		}
 		if g := m.gap(i); len(g) > 0 && unknown != "" {
 			// Which list stood before the call cannot be told.
 			unsure = unknown

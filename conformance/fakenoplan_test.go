@@ -169,19 +169,26 @@ func TestNoPlanAgentVerdictsFromToolCallStatus(t *testing.T) {
 		t.Fatalf("dialect %s, want opencode (detected)", rep.Dialect)
 	}
 	// Two calls refused, in reject-missing-field and reject-not-array;
-	// the other reject cases' calls were taken.
+	// the other reject cases' calls were taken. With no plan shown, that
+	// the plan stood after them is not something the agent showed: not
+	// judged, never a pass, and said where a call was refused.
 	keep, _ := rep.Check("TW-REJECT-KEEP-1")
-	if keep.Outcome != Pass {
-		t.Fatalf("TW-REJECT-KEEP-1 %s %q, want pass", keep.Outcome, keep.Reason)
+	if keep.Outcome != NotRun {
+		t.Fatalf("TW-REJECT-KEEP-1 %s %q, want not run (no plan shown)", keep.Outcome, keep.Reason)
 	}
-	if got := rep.PassSeen(keep); !strings.Contains(got, "2 refused calls,") {
-		t.Errorf("TW-REJECT-KEEP-1 says %q, want it to count the 2 calls the agent failed", got)
-	}
+	refused := 0
 	for _, cv := range keep.Cases {
 		refuses := cv.Case == "reject-missing-field" || cv.Case == "reject-not-array"
-		if refuses != (cv.Outcome == Pass) {
+		noPlan := strings.Contains(cv.Reason, "showed no plan update in this case, so whether the plan stood after the refused call call_2 cannot be seen")
+		if cv.Outcome == Pass || refuses != noPlan {
 			t.Errorf("TW-REJECT-KEEP-1 on %s: %s %q", cv.Case, cv.Outcome, cv.Reason)
 		}
+		if noPlan {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("TW-REJECT-KEEP-1 names %d refused calls, want the 2 the agent failed", refused)
 	}
 	// reject-duplicate's call_2 was stored: it is the last accepted list.
 	fin := caseVerdict(t, rep, "TW-FINAL-1", "reject-duplicate")
