@@ -10,10 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // The oracle marks the built-in cases exactly as their authors did.
@@ -374,5 +377,64 @@ func TestCaseHeaderShowsTheAgentsWordsAsText(t *testing.T) {
 	}
 	if back.Title != c.Title {
 		t.Errorf("title %q, want %q (the header forged a field)", back.Title, c.Title)
+	}
+}
+
+// Every string of a kept case comes from the agent's side of a run (the
+// model script the exploration generated, the names and arguments it
+// sent): CaseYAML writes each so the file shows it visibly and loads back
+// to the same string. Controls, bidi and zero-width marks are escapes,
+// never raw bytes; ": ", " #", a leading "-" or "[" stay inside quotes (no
+// forged field, comment or list); bytes that are not UTF-8 become U+FFFD.
+func TestCaseYAMLEscapesHostileStrings(t *testing.T) {
+	const bad = "\xff\xfe"
+	hostile := []string{
+		"a\x1b[2Jb\x07\x00c\x7f\u0085",         // terminal controls, NUL, DEL, NEL
+		"left\u202eright\u2066iso\u2069\u200e", // bidi overrides, isolates, marks
+		"zero\u200bwidth\u2060joiner\ufeffbom\u00adsoft\u3000space",
+		"key: value # comment",
+		"- a list item",
+		"[1, 2]",
+		"{a: b}",
+		"&anchor *alias !tag %directive @at `tick",
+		"'single' \"double\" back\\slash",
+		"line\nbreak\r\ntab\tend",
+		"yes",
+		"",
+		"bad" + bad + "utf8",
+	}
+	want := func(s string) string { return string([]rune(s)) } // each byte that is not UTF-8 as U+FFFD
+	c := Generator{Seed: 1}.Scenario(0)
+	p := slices.IndexFunc(c.Steps, func(s driver.Step) bool { return s.Op == driver.OpPrompt })
+	if p < 0 || len(c.Script) == 0 {
+		t.Fatalf("scenario 0 has no prompt or no script: %+v", c)
+	}
+	for i, h := range hostile {
+		c.Title = h
+		c.Steps[p].Text = h + "x" // a prompt's text is never empty
+		c.Script = []mockmodel.Turn{{Text: h, Reasoning: h, ToolCalls: []mockmodel.ToolCall{{Name: "n" + h, ID: "id" + h, Arguments: map[string]any{
+			"k" + h: h, "list": []any{h, map[string]any{h + "k": []any{h}}}, "n": json.Number("1.5"), "b": true, "z": nil}}}}, {Text: h}}
+		data := CaseYAML(c, nil)
+		if !utf8.Valid(data) {
+			t.Errorf("string %d: the case.yaml is not UTF-8: %q", i, data)
+		}
+		if j := bytes.IndexFunc(data, func(r rune) bool {
+			return r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) && r != ' ' || r == utf8.RuneError)
+		}); j >= 0 {
+			t.Errorf("string %d: a raw invisible character at byte %d: %q", i, j, data[max(0, j-20):min(len(data), j+20)])
+		}
+		back, err := conformance.LoadCase(data, "case.yaml", c.ID)
+		if err != nil {
+			t.Fatalf("string %d: the case does not load: %v\n%s", i, err, data)
+		}
+		w := want(h)
+		if back.Title != w || back.Steps[p].Text != w+"x" || back.Script[0].Text != w || back.Script[0].Reasoning != w || back.Script[1].Text != w {
+			t.Errorf("string %d: title %q, prompt %q, texts %q %q, reasoning %q; want %q", i, back.Title, back.Steps[p].Text, back.Script[0].Text, back.Script[1].Text, back.Script[0].Reasoning, w)
+		}
+		tc := back.Script[0].ToolCalls[0]
+		wantArgs := jsonOf(t, map[string]any{"k" + w: w, "list": []any{w, map[string]any{w + "k": []any{w}}}, "n": 1.5, "b": true, "z": nil})
+		if tc.Name != "n"+w || tc.ID != "id"+w || jsonOf(t, tc.Arguments) != wantArgs {
+			t.Errorf("string %d: call %q %q %s; want %q %q %s", i, tc.Name, tc.ID, jsonOf(t, tc.Arguments), "n"+w, "id"+w, wantArgs)
+		}
 	}
 }

@@ -19,6 +19,15 @@ import (
 // YAML escapes for everything invisible or ambiguous (control characters,
 // bidi and zero-width marks, unusual spaces, the byte order mark), so the
 // file shows exactly what the model sent.
+//
+// It is written by hand, not with gopkg.in/yaml.v3's Node encoding, which
+// cannot give the same safety: yaml.v3 (v3.0.1) turns its emitter's
+// unicode mode on and has no option to turn it off, so a double-quoted
+// scalar keeps U+202E (right-to-left override), U+200B (zero-width space)
+// and the other marks invisible rune escapes here as raw characters, and
+// it refuses a string that is not valid UTF-8 as a !!str ("cannot marshal
+// invalid UTF-8 data as !!str") where quote writes U+FFFD, escaped.
+// TestCaseYAMLEscapesHostileStrings pins what quote must do.
 func CaseYAML(c *conformance.Case, header []string) []byte {
 	var b bytes.Buffer
 	for _, h := range header {
