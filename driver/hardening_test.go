@@ -52,7 +52,7 @@ func TestWriteBehindBlockedWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("y", 1<<20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW, err := os.Pipe() // nobody reads inR
+	inR, inW, err := os.Pipe() // nobody reads inR but its first byte
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,16 @@ func TestWriteBehindBlockedWrite(t *testing.T) {
 		c.answer(Envelope{JSONRPC: "2.0", ID: []byte("7"), Method: "fs/read_text_file",
 			Params: []byte(`{"sessionId":"s","path":"` + filepath.Join(root, "big.txt") + `"}`)})
 	}()
-	time.Sleep(100 * time.Millisecond) // the answer is now blocked in its write
+	// The answer's first byte reaches the pipe once it holds the write
+	// slot and writes; the rest (1 MiB, far more than a pipe holds) keeps
+	// it blocked in that write. A kernel pipe is no synctest bubble's
+	// (a write waiting on it is not durably blocked), so the test reads
+	// the byte instead of guessing a delay.
+	hangCheck(t, time.Minute, "the answer's first byte", func() {
+		if _, err := inR.Read(make([]byte, 1)); err != nil {
+			t.Error(err)
+		}
+	})
 	callCtx, callCancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer callCancel()
 	hangCheck(t, 5*time.Second, "a call behind a blocked write", func() {
