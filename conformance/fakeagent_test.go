@@ -130,7 +130,7 @@ func (f *fakeState) lateTurn() (answered func()) {
 			first = false
 			signal()
 			<-release
-			time.Sleep(delay)
+			time.Sleep(delay) // the fake agent, a child process, is slow on purpose
 		}
 	}
 	f.turnDone = make(chan struct{})
@@ -202,7 +202,7 @@ func fakeAgent(mode string) int {
 			reply(map[string]any{"sessionId": f.sid})
 			if f.has("stop-reading") {
 				// Never reads its stdin again (bounded, should the runner hang).
-				time.Sleep(30 * time.Second)
+				time.Sleep(30 * time.Second) // in the fake agent, a child process
 				return 0
 			}
 		case "session/load":
@@ -282,7 +282,7 @@ func fakeAgent(mode string) int {
 		}
 	}
 	if f.has("slow-exit") || f.has("ignore-term") {
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the fake agent, a child process, is slow to exit on purpose
 	}
 	return 0
 }

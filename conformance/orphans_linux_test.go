@@ -67,6 +67,7 @@ const leaderExitsEnv = "CONFORMANCE_LEADER_EXITS"
 func init() {
 	if f := os.Getenv(leaderExitsEnv); f != "" {
 		runtime.LockOSThread() // the first thread, the one whose exit leaves a zombie leader
+		// In the helper child process: the thread that outlives the first.
 		go time.Sleep(time.Hour)
 		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			os.Exit(2)

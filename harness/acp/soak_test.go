@@ -117,7 +117,7 @@ func (s *soak) prompt() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("prompt %d: fewer than %d updates in a minute", s.prompts, killAfter)
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(200 * time.Microsecond) // polling a real process (the agent child writes the wire): no fake clock reaches it
 	}
 	a.kill(tb)
 	if !answered {

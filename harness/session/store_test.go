@@ -62,7 +62,7 @@ func child(mode, dir, id string) error {
 			}
 		}
 		fmt.Println("waiting")
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the child process itself, waiting for the test to kill it
 		return errors.New("not killed")
 	}
 	return fmt.Errorf("unknown mode %q", mode)

@@ -116,6 +116,7 @@ func TestFIFOInputsEndOnSIGTERM(t *testing.T) {
 			t.Cleanup(func() { _ = cmd.Process.Kill() })
 			var exited bool
 			var err error
+			// Polls a real process (its /proc entry): no fake clock reaches it.
 			for deadline := time.Now().Add(30 * time.Second); !exited; time.Sleep(20 * time.Millisecond) {
 				select {
 				case err = <-done:

@@ -50,6 +50,7 @@ func waitOpen(t *testing.T, pid int, path string) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
+	// Polls a real process (/proc/PID/fd): no fake clock reaches it.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		entries, err := os.ReadDir(fds)
 		if err != nil {
