@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -152,6 +153,18 @@ type Result struct {
 	Failures    []Failure `json:"failures"`
 	// DurationMs is the wall time, the shrinks included.
 	DurationMs int64 `json:"durationMs"`
+	// ScenariosMs is the wall time of the scenarios (drawn, run and
+	// judged; the shrinks after them not included), ScenariosPerMinute
+	// the rate it gives. CPUMs is the CPU time (user and system) used in
+	// that time by this process and by the processes it started that
+	// ended in it (the agents' processes, and those they waited for),
+	// CPUPerScenarioMs its share of a scenario: on a shared machine the
+	// rate depends on the load, the CPU much less. Both CPU figures are
+	// left out where the CPU time is not read (not on Unix).
+	ScenariosMs        int64   `json:"scenariosMs"`
+	ScenariosPerMinute float64 `json:"scenariosPerMinute"`
+	CPUMs              int64   `json:"cpuMs,omitempty"`
+	CPUPerScenarioMs   float64 `json:"cpuPerScenarioMs,omitempty"`
 	// ToolVersion and CatalogueVersion are the todoharness version and
 	// the catalogue version that explored: Merge joins only shards that
 	// agree on both (a report of an older version has neither).
@@ -228,7 +241,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.N > 0 {
 		e.total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
 	}
+	cpu0, cpuOK := processCPU()
 	prog := progress{w: cfg.Progress, every: cfg.ProgressEvery, start: start, now: cfg.Now, total: e.total, deadline: deadline}
+	if cpuOK {
+		prog.cpu = func() time.Duration { d, _ := processCPU(); return d - cpu0 }
+	}
 	for ctx.Err() == nil && (e.total < 0 || res.Scenarios+res.NotJudged < e.total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
 		batch, index := e.draw()
 		fails, rep, err := run(ctx, batch)
@@ -242,6 +259,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	prog.end()
+	var cpuMs int64
+	if prog.cpu != nil {
+		cpuMs = prog.cpu().Milliseconds()
+	}
+	res.cost(cfg.Now().Sub(start).Milliseconds(), cpuMs, prog.cpu != nil)
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
@@ -262,6 +284,35 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	return res, werr
+}
+
+// cost records what the scenarios took: wall time elMs and, when cpuOK,
+// CPU time cpuMs, both in milliseconds.
+func (r *Result) cost(elMs, cpuMs int64, cpuOK bool) {
+	r.ScenariosMs, r.ScenariosPerMinute, r.CPUMs, r.CPUPerScenarioMs = elMs, 0, 0, 0
+	if elMs > 0 {
+		r.ScenariosPerMinute = math.Round(float64(r.Scenarios)*60000/float64(elMs)*10) / 10
+	}
+	if !cpuOK {
+		return
+	}
+	r.CPUMs = cpuMs
+	if r.Scenarios > 0 {
+		r.CPUPerScenarioMs = math.Round(float64(cpuMs)/float64(r.Scenarios)*1000) / 1000
+	}
+}
+
+// maxCostMs bounds the times a report may give (a thousand years): the
+// sums of Merge stay inside an int64.
+const maxCostMs = 1000 * 366 * 24 * 3600 * 1000
+
+// roundCPU rounds a CPU time for a progress line: to 0.1 ms under a
+// second, to 10 ms above.
+func roundCPU(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Millisecond)
 }
 
 // MaxScenarios bounds the scenarios of an exploration and its shard
@@ -680,6 +731,8 @@ func (r *Result) validate() error {
 		return CheckSize(r.N, r.Shards)
 	case r.N < 0 || r.Scenarios < 0 || r.NotJudged < 0 || r.DurationMs < 0 || r.CatalogueVersion < 0:
 		return fmt.Errorf("a negative count (n %d, scenarios %d, notJudged %d, durationMs %d, catalogueVersion %d)", r.N, r.Scenarios, r.NotJudged, r.DurationMs, r.CatalogueVersion)
+	case r.ScenariosMs < 0 || r.ScenariosMs > maxCostMs || r.CPUMs < 0 || r.CPUMs > maxCostMs || r.ScenariosPerMinute < 0 || r.CPUPerScenarioMs < 0:
+		return fmt.Errorf("scenariosMs %d, cpuMs %d (want 0 to %d), scenariosPerMinute %g, cpuPerScenarioMs %g (want 0 or more): not the times of a run", r.ScenariosMs, r.CPUMs, int64(maxCostMs), r.ScenariosPerMinute, r.CPUPerScenarioMs)
 	}
 	if r.N > 0 {
 		if share := (r.N - r.Shard + r.Shards - 1) / r.Shards; r.Scenarios+r.NotJudged > share {
@@ -731,6 +784,10 @@ func Merge(rs []*Result) (*Result, error) {
 		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion}
 	seen := map[int]*Result{}
 	byKey := map[string]*Failure{}
+	// The shards' scenario times and CPU times add up: the merged rate is
+	// that of one machine running every shard in turn.
+	var elMs, cpuMs int64
+	cpuAll := true
 	for _, r := range rs {
 		if err := r.validate(); err != nil {
 			return nil, fmt.Errorf("explore: merge: shard%s: %w", r.source(), err)
@@ -759,6 +816,8 @@ func Merge(rs []*Result) (*Result, error) {
 			out.Interrupted = fmt.Sprintf("shard %d/%d: %s", r.Shard+1, r.Shards, r.Interrupted)
 		}
 		out.DurationMs = max(out.DurationMs, r.DurationMs)
+		elMs, cpuMs = min(elMs+r.ScenariosMs, maxCostMs), min(cpuMs+r.CPUMs, maxCostMs)
+		cpuAll = cpuAll && r.CPUMs > 0
 		for _, f := range r.Failures {
 			key := failureKey(f.Check, f.Signature)
 			g := byKey[key]
@@ -782,6 +841,7 @@ func Merge(rs []*Result) (*Result, error) {
 		out.Failures = append(out.Failures, *f)
 	}
 	sortFailures(out.Failures)
+	out.cost(elMs, cpuMs, cpuAll)
 	return out, nil
 }
 
@@ -806,6 +866,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		checks[f.Check] = true
 	}
 	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s) of %d check(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures), len(checks))
+	if r.ScenariosMs > 0 {
+		cpu := ""
+		if r.CPUMs > 0 {
+			cpu = fmt.Sprintf(", %s CPU a scenario (this process and the agent processes that ended)", roundCPU(time.Duration(r.CPUPerScenarioMs*float64(time.Millisecond))))
+		}
+		fmt.Fprintf(w, "explore: the scenarios took %s: %.1f a minute%s\n", (time.Duration(r.ScenariosMs) * time.Millisecond).Round(10*time.Millisecond), r.ScenariosPerMinute, cpu)
+	}
 	if r.NotJudged > 0 {
 		why := "not run"
 		if r.Interrupted != "" {
@@ -861,6 +928,9 @@ type progress struct {
 	wrote    bool
 	last     time.Time // when the last whole line was written
 	shrink   string    // the label of the shrink the last line was about
+	// cpu is the CPU time used since the start (processCPU; nil: not
+	// read).
+	cpu func() time.Duration
 }
 
 // line writes s in place on a terminal, else as a whole line.
@@ -894,7 +964,11 @@ func (p *progress) update(done, failures int) {
 	if p.total >= 0 {
 		of = fmt.Sprintf("/%d", p.total)
 	}
-	p.line(fmt.Sprintf("explore: %d%s scenarios, %d failure(s), %.1f/s, %s left   ", done, of, failures, rate, left))
+	cpu := ""
+	if p.cpu != nil && done > 0 {
+		cpu = fmt.Sprintf(", %s CPU a scenario", roundCPU(p.cpu()/time.Duration(done)))
+	}
+	p.line(fmt.Sprintf("explore: %d%s scenarios, %d failure(s), %.1f/s (%.0f a minute)%s, %s left   ", done, of, failures, rate, 60*rate, cpu, left))
 }
 
 // shrinking is the live line while a failure is shrunk.

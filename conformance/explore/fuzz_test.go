@@ -33,6 +33,10 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 		"a failure twice":       func(r *Result) { r.Failures = append(r.Failures, r.Failures[0]) },
 		"no check":              func(r *Result) { r.Failures[0].Check = "" },
 		"reproduced > reruns":   func(r *Result) { r.Failures[0].Reruns, r.Failures[0].Reproduced = 1, 2 },
+		"negative scenariosMs":  func(r *Result) { r.ScenariosMs = -1 },
+		"negative cpuMs":        func(r *Result) { r.CPUMs = -1 },
+		"cpuMs past a lifetime": func(r *Result) { r.CPUMs = maxCostMs + 1 },
+		"a negative rate":       func(r *Result) { r.ScenariosPerMinute = -1 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var r Result
@@ -51,6 +55,20 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 	}
 }
 
+// twoShards reads the reports of the two shards of one run, from
+// a/explore.json and b/explore.json.
+func twoShards(t *testing.T) (a, b *Result) {
+	t.Helper()
+	a, err := ParseResult(seedResult(0), "a/explore.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = ParseResult(seedResult(1), "b/explore.json"); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
 // Merge refuses shards that are not of one run, naming the shard files.
 func TestMergeRefusesShardsOfOtherRuns(t *testing.T) {
 	for name, mut := range map[string]func(r *Result){
@@ -62,14 +80,7 @@ func TestMergeRefusesShardsOfOtherRuns(t *testing.T) {
 		"the same shard twice":      func(r *Result) { r.Shard, r.Failures[0].Index = 0, 2 },
 	} {
 		t.Run(name, func(t *testing.T) {
-			a, err := ParseResult(seedResult(0), "a/explore.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := ParseResult(seedResult(1), "b/explore.json")
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b := twoShards(t)
 			if _, err := Merge([]*Result{a, b}); err != nil {
 				t.Fatalf("the two shards of one run: %v", err)
 			}
@@ -78,6 +89,30 @@ func TestMergeRefusesShardsOfOtherRuns(t *testing.T) {
 				t.Fatalf("Merge = %v, want a refusal naming b/explore.json", err)
 			}
 		})
+	}
+}
+
+// The merged exploration's rate and CPU are those of one machine running
+// every shard in turn: the times add up, as the scenarios do; a shard
+// whose CPU time was not read leaves the CPU out.
+func TestMergeAddsTheShardsCosts(t *testing.T) {
+	a, b := twoShards(t)
+	a.cost(30_000, 4_000, true)
+	b.cost(10_000, 1_000, true)
+	m, err := Merge([]*Result{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ScenariosMs != 40_000 || m.ScenariosPerMinute != 15 || m.CPUMs != 5_000 || m.CPUPerScenarioMs != 500 {
+		t.Errorf("merged %d scenarios: %d ms, %g a minute, %d ms CPU, %g ms a scenario; want 40000 ms, 15 a minute, 5000 ms, 500 ms",
+			m.Scenarios, m.ScenariosMs, m.ScenariosPerMinute, m.CPUMs, m.CPUPerScenarioMs)
+	}
+	b.cost(10_000, 0, false)
+	if m, err = Merge([]*Result{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if m.CPUMs != 0 || m.CPUPerScenarioMs != 0 || m.ScenariosPerMinute != 15 {
+		t.Errorf("a shard without CPU: merged %d ms CPU, %g ms a scenario, %g a minute; want no CPU, 15 a minute", m.CPUMs, m.CPUPerScenarioMs, m.ScenariosPerMinute)
 	}
 }
 

@@ -3,8 +3,10 @@ package explore_test
 import (
 	"context"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,6 +113,50 @@ func TestAShrunkCaseFailsTheSameWay(t *testing.T) {
 	}
 }
 
+// The report and the progress line say what the scenarios cost: their
+// wall time and rate, and where the CPU time is read (cpuRead) the CPU
+// time in all and per scenario.
+func TestTheReportSaysWhatTheScenariosCost(t *testing.T) {
+	var prog strings.Builder
+	out := t.TempDir()
+	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference(""), validator(t)), Seed: 5, N: 8,
+		Out: out, Progress: &prog, ProgressEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, explore.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := explore.ParseResult(b, explore.ResultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenarios != 8 || got.ScenariosMs <= 0 || got.ScenariosMs > res.DurationMs {
+		t.Fatalf("%d scenarios in %d ms (the whole run %d ms)\n%s", got.Scenarios, got.ScenariosMs, res.DurationMs, b)
+	}
+	if want := math.Round(8*60000/float64(got.ScenariosMs)*10) / 10; got.ScenariosPerMinute != want {
+		t.Errorf("scenariosPerMinute %g, want %g (8 in %d ms)", got.ScenariosPerMinute, want, got.ScenariosMs)
+	}
+	line := `(?m)^explore: 8/8 scenarios, 0 failure\(s\), [\d.]+/s \(\d+ a minute\), 0s left$`
+	if cpuRead {
+		if got.CPUMs <= 0 || math.Abs(got.CPUPerScenarioMs-float64(got.CPUMs)/8) > 0.001 {
+			t.Errorf("cpuMs %d, cpuPerScenarioMs %g: want the CPU time and its eighth\n%s", got.CPUMs, got.CPUPerScenarioMs, b)
+		}
+		line = `(?m)^explore: 8/8 scenarios, 0 failure\(s\), [\d.]+/s \(\d+ a minute\), [\d.]+(µs|ms|s) CPU a scenario, 0s left$`
+	}
+	if !regexp.MustCompile(line).MatchString(prog.String()) {
+		t.Errorf("no progress line with the rate a minute and the CPU a scenario:\n%s", prog.String())
+	}
+	var sum strings.Builder
+	if err := got.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.String(), "explore: the scenarios took ") || !strings.Contains(sum.String(), " a minute") {
+		t.Errorf("the summary does not say what the scenarios took:\n%s", sum.String())
+	}
+}
+
 // BenchmarkScenarios measures scenarios per second against the reference
 // agent in this process (docs/performance.md): 64 scenarios per run, all
 // at once, settle 20ms.
@@ -121,9 +167,8 @@ func BenchmarkScenarios(b *testing.B) {
 	}
 	cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
 		Parallel: 64, Validator: v, TempDir: b.TempDir()}
-	n := 0
+	n, cpuMs := 0, int64(0)
 	b.ResetTimer()
-	cpu0 := processCPU(b)
 	for i := 0; b.Loop(); i++ {
 		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: 64})
 		if err != nil {
@@ -133,13 +178,14 @@ func BenchmarkScenarios(b *testing.B) {
 			b.Fatalf("failures: %+v", res.Failures)
 		}
 		n += res.Scenarios
+		cpuMs += res.CPUMs
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
 	// The CPU time of the process per scenario (agents, mock models,
-	// runner and judge alike): on a shared machine the rate depends on
-	// the load, this much less (0 where the process's CPU time is not
-	// read).
-	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(max(n, 1)), "cpu-ms/scenario")
+	// runner and judge alike), as the report says it: on a shared machine
+	// the rate depends on the load, this much less (0 where the process's
+	// CPU time is not read).
+	b.ReportMetric(float64(cpuMs)/float64(max(n, 1)), "cpu-ms/scenario")
 }
 
 // The cases exploration found against the agents make peers installs

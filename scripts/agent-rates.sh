@@ -1,0 +1,78 @@
+#!/bin/sh
+# usage: scripts/agent-rates.sh [-n N] [-seed S] [-peers DIR] [-bin BINARY] [-out DIR] [PRESET...]
+#
+# What a run against each real agent costs (issue 43; docs/performance.md,
+# "Real agents"): for each PRESET in turn (default: opencode gemini claude
+# codex), one at a time, never two agents at once,
+#   - the built-in catalogue: wall and CPU time (user+sys, the agent's
+#     processes included: /usr/bin/time counts every child waited for);
+#   - an exploration of N generated scenarios (default 16) from seed S
+#     (default 1), --no-builtin, shrinks bounded to one second: wall and
+#     CPU of the whole command, and from its explore.json the scenarios'
+#     own wall time, rate and CPU a scenario (shrinks excluded; "-" for a
+#     todoharness that does not report them).
+# The agents come from make peers' cache (-peers, default .cache/peers:
+# DIR/PRESET/node_modules/.bin is put first on PATH), BINARY is the
+# todoharness to run (default: go build of this checkout into the -out
+# folder). Reports land in -out (default: a new temporary folder). Needs
+# jq and GNU time (/usr/bin/time). On a shared machine the wall times
+# follow the load (the load average is printed before each run); compare
+# the CPU times.
+set -eu
+n=16 seed=1 peers=.cache/peers bin= out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) n=$2; shift 2 ;;
+    -seed) seed=$2; shift 2 ;;
+    -peers) peers=$2; shift 2 ;;
+    -bin) bin=$2; shift 2 ;;
+    -out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "agent-rates: unknown flag $1 (see -h)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || set -- opencode gemini claude codex
+for tool in jq /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "agent-rates: $tool is needed" >&2; exit 2; }
+done
+[ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/agent-rates.XXXXXX")
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+peers=$(cd "$peers" && pwd)
+if [ -z "$bin" ]; then
+  bin=$out/todoharness
+  go build -o "$bin" ./cmd/todoharness
+fi
+t=$out/time.txt
+# timing is the last command's wall, user and sys seconds: the last line
+# of $t (GNU time writes "Command exited with non-zero status N" first).
+timing() { tail -n 1 "$t"; }
+echo "agent-rates: $($bin --version), $(getconf _NPROCESSORS_ONLN) CPUs, reports in $out"
+echo "| preset | agent | catalogue: wall, CPU, verdict | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario |"
+echo "|---|---|---|---|---|"
+for p in "$@"; do
+  dir=$peers/$p
+  [ -d "$dir/node_modules/.bin" ] || { echo "agent-rates: $dir/node_modules/.bin: not installed (make peers, or -peers DIR)" >&2; exit 2; }
+  # The agent's own lookup: its executable first on PATH, as make peers runs it.
+  PATH=$dir/node_modules/.bin:$PATH
+  export PATH
+  echo "agent-rates: $p: catalogue (load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))" >&2
+  /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" -q --json "$out/$p-catalogue.json" >/dev/null 2>"$out/$p-catalogue.err" || true
+  read -r cw cu cs <<EOF
+$(timing)
+EOF
+  agent=$(jq -r '(.agentInfo.name // .agent) + " " + (.agentInfo.version // "")' "$out/$p-catalogue.json" 2>/dev/null || echo '?')
+  verdict=$(jq -r '.verdict' "$out/$p-catalogue.json" 2>/dev/null || echo '?')
+  echo "agent-rates: $p: explore $n (load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))" >&2
+  rm -rf "$out/$p-explore"
+  /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" --no-builtin --explore "$n" --seed "$seed" --shrink-for 1s \
+    --out "$out/$p-explore" -q >/dev/null 2>"$out/$p-explore.err" || true
+  read -r ew eu es <<EOF
+$(timing)
+EOF
+  rates=$(jq -r '"\(.scenarios) in \(.scenariosMs // "-") ms, \(.scenariosPerMinute // "-"), \(.cpuPerScenarioMs // "-") ms"' \
+    "$out/$p-explore/explore.json" 2>/dev/null || echo '? (no explore.json)')
+  printf '| %s | %s | %.1f s, %.1f s, %s | %.1f s, %.1f s | %s |\n' "$p" "$agent" "$cw" "$(echo "$cu $cs" | awk '{print $1+$2}')" \
+    "$verdict" "$ew" "$(echo "$eu $es" | awk '{print $1+$2}')" "$rates"
+done
