@@ -14,10 +14,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/testutil"
 )
 
 // The test binary doubles as the second process of the multi-process specs:
@@ -414,7 +416,7 @@ func TestReadStopsOnContextOnASilentFIFO(t *testing.T) {
 		_, err := session.LoadFileContext(ctx, path)
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	testutil.WaitFIFODrained(t, path) // the header is read: the next read waits on the silent writer
 	cancel()
 	select {
 	case err := <-done:
@@ -443,7 +445,9 @@ func closedSession(t *testing.T) session.Dir {
 // A lock held by a descriptor that recorded no holder (a closed store's
 // descriptor shared by a child between fork and exec, or a holder that is
 // starting) is waited for, briefly; when it is not released, the opener
-// gets a *LockedError with no holder.
+// gets a *LockedError with no holder. The wait is timed on a synctest
+// bubble's clock (a flock with LOCK_NB never blocks): the holder lets go
+// 100 ms into the opener's one-second wait, or never.
 func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
 	dir := closedSession(t)
 	path, err := dir.File("s")
@@ -452,7 +456,7 @@ func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
 	}
 	// hold takes the flock on a description of its own, as the inherited
 	// copy does, and records nothing.
-	hold := func() *os.File {
+	hold := func(t *testing.T) *os.File {
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -464,30 +468,34 @@ func TestOpenWaitsForALockWithNoRecordedHolder(t *testing.T) {
 	}
 
 	t.Run("released", func(t *testing.T) {
-		f := hold()
-		released := make(chan struct{})
-		go func() {
-			defer close(released)
-			time.Sleep(100 * time.Millisecond)
-			f.Close()
-		}()
-		r, _, err := dir.Open("s")
-		<-released
-		if err != nil {
-			t.Fatalf("open while an unrecorded holder lets go: %v, want it to wait and open", err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			f := hold(t)
+			released := make(chan struct{})
+			go func() {
+				defer close(released)
+				time.Sleep(100 * time.Millisecond) // the bubble's clock
+				f.Close()
+			}()
+			r, _, err := dir.Open("s")
+			<-released
+			if err != nil {
+				t.Fatalf("open while an unrecorded holder lets go: %v, want it to wait and open", err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	})
 
 	t.Run("kept", func(t *testing.T) {
-		f := hold()
-		defer f.Close()
-		_, _, err := dir.Open("s")
-		var le *session.LockedError
-		if !errors.As(err, &le) || le.Holder != nil || !strings.Contains(err.Error(), "holder unknown") {
-			t.Fatalf("open while an unrecorded holder keeps the lock: %v, want a *LockedError with no holder", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			f := hold(t)
+			defer f.Close()
+			_, _, err := dir.Open("s")
+			var le *session.LockedError
+			if !errors.As(err, &le) || le.Holder != nil || !strings.Contains(err.Error(), "holder unknown") {
+				t.Fatalf("open while an unrecorded holder keeps the lock: %v, want a *LockedError with no holder", err)
+			}
+		})
 	})
 }

@@ -94,7 +94,7 @@ func TestLogCheckOfASilentFIFOStopsOnTheCommandContext(t *testing.T) {
 		_, stderr, _ := runCLI(ctx, "log", "check", path)
 		done <- stderr
 	}()
-	time.Sleep(100 * time.Millisecond)
+	testutil.WaitFIFODrained(t, path) // the header is read: the next read waits on the silent writer
 	cancel()
 	select {
 	case stderr := <-done:
