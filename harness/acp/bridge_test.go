@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -294,29 +295,31 @@ func TestEmptyListSendsEmptyEntriesNeverNull(t *testing.T) {
 }
 
 func TestCancelAnswersCancelled(t *testing.T) {
-	model := newFake(fakeTurn{reasoning: "thinking", hang: true})
-	r := start(t, "", model)
-	id := r.newSession()
-	done := make(chan sdk.StopReason, 1)
-	go func() {
-		sr, err := r.conn.PromptText(r.ctx, id, "go")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		model := newFake(fakeTurn{reasoning: "thinking", hang: true})
+		r := start(t, "", model)
+		id := r.newSession()
+		done := make(chan sdk.StopReason, 1)
+		go func() {
+			sr, err := r.conn.PromptText(r.ctx, id, "go")
+			if err != nil {
+				t.Errorf("prompt: %v", err)
+			}
+			done <- sr
+		}()
+		settle(t, "an update before the cancel", func() bool { return len(r.conn.Client.Updates()) > 0 })
+		if err := r.conn.Cancel(r.ctx, sdk.CancelNotification{SessionId: sdk.SessionId(id)}); err != nil {
+			t.Fatal(err)
 		}
-		done <- sr
-	}()
-	waitFor(t, func() bool { return len(r.conn.Client.Updates()) > 0 })
-	if err := r.conn.Cancel(r.ctx, sdk.CancelNotification{SessionId: sdk.SessionId(id)}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case sr := <-done:
-		if sr != sdk.StopReasonCancelled {
-			t.Errorf("stopReason = %q, want cancelled", sr)
+		select {
+		case sr := <-done:
+			if sr != sdk.StopReasonCancelled {
+				t.Errorf("stopReason = %q, want cancelled", sr)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("prompt did not answer after session/cancel")
 		}
-	case <-time.After(time.Minute):
-		t.Fatal("prompt did not answer after session/cancel")
-	}
+	})
 }
 
 func TestMaxStepsAnswersMaxTurnRequests(t *testing.T) {
@@ -417,32 +420,34 @@ func TestLoadBrokenLogNamesLineAndReason(t *testing.T) {
 }
 
 func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
-	r := start(t, "", newFake())
-	for _, raw := range []string{`this is not json`, `[1,2,3]`, `{"jsonrpc":"2.0","id":7,"method":42}`} {
-		if err := r.conn.WriteRaw(raw); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, "", newFake())
+		for _, raw := range []string{`this is not json`, `[1,2,3]`, `{"jsonrpc":"2.0","id":7,"method":42}`} {
+			if err := r.conn.WriteRaw(raw); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	waitFor(t, func() bool { return r.conn.Wire.Len() >= 4 })
-	lines := r.conn.Wire.Lines()[1:4]
-	wantCodes := []int{-32700, -32600, -32600}
-	wantIDs := []string{"null", "null", "7"}
-	for i, l := range lines {
-		var m struct {
-			ID    json.RawMessage `json:"id"`
-			Error struct{ Code int }
+		settle(t, "three answers", func() bool { return r.conn.Wire.Len() >= 4 })
+		lines := r.conn.Wire.Lines()[1:4]
+		wantCodes := []int{-32700, -32600, -32600}
+		wantIDs := []string{"null", "null", "7"}
+		for i, l := range lines {
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct{ Code int }
+			}
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Error.Code != wantCodes[i] || string(m.ID) != wantIDs[i] {
+				t.Errorf("answer %d = %s, want code %d id %s", i, l, wantCodes[i], wantIDs[i])
+			}
 		}
-		if err := json.Unmarshal(l, &m); err != nil {
-			t.Fatal(err)
+		// Still serving.
+		if _, err := r.conn.NewSessionIn(r.ctx, cwd); err != nil {
+			t.Errorf("session/new after malformed input: %v", err)
 		}
-		if m.Error.Code != wantCodes[i] || string(m.ID) != wantIDs[i] {
-			t.Errorf("answer %d = %s, want code %d id %s", i, l, wantCodes[i], wantIDs[i])
-		}
-	}
-	// Still serving.
-	if _, err := r.conn.NewSessionIn(r.ctx, cwd); err != nil {
-		t.Errorf("session/new after malformed input: %v", err)
-	}
+	})
 }
 
 func TestSessionLogRecordsCwdAndPersists(t *testing.T) {
@@ -463,6 +468,19 @@ func TestSessionLogRecordsCwdAndPersists(t *testing.T) {
 	}
 }
 
+// settle returns, in a synctest bubble, once every goroutine of the test
+// is blocked (the bridge has done all it will do with what it was sent),
+// and fails the test unless cond holds then.
+func settle(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the bridge went idle without %s", what)
+	}
+}
+
+// waitFor waits for cond, polling what a real process (the agent child)
+// sent: no fake clock reaches it. It fails the test after a minute.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute) // a failure bound, not a measurement
@@ -470,7 +488,7 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polling a real process
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -187,86 +188,109 @@ func TestFaultNoLoadReplay(t *testing.T) {
 // refuse-live-load refuses a load of the session open on the process, as
 // the original implementation did, and loads it after a restart.
 func TestFaultRefuseLiveLoad(t *testing.T) {
-	r := start(t, "", writeThenDone(threeTodos()), withFaults("refuse-live-load"))
-	id := r.newSession()
-	r.prompt(id, "go")
-	var re *sdk.RequestError
-	if err := r.conn.Load(r.ctx, id, cwd); !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "is already loaded") {
-		t.Fatalf("load of the open session: %v, want -32602 \"… is already loaded\"", err)
-	}
-	r.close()
-	r2 := start(t, r.dir, newFake(), withFaults("refuse-live-load"))
-	if err := r2.conn.Load(r2.ctx, id, cwd); err != nil {
-		t.Fatalf("load after a restart: %v", err)
-	}
-	waitFor(t, func() bool { return len(r2.conn.Client.Plans()) == 1 })
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, "", writeThenDone(threeTodos()), withFaults("refuse-live-load"))
+		id := r.newSession()
+		r.prompt(id, "go")
+		var re *sdk.RequestError
+		if err := r.conn.Load(r.ctx, id, cwd); !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "is already loaded") {
+			t.Fatalf("load of the open session: %v, want -32602 \"… is already loaded\"", err)
+		}
+		r.close()
+		r2 := start(t, r.dir, newFake(), withFaults("refuse-live-load"))
+		if err := r2.conn.Load(r2.ctx, id, cwd); err != nil {
+			t.Fatalf("load after a restart: %v", err)
+		}
+		settle(t, "the replayed plan", func() bool { return len(r2.conn.Client.Plans()) == 1 })
+	})
 }
 
 func TestFaultReplayAfterResponse(t *testing.T) {
-	dir, id := promptedSession(t)
-	r := start(t, dir, newFake(), withFaults("replay-after-response"))
-	if err := r.conn.Load(r.ctx, id, cwd); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return len(r.conn.Client.Plans()) == 1 })
-	lines := r.conn.Wire.Lines()
-	resp, plan := -1, -1
-	for i, l := range lines {
-		if bytes.Contains(l, []byte(`"result":{}`)) && resp < 0 {
-			resp = i
+	synctest.Test(t, func(t *testing.T) {
+		dir, id := promptedSession(t)
+		r := start(t, dir, newFake(), withFaults("replay-after-response"))
+		if err := r.conn.Load(r.ctx, id, cwd); err != nil {
+			t.Fatal(err)
 		}
-		if bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)) {
-			plan = i
+		settle(t, "the plan", func() bool { return len(r.conn.Client.Plans()) == 1 })
+		lines := r.conn.Wire.Lines()
+		resp, plan := -1, -1
+		for i, l := range lines {
+			if bytes.Contains(l, []byte(`"result":{}`)) && resp < 0 {
+				resp = i
+			}
+			if bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)) {
+				plan = i
+			}
 		}
-	}
-	if !(resp >= 0 && plan > resp) {
-		t.Errorf("response at line %d, plan at line %d: want the plan after the response", resp, plan)
-	}
+		if !(resp >= 0 && plan > resp) {
+			t.Errorf("response at line %d, plan at line %d: want the plan after the response", resp, plan)
+		}
+	})
 }
 
 // updates-after-response answers the prompt before the todo_write call's
 // updates, which still all arrive (after the answer, the turn goes on).
 func TestFaultUpdatesAfterResponse(t *testing.T) {
-	r := start(t, "", writeThenDone(threeTodos()), withFaults("updates-after-response"))
-	id := r.newSession()
-	if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return len(r.conn.Client.Plans()) == 1 })
-	resp, call, plan := -1, -1, -1
-	for i, l := range r.conn.Wire.Lines() {
-		switch {
-		case bytes.Contains(l, []byte(`"stopReason":"end_turn"`)) && resp < 0:
-			resp = i
-		case bytes.Contains(l, []byte(`"sessionUpdate":"tool_call"`)) && call < 0:
-			call = i
-		case bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)):
-			plan = i
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, "", writeThenDone(threeTodos()), withFaults("updates-after-response"))
+		id := r.newSession()
+		if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !(resp >= 0 && call > resp && plan > call) {
-		t.Errorf("answer at line %d, tool_call at %d, plan at %d: want the answer first", resp, call, plan)
-	}
+		settle(t, "the plan", func() bool { return len(r.conn.Client.Plans()) == 1 })
+		resp, call, plan := -1, -1, -1
+		for i, l := range r.conn.Wire.Lines() {
+			switch {
+			case bytes.Contains(l, []byte(`"stopReason":"end_turn"`)) && resp < 0:
+				resp = i
+			case bytes.Contains(l, []byte(`"sessionUpdate":"tool_call"`)) && call < 0:
+				call = i
+			case bytes.Contains(l, []byte(`"sessionUpdate":"plan"`)):
+				plan = i
+			}
+		}
+		if !(resp >= 0 && call > resp && plan > call) {
+			t.Errorf("answer at line %d, tool_call at %d, plan at %d: want the answer first", resp, call, plan)
+		}
+	})
 }
 
+// hang-on-prompt never answers a prompt, not even once it is cancelled.
+// In a synctest bubble: synctest.Wait returns when the bridge has done all
+// it will do with the prompt, then with the cancel.
 func TestFaultHangOnPrompt(t *testing.T) {
-	r := start(t, "", writeThenDone(threeTodos()), withFaults("hang-on-prompt"))
-	id := r.newSession()
-	ctx, cancel := context.WithTimeout(r.ctx, 300*time.Millisecond)
-	defer cancel()
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		_ = r.conn.Cancel(r.ctx, sdkCancel(id))
-	}()
-	if _, err := r.conn.PromptText(ctx, id, "go"); err == nil {
-		t.Fatal("hang-on-prompt answered the prompt")
-	}
-	for _, l := range r.conn.Wire.Lines() {
-		if bytes.Contains(l, []byte(`"stopReason"`)) {
-			t.Errorf("hang-on-prompt answered: %s", l)
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, "", writeThenDone(threeTodos()), withFaults("hang-on-prompt"))
+		id := r.newSession()
+		ctx, cancel := context.WithCancel(r.ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.conn.PromptText(ctx, id, "go")
+			done <- err
+		}()
+		synctest.Wait()
+		if err := r.conn.Cancel(r.ctx, sdkCancel(id)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Closing the connection still stops the bridge (checked by cleanup).
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("hang-on-prompt answered the prompt (error %v) before the client gave up", err)
+		default:
+		}
+		cancel() // the client gives up
+		if err := <-done; err == nil {
+			t.Fatal("hang-on-prompt answered the prompt")
+		}
+		for _, l := range r.conn.Wire.Lines() {
+			if bytes.Contains(l, []byte(`"stopReason"`)) {
+				t.Errorf("hang-on-prompt answered: %s", l)
+			}
+		}
+		// Closing the connection still stops the bridge (checked by cleanup).
+	})
 }
 
 func TestFaultCrashOnPrompt(t *testing.T) {
@@ -312,54 +336,56 @@ func sdkCancel(id string) sdk.CancelNotification {
 func TestIdleReportComesAfterTheLateWork(t *testing.T) {
 	for _, fault := range []string{"", "updates-after-response"} {
 		t.Run("fault "+fault, func(t *testing.T) {
-			idle := &testutil.SyncBuffer{}
-			r := start(t, "", writeThenDone(threeTodos()), withFaults(fault), func(c *acp.Config) { c.IdleReport = idle })
-			id := r.newSession()
-			if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
-				t.Fatal(err)
-			}
-			// Line ends, and where the prompt's answer ends.
-			ends := func() (all []int, answer int) {
-				n := 0
-				for _, l := range r.conn.Wire.Lines() {
-					n += len(l) + 1
-					all = append(all, n)
-					if bytes.Contains(l, []byte(`"stopReason"`)) {
-						answer = n
-					}
+			synctest.Test(t, func(t *testing.T) {
+				idle := &testutil.SyncBuffer{}
+				r := start(t, "", writeThenDone(threeTodos()), withFaults(fault), func(c *acp.Config) { c.IdleReport = idle })
+				id := r.newSession()
+				if _, err := r.conn.PromptText(r.ctx, id, "go"); err != nil {
+					t.Fatal(err)
 				}
-				return all, answer
-			}
-			reports := func() []int {
-				var out []int
-				for _, f := range strings.Fields(idle.String()) {
-					n, err := strconv.Atoi(f)
-					if err != nil {
-						t.Fatalf("idle report %q is not a count", f)
+				// Line ends, and where the prompt's answer ends.
+				ends := func() (all []int, answer int) {
+					n := 0
+					for _, l := range r.conn.Wire.Lines() {
+						n += len(l) + 1
+						all = append(all, n)
+						if bytes.Contains(l, []byte(`"stopReason"`)) {
+							answer = n
+						}
 					}
-					out = append(out, n)
+					return all, answer
 				}
-				return out
-			}
-			waitFor(t, func() bool {
-				all, _ := ends()
+				reports := func() []int {
+					var out []int
+					for _, f := range strings.Fields(idle.String()) {
+						n, err := strconv.Atoi(f)
+						if err != nil {
+							t.Fatalf("idle report %q is not a count", f)
+						}
+						out = append(out, n)
+					}
+					return out
+				}
+				settle(t, "an idle report at the last line's end", func() bool {
+					all, _ := ends()
+					got := reports()
+					return len(got) > 0 && got[len(got)-1] == all[len(all)-1]
+				})
+				all, answer := ends()
 				got := reports()
-				return len(got) > 0 && got[len(got)-1] == all[len(all)-1]
-			})
-			all, answer := ends()
-			got := reports()
-			for _, n := range got {
-				if !slices.Contains(all, n) {
-					t.Errorf("idle report %d is not the end of a line (line ends %v)", n, all)
+				for _, n := range got {
+					if !slices.Contains(all, n) {
+						t.Errorf("idle report %d is not the end of a line (line ends %v)", n, all)
+					}
 				}
-			}
-			late := answer != all[len(all)-1]
-			if late != (fault != "") {
-				t.Fatalf("the answer ends at %d of %d bytes: late updates %v, want %v", answer, all[len(all)-1], late, fault != "")
-			}
-			if late && slices.Contains(got, answer) {
-				t.Errorf("idle reported at the answer (%d), with the turn's updates still to come: reports %v", answer, got)
-			}
+				late := answer != all[len(all)-1]
+				if late != (fault != "") {
+					t.Fatalf("the answer ends at %d of %d bytes: late updates %v, want %v", answer, all[len(all)-1], late, fault != "")
+				}
+				if late && slices.Contains(got, answer) {
+					t.Errorf("idle reported at the answer (%d), with the turn's updates still to come: reports %v", answer, got)
+				}
+			})
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -24,7 +25,7 @@ func answerTo(t *testing.T, r *rig, id string) (result json.RawMessage, rpcErr *
 }) {
 	t.Helper()
 	var line []byte
-	waitFor(t, func() bool {
+	settle(t, "an answer to id "+id, func() bool {
 		for _, l := range r.conn.Wire.Lines() {
 			var m struct {
 				ID json.RawMessage `json:"id"`
@@ -70,55 +71,57 @@ func padded(t *testing.T, n int, head, tail string) string {
 // agent's reader for good, "token too long", and over-long prompts were
 // answered with id null.)
 func TestOverlongLinesAreAnsweredWithTheirIDAndTheAgentKeepsServing(t *testing.T) {
-	model := newFake(fakeTurn{text: "ok"})
-	r := start(t, "", model)
-	id := r.newSession()
-	newHead := func(rid string) string {
-		return `{"jsonrpc":"2.0","id":` + rid + `,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[],"_meta":{"pad":"`
-	}
-	// Exactly at the limit: MaxLine-1 bytes plus the newline.
-	if err := r.conn.WriteRaw(padded(t, acp.MaxLine-1, newHead(`"fits"`), `"}}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if res, e := answerTo(t, r, `"fits"`); e != nil || !bytes.Contains(res, []byte("sessionId")) {
-		t.Fatalf("a line of exactly %d bytes with its newline: result %s, error %+v; want a session", acp.MaxLine, res, e)
-	}
-	cases := []struct {
-		name, rid string
-		size      int
-		line      func(rid string, size int) string
-	}{
-		{"one byte over (10 MiB plus newline)", `"over-by-one"`, acp.MaxLine, func(rid string, n int) string { return padded(t, n, newHead(rid), `"}}}`) }},
-		{"11 MB prompt", `11`, 11_000_000, func(rid string, n int) string {
-			return padded(t, n, `{"jsonrpc":"2.0","id":`+rid+`,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"`, `"}]}}`)
-		}},
-		{"11 MB prompt, id last", `"id-last"`, 11_000_000, func(rid string, n int) string {
-			return padded(t, n, `{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"a \"quoted\" }{ ] ,\"id\":1 `, `"}]},"id":`+rid+`}`)
-		}},
-		{"50 MB prompt", `"fifty"`, 50_000_000, func(rid string, n int) string {
-			return padded(t, n, `{"jsonrpc":"2.0","id":`+rid+`,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"`, `"}]}}`)
-		}},
-	}
-	for _, c := range cases {
-		if err := r.conn.WriteRaw(c.line(c.rid, c.size)); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		model := newFake(fakeTurn{text: "ok"})
+		r := start(t, "", model)
+		id := r.newSession()
+		newHead := func(rid string) string {
+			return `{"jsonrpc":"2.0","id":` + rid + `,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[],"_meta":{"pad":"`
+		}
+		// Exactly at the limit: MaxLine-1 bytes plus the newline.
+		if err := r.conn.WriteRaw(padded(t, acp.MaxLine-1, newHead(`"fits"`), `"}}}`)); err != nil {
 			t.Fatal(err)
 		}
-		res, e := answerTo(t, r, c.rid)
-		if e == nil {
-			t.Errorf("%s: answered %s, want an error", c.name, res)
-			continue
+		if res, e := answerTo(t, r, `"fits"`); e != nil || !bytes.Contains(res, []byte("sessionId")) {
+			t.Fatalf("a line of exactly %d bytes with its newline: result %s, error %+v; want a session", acp.MaxLine, res, e)
 		}
-		if e.Code != -32600 || !strings.Contains(e.Message, fmt.Sprint(acp.MaxLine)) || !strings.Contains(e.Message, fmt.Sprint(c.size+1)) {
-			t.Errorf("%s: error %d %q, want -32600 naming the size %d and the limit %d", c.name, e.Code, e.Message, c.size+1, acp.MaxLine)
+		cases := []struct {
+			name, rid string
+			size      int
+			line      func(rid string, size int) string
+		}{
+			{"one byte over (10 MiB plus newline)", `"over-by-one"`, acp.MaxLine, func(rid string, n int) string { return padded(t, n, newHead(rid), `"}}}`) }},
+			{"11 MB prompt", `11`, 11_000_000, func(rid string, n int) string {
+				return padded(t, n, `{"jsonrpc":"2.0","id":`+rid+`,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"`, `"}]}}`)
+			}},
+			{"11 MB prompt, id last", `"id-last"`, 11_000_000, func(rid string, n int) string {
+				return padded(t, n, `{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"a \"quoted\" }{ ] ,\"id\":1 `, `"}]},"id":`+rid+`}`)
+			}},
+			{"50 MB prompt", `"fifty"`, 50_000_000, func(rid string, n int) string {
+				return padded(t, n, `{"jsonrpc":"2.0","id":`+rid+`,"method":"session/prompt","params":{"sessionId":"`+id+`","prompt":[{"type":"text","text":"`, `"}]}}`)
+			}},
 		}
-	}
-	// Still serving, and none of the over-long prompts ran.
-	if sr := r.prompt(id, "still there?"); sr != sdk.StopReasonEndTurn {
-		t.Errorf("prompt after the over-long lines: %q, want end_turn", sr)
-	}
-	if n := len(model.requests()); n != 1 {
-		t.Errorf("the model was asked %d times, want once (by the last prompt only)", n)
-	}
+		for _, c := range cases {
+			if err := r.conn.WriteRaw(c.line(c.rid, c.size)); err != nil {
+				t.Fatal(err)
+			}
+			res, e := answerTo(t, r, c.rid)
+			if e == nil {
+				t.Errorf("%s: answered %s, want an error", c.name, res)
+				continue
+			}
+			if e.Code != -32600 || !strings.Contains(e.Message, fmt.Sprint(acp.MaxLine)) || !strings.Contains(e.Message, fmt.Sprint(c.size+1)) {
+				t.Errorf("%s: error %d %q, want -32600 naming the size %d and the limit %d", c.name, e.Code, e.Message, c.size+1, acp.MaxLine)
+			}
+		}
+		// Still serving, and none of the over-long prompts ran.
+		if sr := r.prompt(id, "still there?"); sr != sdk.StopReasonEndTurn {
+			t.Errorf("prompt after the over-long lines: %q, want end_turn", sr)
+		}
+		if n := len(model.requests()); n != 1 {
+			t.Errorf("the model was asked %d times, want once (by the last prompt only)", n)
+		}
+	})
 }
 
 // Before initialize the agent serves nothing but initialize.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -31,13 +32,15 @@ func TestNewSessionRefusesACwdThatIsNotADirectory(t *testing.T) {
 // A request with "id": null is answered with an Invalid Request error
 // (id null), as JSON-RPC 2.0 says, and the agent keeps serving.
 func TestARequestWithANullIDIsAnsweredInvalidRequest(t *testing.T) {
-	r := start(t, "", newFake())
-	if err := r.conn.WriteRaw(`{"jsonrpc":"2.0","id":null,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}` + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	_, e := answerTo(t, r, "null")
-	if e == nil || e.Code != -32600 || !strings.Contains(e.Message, "Invalid request") {
-		t.Fatalf("answer to id null: %+v, want -32600 Invalid request", e)
-	}
-	r.newSession()
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, "", newFake())
+		if err := r.conn.WriteRaw(`{"jsonrpc":"2.0","id":null,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		_, e := answerTo(t, r, "null")
+		if e == nil || e.Code != -32600 || !strings.Contains(e.Message, "Invalid request") {
+			t.Fatalf("answer to id null: %+v, want -32600 Invalid request", e)
+		}
+		r.newSession()
+	})
 }
