@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -588,12 +589,22 @@ func TestReportsAndTranscripts(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	// The run is cancelled once an agent runs: the first to start says so
+	// through a FIFO (opening it for reading waits for a writer), then
+	// never answers. The others wait to open it, never answering either.
+	started := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	go func() {
+		_, _ = os.ReadFile(started)
+		cancel()
+	}()
 	// No case timeout: only the cancellation can end this run.
 	var rep *Report
 	HangCheck(t, HangLimit, "a cancelled Run of agents that never answer", func() {
 		var err error
-		rep, err = Run(ctx, Config{Agent: ShellTarget("sleep 600"), Cases: BuiltinCases(t), Dialect: driver.DialectTodoWrite, Parallel: 2,
+		rep, err = Run(ctx, Config{Agent: ShellTarget("echo started >'" + started + "'; exec sleep 600"), Cases: BuiltinCases(t), Dialect: driver.DialectTodoWrite, Parallel: 2,
 			Timeout: time.Hour, Grace: 100 * time.Millisecond})
 		if err != nil {
 			t.Error(err)
