@@ -481,6 +481,9 @@ func TestInProcessHungAgentTimeout(t *testing.T) {
 	t.Logf("case %s, exit %q", cr.Duration, pr.Exit)
 	// Run has returned: what the runner started has ended (or is ending:
 	// a goroutine that closed a channel may not have returned yet).
+	// Polled on the wall clock: Run cannot go into a synctest bubble (an
+	// in-process agent's stdin and stdout are OS pipes and the mock model
+	// a TCP server, none of which a goroutine waits on durably).
 	var left []string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if left = runnerGoroutines(before); len(left) == 0 || time.Now().After(deadline) {
@@ -548,6 +551,8 @@ func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
 	t.Parallel()
 	f := func(_ context.Context, p driver.ProcIO) int {
 		p.Stdout = &reportingWriter{w: p.Stdout, report: p.IdleReport}
+		// Wall time, as the runner's (no synctest bubble: see
+		// TestInProcessHungAgentTimeout).
 		stubServe(p, func() { time.Sleep(400 * time.Millisecond) })
 		return 0
 	}
