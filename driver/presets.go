@@ -477,15 +477,8 @@ func (p Preset) WriteExplain(w io.Writer, v Vars) error {
 
 // wireDescription names a mockmodel wire with the endpoint the agent uses.
 func wireDescription(wire string) string {
-	switch wire {
-	case mockmodel.WireOpenAIChat:
-		return wire + " (POST {{.BaseURL}}/chat/completions)"
-	case mockmodel.WireOpenAIResponses:
-		return wire + " (POST {{.BaseURL}}/responses)"
-	case mockmodel.WireAnthropic:
-		return wire + " (POST {{.URL}}/v1/messages)"
-	case mockmodel.WireGemini:
-		return wire + " (POST {{.URL}}/v1beta/models/MODEL:streamGenerateContent)"
+	if w, ok := mockmodel.WireNamed(wire); ok {
+		return wire + " (" + w.Endpoint + ")"
 	}
 	return wire
 }

@@ -12,8 +12,8 @@
 //     block-end, usage, finish) exactly as the llm HTTP client would emit it
 //     for the same turn streamed by the Server;
 //   - Server, an httptest.Server-shaped HTTP server on 127.0.0.1 that
-//     speaks four model APIs, chosen by the request path, each streaming
-//     and not (see Wire formats below).
+//     speaks the model APIs Wires describes, chosen by the request path,
+//     each streaming and not (see Wire formats below).
 //
 // Both keep a Journal of every request they received, raw and in one
 // canonical shape whatever the API: the wire it came on, the system text,
@@ -26,40 +26,11 @@
 //
 // # Wire formats
 //
-// One script, four APIs; every request takes the next turn, whichever API
-// it came on (JournalEntry.Wire says which).
-//
-//   - OpenAI chat completions (WireOpenAIChat): POST /v1/chat/completions
-//     and /chat/completions; SSE chat.completion.chunk data lines,
-//     reasoning as DeepSeek's reasoning_content, a usage chunk when
-//     stream_options.include_usage is set, [DONE]; GET /v1/models.
-//   - OpenAI Responses (WireOpenAIResponses): POST /v1/responses and
-//     /responses; input items message, reasoning, function_call,
-//     function_call_output (and custom_tool_call[_output]), instructions,
-//     function tools. SSE response.created, response.in_progress, then per
-//     output item response.output_item.added, its deltas
-//     (reasoning_summary_text, output_text, function_call_arguments) and
-//     done events, response.output_item.done, and response.completed (or
-//     response.incomplete for the length and content-filter finishes)
-//     with usage; stream false answers the response object.
-//     previous_response_id is refused: the mock keeps no responses.
-//   - Anthropic Messages (WireAnthropic): POST /v1/messages; system as a
-//     string or text blocks, text, thinking, tool_use and tool_result
-//     blocks (is_error), tools with input_schema (POST
-//     /v1/messages/count_tokens answers an estimate, takes no turn and is
-//     not journaled: Claude Code asks it first). SSE message_start, ping,
-//     content_block_start/delta/stop per block (thinking_delta and a
-//     signature_delta, text_delta, input_json_delta), message_delta with
-//     stop_reason and usage, message_stop; stream false answers the message.
-//   - Gemini (WireGemini): POST /v1beta/models/{model}:generateContent and
-//     :streamGenerateContent (?alt=sse: SSE data lines; otherwise a JSON
-//     array streamed element by element); contents with text, thought,
-//     functionCall and functionResponse parts, systemInstruction,
-//     functionDeclarations (parameters or parametersJsonSchema).
-//     Reasoning goes out as thought:true parts, tool calls as functionCall
-//     parts carrying the script's call id; the last response carries
-//     finishReason and usageMetadata. The Gemini API does not stream
-//     function-call arguments, so each call arrives whole in its own event.
+// One script, every API at once; every request takes the next turn,
+// whichever API it came on (JournalEntry.Wire says which). Wires lists
+// the APIs with their endpoints; each is one value in its own
+// wire_<name>.go, whose type's comment says what its requests and answers
+// look like (docs/mock-scripts.md has the table for users).
 //
 // Reasoning is always sent, in each API's reasoning shape, whether or not
 // the request asked for it: the script is the truth. Usage maps onto each

@@ -21,8 +21,8 @@ type JournalEntry struct {
 	// Path is the HTTP path ("/v1/chat/completions"); empty for the
 	// in-process model.
 	Path string `json:"path,omitempty"`
-	// Wire is the API the request came on: WireOpenAIChat,
-	// WireOpenAIResponses, WireAnthropic, WireGemini or WireInProcess.
+	// Wire is the API the request came on: the Name of one of Wires
+	// (WireOpenAIChat, ...), or WireInProcess.
 	// It is empty only for a request on an unknown endpoint.
 	Wire   string `json:"wire,omitempty"`
 	Stream bool   `json:"stream"`
@@ -68,14 +68,10 @@ type JournalEntry struct {
 	Status int `json:"status"`
 }
 
-// Wires, the values of JournalEntry.Wire.
-const (
-	WireOpenAIChat      = "openai-chat"        // POST /v1/chat/completions, /chat/completions
-	WireOpenAIResponses = "openai-responses"   // POST /v1/responses, /responses
-	WireAnthropic       = "anthropic-messages" // POST /v1/messages
-	WireGemini          = "gemini"             // POST /v1beta/models/{model}:generateContent, :streamGenerateContent
-	WireInProcess       = "in-process"         // Model.Stream
-)
+// WireInProcess is the JournalEntry.Wire of the in-process model's
+// requests (Model.Stream); each HTTP wire declares its own beside it
+// (WireOpenAIChat, ...).
+const WireInProcess = "in-process"
 
 // Sources of a tool result's IsError, the values of JournalEntry.ToolErrors.
 const (

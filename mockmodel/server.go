@@ -16,9 +16,8 @@ import (
 
 // Server is the HTTP face of a script, shaped like httptest.Server: it
 // listens on 127.0.0.1 (an ephemeral port unless Listener is set before
-// Start) and speaks the wire formats registered in wires: OpenAI chat
-// completions, OpenAI Responses, Anthropic Messages and Gemini, chosen by
-// the request path.
+// Start) and speaks the wire formats wires lists (Wires describes them),
+// chosen by the request path.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:PORT, without a trailing slash:
 	// URL + "/v1/chat/completions" is the chat endpoint. BaseURL() adds /v1
@@ -168,28 +167,13 @@ func (s *Server) route(wi wire, rt route) http.HandlerFunc {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 			e := &RequestError{Code: CodeMethodNotAllow, Status: http.StatusMethodNotAllowed, Turn: -1,
 				Message: fmt.Sprintf("%s: %s %s: method not allowed (want %s)", s.p.label(), r.Method, r.URL.Path, rt.method)}
-			s.p.refuse(request{path: r.URL.Path, wire: wi.name(), raw: rawJSON(body)}, e)
+			s.p.refuse(request{path: r.URL.Path, wire: wi.info().Name, raw: rawJSON(body)}, e)
 			w.Header().Set("Allow", rt.method)
 			wi.writeError(w, e)
 			return
 		}
 		rt.handle(s, w, r)
 	}
-}
-
-// guessWire picks the error shape for a request on an unknown endpoint:
-// by path prefix, then by the SDKs' authentication headers, else OpenAI.
-func guessWire(r *http.Request) wire {
-	p := r.URL.Path
-	switch {
-	case strings.HasPrefix(p, "/v1beta/") || r.Header.Get("x-goog-api-key") != "":
-		return gemini{}
-	case strings.HasPrefix(p, "/v1/messages") || r.Header.Get("anthropic-version") != "":
-		return anthropicMessages{}
-	case strings.HasPrefix(p, "/v1/responses") || strings.HasPrefix(p, "/responses"):
-		return openAIResponses{}
-	}
-	return openAIChat{}
 }
 
 // ServeHTTP serves one request (the server's handler).
@@ -282,30 +266,6 @@ func (s *Server) Remaining() int { return s.p.remaining() }
 // connection pool, idle connections closed by Close.
 func (s *Server) Client() *http.Client { return s.client }
 
-// wire is one API dialect the server speaks, selected by path. Each lives in
-// its own wire_*.go file; wires lists them.
-type wire interface {
-	// name is the JournalEntry.Wire of its requests.
-	name() string
-	routes() []route
-	// writeError answers e in the API's own error shape.
-	writeError(w http.ResponseWriter, e *RequestError)
-}
-
-type route struct {
-	method string
-	// path is a ServeMux pattern (a trailing slash matches a subtree).
-	path string
-	// suffix completes path in the list of served endpoints of a 404.
-	suffix string
-	handle func(s *Server, w http.ResponseWriter, r *http.Request)
-}
-
-// wires returns the dialects the server speaks, each with its own paths.
-func wires() []wire {
-	return []wire{openAIChat{}, openAIResponses{}, anthropicMessages{}, gemini{}}
-}
-
 // turnCodec is what a wire supplies to serveTurn.
 type turnCodec struct {
 	wire wire
@@ -322,7 +282,7 @@ type turnCodec struct {
 // it, take the next turn (checking its expect), answer, and journal all of
 // it; any refusal is answered in the wire's own error shape.
 func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) {
-	name := c.wire.name()
+	name := c.wire.info().Name
 	body, err := readBody(r)
 	if err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || r.Context().Err() != nil) {
 		// The client went away before its request was whole (an agent

@@ -12,17 +12,39 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 )
 
-// anthropicMessages is the Anthropic Messages wire: POST /v1/messages.
+// anthropicMessages is the Anthropic Messages wire, WireAnthropic: POST
+// /v1/messages; system as a string or text blocks, text, thinking,
+// tool_use and tool_result blocks (is_error), tools with input_schema
+// (POST /v1/messages/count_tokens answers an estimate, takes no turn and
+// is not journaled: Claude Code asks it first). SSE message_start, ping,
+// content_block_start/delta/stop per block (thinking_delta and a
+// signature_delta, text_delta, input_json_delta), message_delta with
+// stop_reason and usage, message_stop; stream false answers the message.
 // Reasoning goes out as a thinking block (with a fixed signature), text as
 // a text block, tool calls as tool_use blocks whose input streams as
 // input_json_delta; errors are {type:"error", error:{type, message}}.
 type anthropicMessages struct{}
 
+// WireAnthropic is the JournalEntry.Wire of its requests.
+const WireAnthropic = "anthropic-messages"
+
 // anthropicSignature is the signature of every thinking block the mock
 // sends (agents send thinking blocks back with it).
 const anthropicSignature = "todoharness-mock-signature"
 
-func (anthropicMessages) name() string { return WireAnthropic }
+func (anthropicMessages) info() WireInfo {
+	return WireInfo{Name: WireAnthropic, Flag: "anthropic", API: "Anthropic Messages", Client: "Anthropic",
+		Serves:   "POST /v1/messages (and /v1/messages/count_tokens)",
+		Endpoint: "POST {{.URL}}/v1/messages"}
+}
+
+func (anthropicMessages) owns(path string) bool { return strings.HasSuffix(path, "/messages") }
+
+func (anthropicMessages) looksLike(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1/messages") || r.Header.Get("anthropic-version") != ""
+}
+
+func (anthropicMessages) decode(_ string, body []byte) (request, error) { return decodeAnthropic(body) }
 
 func (anthropicMessages) routes() []route {
 	return []route{

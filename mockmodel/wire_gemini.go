@@ -15,18 +15,46 @@ import (
 // gemini is the Gemini API wire (generativelanguage, v1beta):
 // POST /v1beta/models/{model}:generateContent and
 // :streamGenerateContent (?alt=sse for server-sent events, else a JSON
-// array streamed element by element). Reasoning goes out as thought:true
-// text parts, tool calls as functionCall parts (with the script's call id);
-// errors are {error:{code, message, status}}.
+// array streamed element by element), WireGemini; contents with text,
+// thought, functionCall and functionResponse parts, systemInstruction,
+// functionDeclarations (parameters or parametersJsonSchema). Reasoning
+// goes out as thought:true text parts, tool calls as functionCall parts
+// (with the script's call id); the last response carries finishReason and
+// usageMetadata; errors are {error:{code, message, status}}.
 //
 // The Gemini API does not stream function-call arguments (partialArgs is
 // Vertex-only, and the Go SDK refuses it in Gemini API mode): each tool
 // call arrives whole, in its own stream event.
 type gemini struct{}
 
+// WireGemini is the JournalEntry.Wire of its requests.
+const WireGemini = "gemini"
+
 const geminiPrefix = "/v1beta/models/"
 
-func (gemini) name() string { return WireGemini }
+func (gemini) info() WireInfo {
+	return WireInfo{Name: WireGemini, Flag: "gemini", API: "Gemini", Client: "Gemini",
+		Serves:   "POST /v1beta/models/{model}:generateContent and :streamGenerateContent",
+		Endpoint: "POST {{.URL}}/v1beta/models/MODEL:streamGenerateContent"}
+}
+
+func (gemini) owns(path string) bool {
+	return strings.Contains(path, "/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent"))
+}
+
+func (gemini) looksLike(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1beta/") || r.Header.Get("x-goog-api-key") != ""
+}
+
+// decode takes the model from the path.
+func (gemini) decode(path string, body []byte) (request, error) {
+	req, err := decodeGemini(body)
+	if err == nil {
+		m := path[strings.LastIndex(path, "/models/")+len("/models/"):]
+		req.model, _, _ = strings.Cut(m, ":")
+	}
+	return req, err
+}
 
 func (gemini) routes() []route {
 	return []route{{http.MethodPost, geminiPrefix, "{model}:generateContent|streamGenerateContent", serveGemini}}

@@ -12,16 +12,36 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 )
 
-// openAIChat is the OpenAI chat-completions wire (also DeepSeek's):
-// POST /v1/chat/completions and /chat/completions, GET /v1/models and
-// /models.
+// openAIChat is the OpenAI chat-completions wire (also DeepSeek's),
+// WireOpenAIChat: POST /v1/chat/completions and /chat/completions; SSE
+// chat.completion.chunk data lines, reasoning as DeepSeek's
+// reasoning_content, a usage chunk when stream_options.include_usage is
+// set, [DONE]; GET /v1/models and /models.
 type openAIChat struct{}
+
+// WireOpenAIChat is the JournalEntry.Wire of its requests.
+const WireOpenAIChat = "openai-chat"
 
 // ModelID is the model the server lists on GET /v1/models; it accepts any
 // model name in requests and echoes it back.
 const ModelID = "todoharness-mock"
 
-func (openAIChat) name() string { return WireOpenAIChat }
+func (openAIChat) info() WireInfo {
+	return WireInfo{Name: WireOpenAIChat, Flag: "openai-chat", API: "OpenAI chat completions", Client: "OpenAI",
+		Serves:   "POST /v1/chat/completions (and /chat/completions), GET /v1/models",
+		Endpoint: "POST {{.BaseURL}}/chat/completions"}
+}
+
+func (openAIChat) owns(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
+
+// looksLike: an unknown endpoint nothing else claims gets the first
+// wire's error shape, this one's, anyway.
+func (openAIChat) looksLike(*http.Request) bool { return false }
+
+func (openAIChat) decode(_ string, body []byte) (request, error) {
+	_, req, err := decodeOpenAIChat(body)
+	return req, err
+}
 
 func (openAIChat) writeError(w http.ResponseWriter, e *RequestError) { writeOpenAIError(w, e) }
 

@@ -12,13 +12,39 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 )
 
-// openAIResponses is the OpenAI Responses wire: POST /v1/responses and
-// /responses. Reasoning goes out as a reasoning item with a summary,
-// text as a message item, tool calls as function_call items; errors are
-// OpenAI error bodies.
+// openAIResponses is the OpenAI Responses wire, WireOpenAIResponses:
+// POST /v1/responses and /responses; input items message, reasoning,
+// function_call, function_call_output (and custom_tool_call[_output]),
+// instructions, function tools. SSE response.created,
+// response.in_progress, then per output item response.output_item.added,
+// its deltas (reasoning_summary_text, output_text,
+// function_call_arguments) and done events, response.output_item.done,
+// and response.completed (or response.incomplete for the length and
+// content-filter finishes) with usage; stream false answers the response
+// object. previous_response_id is refused: the mock keeps no responses.
+// Reasoning goes out as a reasoning item with a summary, text as a
+// message item, tool calls as function_call items; errors are OpenAI
+// error bodies.
 type openAIResponses struct{}
 
-func (openAIResponses) name() string { return WireOpenAIResponses }
+// WireOpenAIResponses is the JournalEntry.Wire of its requests.
+const WireOpenAIResponses = "openai-responses"
+
+func (openAIResponses) info() WireInfo {
+	return WireInfo{Name: WireOpenAIResponses, Flag: "openai-responses", API: "OpenAI Responses", Client: "OpenAI",
+		Serves:   "POST /v1/responses (and /responses)",
+		Endpoint: "POST {{.BaseURL}}/responses"}
+}
+
+func (openAIResponses) owns(path string) bool { return strings.HasSuffix(path, "/responses") }
+
+func (openAIResponses) looksLike(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1/responses") || strings.HasPrefix(r.URL.Path, "/responses")
+}
+
+func (openAIResponses) decode(_ string, body []byte) (request, error) {
+	return decodeOpenAIResponses(body)
+}
 
 func (openAIResponses) writeError(w http.ResponseWriter, e *RequestError) { writeOpenAIError(w, e) }
 

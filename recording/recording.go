@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,22 +36,21 @@ const (
 	SystemGolden = "system.golden.md"
 )
 
-// Wires are the --wire values, and the mock model's name of each.
-var Wires = map[string]string{
-	"openai-chat":      mockmodel.WireOpenAIChat,
-	"openai-responses": mockmodel.WireOpenAIResponses,
-	"anthropic":        mockmodel.WireAnthropic,
-	"gemini":           mockmodel.WireGemini,
+// WireNames lists the --wire values: the wires the mock model speaks
+// (mockmodel.WireInfo.Flag).
+func WireNames() []string {
+	var out []string
+	for _, w := range mockmodel.Wires() {
+		out = append(out, w.Flag)
+	}
+	return out
 }
-
-// WireNames lists the --wire values.
-func WireNames() []string { return []string{"openai-chat", "openai-responses", "anthropic", "gemini"} }
 
 // Options configure Record and Replay.
 type Options struct {
 	// Agent is the agent under test, as conform takes it.
 	Agent driver.Target
-	// Wire is the model API the agent speaks (a key of Wires).
+	// Wire is the model API the agent speaks (one of WireNames).
 	Wire string
 	// Upstream is the provider's base URL (Record only; may carry
 	// user:password, which is never written).
@@ -110,7 +110,7 @@ func Record(ctx context.Context, dir string, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := Wires[o.Wire]; !ok {
+	if !slices.Contains(WireNames(), o.Wire) {
 		return nil, fmt.Errorf("record %s: --wire %q: want one of %s", sc.Name, o.Wire, strings.Join(WireNames(), ", "))
 	}
 	if o.Upstream == "" {

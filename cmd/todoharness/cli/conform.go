@@ -71,7 +71,7 @@ func newConformCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
 		Short:   "Run the todo_write conformance catalogue against an ACP agent",
-		Long:    conformLong,
+		Long:    strings.Replace(conformLong, "{{clientsWithoutV1}}", clientsWithoutV1(), 1),
 		Example: conformExample,
 		Args:    conformArgs,
 		// conform merge too: what it prints quotes the agents.
@@ -147,7 +147,7 @@ Without --agent the built-in reference agent is tested (this executable's own
 "agent" command); --in-process runs it inside this process instead, on pipes,
 with no process per case (--env TODOHARNESS_FAULT=NAME still reaches it). The agent command line, --env values and --file templates
 may use {{.BaseURL}} (http://127.0.0.1:PORT/v1 of the mock model), {{.URL}}
-(the same without /v1, for Anthropic and Gemini clients), {{.Host}},
+(the same without /v1, for {{clientsWithoutV1}} clients), {{.Host}},
 {{.Port}}, {{.Cwd}} (the case's working directory), {{.Home}} (the case's
 throw-away home), {{.Case}} and {{.Model}}; TODOHARNESS_MODEL_URL is always
 set to the base URL. A --file whose DEST starts with ~/ is written into the

@@ -6,6 +6,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,23 +20,19 @@ import (
 func newMockCmd() *cobra.Command {
 	mock := &cobra.Command{
 		Use:   "mock",
-		Short: "Scripted mock model: a server speaking OpenAI chat completions, OpenAI Responses, Anthropic Messages and Gemini",
+		Short: "Scripted mock model: a server speaking " + wireAPIs(),
 	}
 	var script, addr, journal string
 	serve := &cobra.Command{
 		Use:   "serve --script FILE [--addr 127.0.0.1:0] [--journal FILE]",
 		Short: "Serve a mock-model script over HTTP until interrupted",
 		Long: `Serve a mock-model script (YAML; the format is in docs/mock-scripts.md) over
-HTTP on four model APIs at once, each streaming and not, chosen by the path:
+HTTP on ` + countWord(len(mockmodel.Wires())) + ` model APIs at once, each streaming and not, chosen by the path:
 
-  OpenAI chat completions  POST /v1/chat/completions (and /chat/completions), GET /v1/models
-  OpenAI Responses         POST /v1/responses (and /responses)
-  Anthropic Messages       POST /v1/messages (and /v1/messages/count_tokens)
-  Gemini                   POST /v1beta/models/{model}:generateContent and :streamGenerateContent
-
+` + wireTable() + `
 Every request takes the next turn of the script, whichever API it came on.
 The first line on stdout is the base URL for OpenAI clients
-(http://127.0.0.1:PORT/v1; Anthropic and Gemini clients take it without /v1).
+(http://127.0.0.1:PORT/v1; ` + clientsWithoutV1() + ` clients take it without /v1).
 Serves until SIGINT or SIGTERM. With --journal, every request is appended to
 FILE as one JSON line as it arrives, in one canonical form whatever the API.`,
 		Args: cobra.NoArgs,
@@ -89,4 +88,55 @@ func runMockServe(ctx context.Context, cmd *cobra.Command, scriptPath, addr, jou
 		}
 	}
 	return nil
+}
+
+// wireAPIs names the APIs the mock speaks: "A, B and C".
+func wireAPIs() string {
+	var apis []string
+	for _, w := range mockmodel.Wires() {
+		apis = append(apis, w.API)
+	}
+	return andList(apis)
+}
+
+// wireTable lists the mock's APIs with their endpoints, a line each.
+func wireTable() string {
+	width := 0
+	for _, w := range mockmodel.Wires() {
+		width = max(width, len(w.API))
+	}
+	var b strings.Builder
+	for _, w := range mockmodel.Wires() {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, w.API, w.Serves)
+	}
+	return b.String()
+}
+
+// clientsWithoutV1 names the clients that take the mock's URL without /v1
+// ({{.URL}}): "Anthropic and Gemini".
+func clientsWithoutV1() string {
+	var names []string
+	for _, w := range mockmodel.Wires() {
+		if w.WithoutV1() && !slices.Contains(names, w.Client) {
+			names = append(names, w.Client)
+		}
+	}
+	return andList(names)
+}
+
+// andList joins words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// countWord spells a small count out ("four"); larger ones are digits.
+func countWord(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
 }
