@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
@@ -98,11 +99,17 @@ var headerPatterns = []struct {
 // views are the decoded forms of a text a scan looks at: the text, its
 // JSON-unescaped and URL-decoded forms (decodings), and the decoded runs of
 // every encoding of keyEncodings in it (base64, base32, hex) that decode
-// to printable text.
+// to printable text. Each view is listed once: most texts have no escape,
+// and their seven decodings are the text seven times.
 func views(text string) []string {
 	var out []string
+	add := func(v string) {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
 	for _, d := range decodings(text) {
-		out = append(out, d.s)
+		add(d.s)
 	}
 	for _, enc := range keyEncodings {
 		if enc.run == nil {
@@ -110,7 +117,7 @@ func views(text string) []string {
 		}
 		for _, run := range enc.run.FindAllString(text, -1) {
 			if b, ok := enc.decode(run); ok && printable(b) {
-				out = append(out, string(b))
+				add(string(b))
 			}
 		}
 	}
@@ -172,7 +179,8 @@ func scan(data []byte, secrets []string, frag *fragmentIndex) []Finding {
 	check := func(text string, line int, where string) {
 		for _, v := range views(text) {
 			for _, p := range credentialPatterns {
-				for _, m := range p.re.FindAllString(v, -1) {
+				for _, ix := range p.findAll(v) {
+					m := v[ix[0]:ix[1]]
 					if p.kind == "azure key (32 hex)" && !hexKeyLike(m) {
 						continue
 					}

@@ -53,17 +53,58 @@ func isSensitiveHeader(name string) bool {
 // Azure's 32-hex keys (standing alone, not inside a longer id), and the
 // user:password of a URL. They are deliberately narrow so that ordinary
 // model text is never rewritten.
-var credentialPatterns = []struct {
+//
+// Each has a cheap test a text must pass to hold a match (may): the literal
+// the pattern cannot match without, or for the Azure key a run of 32
+// lowercase hex digits. A scan runs the patterns over every line in up to a
+// dozen decoded views, and without these tests the regular expressions,
+// which cannot skip ahead to a literal behind \b, were nearly all of the
+// credential scan's time (docs/performance.md, "The credential scan").
+var credentialPatterns = []credentialPattern{
+	{"api key (sk-…)", regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}`), literal("sk-")},
+	{"bearer token", regexp.MustCompile(`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`), literal("Bearer")},
+	{"basic credentials", regexp.MustCompile(`\bBasic\s+[A-Za-z0-9+/]{8,}={0,2}`), literal("Basic")},
+	{"google api key (AIza…)", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`), literal("AIza")},
+	{"json web token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}`), literal("eyJ")},
+	{"azure key (32 hex)", regexp.MustCompile(`(?:^|[^0-9A-Za-z_.-])[0-9a-f]{32}(?:$|[^0-9A-Za-z_-])`), hasLowerHexRun32},
+	{"url credentials", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"]+@`), literal("://")},
+}
+
+// credentialPattern is a credential shape: its kind, its expression, and
+// may, false only for a text the expression cannot match.
+type credentialPattern struct {
 	kind string
 	re   *regexp.Regexp
-}{
-	{"api key (sk-…)", regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}`)},
-	{"bearer token", regexp.MustCompile(`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`)},
-	{"basic credentials", regexp.MustCompile(`\bBasic\s+[A-Za-z0-9+/]{8,}={0,2}`)},
-	{"google api key (AIza…)", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`)},
-	{"json web token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}`)},
-	{"azure key (32 hex)", regexp.MustCompile(`(?:^|[^0-9A-Za-z_.-])[0-9a-f]{32}(?:$|[^0-9A-Za-z_-])`)},
-	{"url credentials", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@'"]+:[^/\s@'"]+@`)},
+	may  func(string) bool
+}
+
+// findAll is re.FindAllStringIndex(s, -1), skipping the expression where
+// may rules a match out.
+func (p credentialPattern) findAll(s string) [][]int {
+	if !p.may(s) {
+		return nil
+	}
+	return p.re.FindAllStringIndex(s, -1)
+}
+
+// literal is a may test: s contains lit.
+func literal(lit string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, lit) }
+}
+
+// hasLowerHexRun32 reports whether s has 32 lowercase hex digits in a row.
+func hasLowerHexRun32(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; '0' <= c && c <= '9' || 'a' <= c && c <= 'f' {
+			if run++; run == 32 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // PatternRedact replaces credential-shaped values in v. An Azure-style hex
@@ -73,6 +114,9 @@ func PatternRedact(v string) string {
 	v = encodedCredentialRedact(v)
 	v = escapedCredentialRedact(v)
 	for _, p := range credentialPatterns {
+		if !p.may(v) {
+			continue
+		}
 		v = p.re.ReplaceAllStringFunc(v, func(m string) string {
 			switch p.kind {
 			case "azure key (32 hex)":
@@ -101,7 +145,7 @@ func escapedCredentialRedact(v string) string {
 			continue
 		}
 		for _, p := range credentialPatterns {
-			for _, m := range p.re.FindAllStringIndex(d.s, -1) {
+			for _, m := range p.findAll(d.s) {
 				if p.kind == "azure key (32 hex)" && !hexKeyLike(d.s[m[0]:m[1]]) {
 					continue
 				}
@@ -138,8 +182,8 @@ func encodedCredentialRedact(v string) string {
 // credentialShaped reports whether text holds a credential-shaped value.
 func credentialShaped(text string) bool {
 	for _, p := range credentialPatterns {
-		for _, m := range p.re.FindAllString(text, -1) {
-			if p.kind != "azure key (32 hex)" || hexKeyLike(m) {
+		for _, ix := range p.findAll(text) {
+			if m := text[ix[0]:ix[1]]; p.kind != "azure key (32 hex)" || hexKeyLike(m) {
 				return true
 			}
 		}

@@ -118,22 +118,31 @@ func secretSpans(text string, secrets []string) []span {
 	if len(secrets) == 0 || text == "" {
 		return nil
 	}
+	// The needles once for every decoding (they are the same for each).
+	type needle struct {
+		s   string
+		enc keyEncoding
+	}
+	var needles []needle
+	for _, sec := range secrets {
+		for _, enc := range keyEncodings {
+			for _, nd := range enc.needles(sec) {
+				needles = append(needles, needle{nd, enc})
+			}
+		}
+	}
 	var out []span
 	for _, d := range decodings(text) {
-		for _, sec := range secrets {
-			for _, enc := range keyEncodings {
-				for _, nd := range enc.needles(sec) {
-					for from := 0; ; {
-						i := strings.Index(d.s[from:], nd)
-						if i < 0 {
-							break
-						}
-						i += from
-						a, b := widen(d.s, i, i+len(nd), enc)
-						out = append(out, span{d.at[a], d.at[b]})
-						from = i + 1
-					}
+		for _, nd := range needles {
+			for from := 0; ; {
+				i := strings.Index(d.s[from:], nd.s)
+				if i < 0 {
+					break
 				}
+				i += from
+				a, b := widen(d.s, i, i+len(nd.s), nd.enc)
+				out = append(out, span{d.at[a], d.at[b]})
+				from = i + 1
 			}
 		}
 	}
