@@ -12,9 +12,25 @@
 // takes on a small machine.
 //
 // -plain PATTERN tests those packages once more without -race, in the same
-// queue (first, as they are the long ones: explorations that skip under
-// -race). Everything is built with -trimpath, so that a fresh clone in
+// queue. Everything is built with -trimpath, so that a fresh clone in
 // another folder reuses the build cache.
 //
-//	go run ./scripts/testrun [-p N] [-race] [-plain PATTERN]... [-timeout D] [PACKAGES]
+// The queue starts the longest packages first: each job's wall time is kept
+// in -times (testrun-times.json in the user's cache folder, shared by every
+// clone on the machine), and the next run orders by it; jobs with no time
+// yet come first, the plain ones, then the larger test files. On two cores
+// the run ends when its last long package does.
+//
+// Why not gotestsum, the well-kept formatter of `go test -json` output: it
+// runs one `go test` and formats what it prints, and what make test needs
+// of its runner is in the scheduling, which `go test` does not offer: the
+// order of the queue (go test starts packages in the order of its build
+// graph), -race and plain jobs in one queue under one bound on the binaries
+// at once (go test takes one set of build flags a run: two runs side by side
+// would have two bounds, one after the other would add the exploration's two
+// minutes), and each package's CPU time. Its extras (JUnit files, reruns of
+// failed tests, watching) are not wanted here: a rerun would hide a flaky
+// spec. docs/performance.md, "make test on 2 cores", has the figures.
+//
+//	go run ./scripts/testrun [-p N] [-race] [-plain PATTERN]... [-timeout D] [-times FILE] [PACKAGES]
 package main

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -77,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	timeout := fs.Duration("timeout", 10*time.Minute, "each package's test timeout (go test -timeout)")
+	timesFile := fs.String("times", defaultTimesFile(), "where each job's last wall time is kept, to start the longest first (\"\" for none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -93,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testrun: %v\n", err)
 		return 2
 	}
+	last := readTimes(*timesFile)
+	longestFirst(jobs, last)
 	colour := isTerminal(stdout)
 	start := time.Now()
 	// -trimpath: the compiled packages do not depend on the folder the
@@ -109,8 +114,99 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "built in %s; testing, %d at a time\n", time.Since(start).Round(100*time.Millisecond), *parallel)
 	goTest := append([]string{"test", "-count=1", "-timeout", timeout.String()}, common...)
-	results := testAll(ctx, goTest, jobs, *parallel)
-	return summarise(ctx, stdout, results, jobs, colour, start)
+	results := make(chan result)
+	took := map[string]float64{}
+	go func() {
+		defer close(results)
+		for r := range testAll(ctx, goTest, jobs, *parallel) {
+			took[r.job.label()] = r.elapsed.Seconds()
+			results <- r
+		}
+	}()
+	status := summarise(ctx, stdout, results, jobs, colour, start)
+	if err := writeTimes(*timesFile, last, took); err != nil {
+		fmt.Fprintf(stderr, "testrun: keeping the packages' times: %v\n", err)
+	}
+	return status
+}
+
+// defaultTimesFile is testrun-times.json in the user's cache folder (shared
+// by every clone on the machine, like Go's build cache), or "" when there
+// is none.
+func defaultTimesFile() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "todoharness", "testrun-times.json")
+}
+
+// readTimes returns the wall seconds of each job of the last runs, by
+// label: none when file is "", missing or unreadable (the order is then
+// the listing's).
+func readTimes(file string) map[string]float64 {
+	times := map[string]float64{}
+	if file == "" {
+		return times
+	}
+	if data, err := os.ReadFile(file); err == nil {
+		_ = json.Unmarshal(data, &times)
+	}
+	return times
+}
+
+// writeTimes keeps the times of this run's jobs (took) with those of jobs
+// it did not run (last), replacing file whole.
+func writeTimes(file string, last, took map[string]float64) error {
+	if file == "" || len(took) == 0 {
+		return nil
+	}
+	all := map[string]float64{}
+	maps.Copy(all, last)
+	maps.Copy(all, took)
+	data, err := json.MarshalIndent(all, "", "\t")
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err // names the folder
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".testrun-times-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	return os.Rename(tmp.Name(), file) // names both files
+}
+
+// longestFirst orders jobs for the queue: those with no time in last first,
+// in the order they came (new packages, or every job on a machine's first
+// run: the plain jobs, then the larger test files first), then the others
+// by their last wall time, longest first. On a small machine the run ends
+// when its last long package does: one of them started late (the order of
+// test-file sizes put ./suites/conformance, the longest, sixth) finishes
+// alone while the other CPUs are idle.
+func longestFirst(jobs []job, last map[string]float64) {
+	slices.SortStableFunc(jobs, func(a, b job) int {
+		ta, okA := last[a.label()]
+		tb, okB := last[b.label()]
+		switch {
+		case !okA && !okB:
+			return 0
+		case !okA:
+			return -1
+		case !okB:
+			return 1
+		}
+		return cmp.Compare(tb, ta)
+	})
 }
 
 // testAll tests the jobs, parallel at a time, until ctx ends; the results

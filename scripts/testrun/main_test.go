@@ -1,6 +1,9 @@
 package main
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +54,50 @@ func TestFailureDigestBounded(t *testing.T) {
 	}
 	if n := len(got[0]); n > digestWidth+len("…") {
 		t.Errorf("a line of %d bytes, want at most %d", n, digestWidth+len("…"))
+	}
+}
+
+// The queue starts with the jobs no earlier run timed, in the order they
+// came, then the timed ones, longest first.
+func TestLongestFirst(t *testing.T) {
+	mk := func(name string, race bool) job { return job{pkg: pkg{name: name}, race: race} }
+	jobs := []job{mk("./new1", true), mk("./short", true), mk("./explore", false), mk("./long", true), mk("./new2", true), mk("./mid", true)}
+	last := map[string]float64{"./short": 3, "./explore (no -race)": 130, "./long": 260, "./mid": 120, "./gone": 500}
+	longestFirst(jobs, last)
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.label())
+	}
+	want := []string{"./new1", "./new2", "./long", "./explore (no -race)", "./mid", "./short"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %q, want %q", got, want)
+	}
+}
+
+// The times are kept across runs: a run's jobs replace their own, the
+// others' stay; a missing or broken file is no times at all.
+func TestTimesKept(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sub", "times.json")
+	if got := readTimes(file); len(got) != 0 {
+		t.Fatalf("times from a missing file: %v", got)
+	}
+	if err := writeTimes(file, nil, map[string]float64{"./a": 10, "./b": 20}); err != nil {
+		t.Fatal(err)
+	}
+	last := readTimes(file)
+	if err := writeTimes(file, last, map[string]float64{"./b": 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readTimes(file), map[string]float64{"./a": 10, "./b": 5}; !maps.Equal(got, want) {
+		t.Errorf("times %v, want %v", got, want)
+	}
+	if err := os.WriteFile(file, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readTimes(file); len(got) != 0 {
+		t.Errorf("times from a broken file: %v", got)
+	}
+	if err := writeTimes("", nil, map[string]float64{"./a": 1}); err != nil {
+		t.Errorf("no file: %v", err)
 	}
 }
