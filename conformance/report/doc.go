@@ -8,6 +8,8 @@
 // journal), WritePeersHTML one page for a peers run, WriteJUnit JUnit XML
 // (one test case per check, `conform --junit`), WriteGitHub GitHub
 // Actions annotations (`conform --format github`; Formats and ParseFormat
-// are the --format values). The JSON report stays with the report in
+// are the --format values), WriteMarkdown the summary as Markdown for a
+// job summary or a pull-request comment (`conform --format markdown`,
+// `--summary-md FILE`). The JSON report stays with the report in
 // conformance (Report.WriteJSON).
 package report

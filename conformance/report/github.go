@@ -11,14 +11,16 @@ import (
 )
 
 // Report formats for the command line (--format): FormatText is the summary
-// alone, FormatGitHub the summary and GitHub Actions annotations.
+// alone, FormatGitHub the summary and GitHub Actions annotations,
+// FormatMarkdown the summary as Markdown (WriteMarkdown).
 const (
-	FormatText   = "text"
-	FormatGitHub = "github"
+	FormatText     = "text"
+	FormatGitHub   = "github"
+	FormatMarkdown = "markdown"
 )
 
 // Formats lists the report formats, the default first.
-func Formats() []string { return []string{FormatText, FormatGitHub} }
+func Formats() []string { return []string{FormatText, FormatGitHub, FormatMarkdown} }
 
 // ParseFormat checks a --format value ("" is FormatText); an unknown one
 // is an error listing them, with the nearest suggested.

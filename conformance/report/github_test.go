@@ -90,7 +90,7 @@ func TestParseFormat(t *testing.T) {
 		}
 	}
 	_, err := ParseFormat("githb")
-	if err == nil || !strings.Contains(err.Error(), `unknown format "githb": did you mean github? (formats: text, github)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown format "githb": did you mean github? (formats: text, github, markdown)`) {
 		t.Errorf("ParseFormat(githb) = %v", err)
 	}
 }

@@ -53,6 +53,7 @@ type conformOptions struct {
 	checks     []string
 	fedOnly    bool
 	format     string
+	summaryMD  string
 	strict     bool
 	inProcess  bool
 	explore    exploreFlags
@@ -105,11 +106,12 @@ func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
 }
 
 // registerReports registers the flags that say which reports are written
-// and how: --json, --format, --strict, --junit, --html, --out,
+// and how: --json, --format, --summary-md, --strict, --junit, --html, --out,
 // --expected-failures, --list.
 func (o *conformOptions) registerReports(f *pflag.FlagSet) {
 	f.StringVar(&o.jsonOut, "json", "", "write the report as JSON to FILE (- for stdout: the JSON report alone, the summary then goes to stderr; with --list: the catalogue and the cases)")
-	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD)")
+	f.StringVar(&o.format, "format", report.FormatText, "how the report is printed: "+strings.Join(report.Formats(), ", ")+" (github: the summary and GitHub Actions annotations, ::error for what fails the run, ::warning for a failed SHOULD; markdown: the summary as Markdown, for a job summary or a pull-request comment, the other lines on stderr)")
+	f.StringVar(&o.summaryMD, "summary-md", "", "write the summary as Markdown to FILE (the verdict, the counts, each failing check with its failing cases and reasons, escaped and cut; at most 60,000 bytes): for $GITHUB_STEP_SUMMARY or a pull-request comment")
 	f.BoolVar(&o.strict, "strict", false, "a failed SHOULD check fails the run too (exit 1), and is a JUnit failure")
 	f.StringVar(&o.junitOut, "junit", "", "write the report as JUnit XML to FILE")
 	f.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML page to FILE (verdict, checks filterable by outcome and level, each failure with its evidence, each case's ACP wire beside the model journal)")
@@ -168,9 +170,11 @@ catalogue and of the exploration; "conform merge DIR..." joins the shards'
 --out folders into one verdict (docs/ci.md).
 
 --format github prints GitHub Actions annotations next to the summary
-(docs/ci.md); --json, --junit, --html and --out write the reports, the
-evidence and the transcripts for a CI job to keep (--html: one page a person
-reads in a browser, nothing loaded from the network).
+(docs/ci.md), --format markdown the summary as Markdown; --json, --junit,
+--html, --summary-md and --out write the reports, the evidence and the
+transcripts for a CI job to keep (--html: one page a person reads in a
+browser, nothing loaded from the network; --summary-md: the summary as
+Markdown, for $GITHUB_STEP_SUMMARY or a pull-request comment).
 
 Exit status: 0 (PASS) when every MUST check that applies was judged and
 passed (expected failures aside) and no baseline entry is stale; 1 (FAIL)
@@ -412,7 +416,7 @@ func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config
 	stdout, out, errw := cmd.OutOrStdout(), o.summaryOut(cmd), cmd.ErrOrStderr()
 	defer w.end(errw)
 	if o.explore.on() {
-		status := reportConform(stdout, out, o, rep, w)
+		status := reportConform(stdout, out, errw, o, rep, w)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status
@@ -430,7 +434,7 @@ func finishConform(cmd *cobra.Command, o *conformOptions, cfg conformance.Config
 			}
 		}
 	}
-	return reportConform(stdout, out, o, rep, w)
+	return reportConform(stdout, out, errw, o, rep, w)
 }
 
 // caseCount says how many cases will run: the selected ones, the probe
@@ -499,9 +503,9 @@ func readBaseline(path string, all []*conformance.Case) ([]conformance.ExpectedF
 type reportFile struct{ flag, path string }
 
 // reportFiles are the flags that write the catalogue's report, set or not:
-// --json, --junit, --html and --write-baseline.
+// --json, --junit, --html, --summary-md and --write-baseline.
 func (o *conformOptions) reportFiles() []reportFile {
-	return []reportFile{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--write-baseline", o.baseline}}
+	return []reportFile{{"--json", o.jsonOut}, {"--junit", o.junitOut}, {"--html", o.htmlOut}, {"--summary-md", o.summaryMD}, {"--write-baseline", o.baseline}}
 }
 
 // checkOutputs makes sure every file and folder the run will write can be
@@ -565,13 +569,15 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if !o.run.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "conform: judged the evidence of %d cases under %s again (no agent started)\n", len(evs), o.judge)
 	}
-	return reportConform(cmd.OutOrStdout(), o.summaryOut(cmd), o, rep, w)
+	return reportConform(cmd.OutOrStdout(), o.summaryOut(cmd), cmd.ErrOrStderr(), o, rep, w)
 }
 
 // reportConform writes the report files (--json - to stdout) with w and
 // the summary to out, and returns the exit status: the verdict's, whether
 // or not every report could be written (w names those it could not).
-func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Report, w *reportWriter) error {
+// Under --format markdown the summary on out is Markdown alone, and the
+// lines that follow the text summary (transcripts, reports) go to errw.
+func reportConform(stdout, out, errw io.Writer, o *conformOptions, rep *conformance.Report, w *reportWriter) error {
 	if o.jsonOut == "-" {
 		if err := rep.WriteJSON(termtext.Unwrap(stdout)); err != nil {
 			w.fail("--json -", err)
@@ -581,12 +587,21 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 	}
 	w.file("--junit", o.junitOut, func(w io.Writer) error { return report.WriteJUnit(w, rep) })
 	w.file("--html", o.htmlOut, func(w io.Writer) error { return report.WriteHTML(w, rep) })
+	w.file("--summary-md", o.summaryMD, func(w io.Writer) error { return report.WriteMarkdown(w, rep) })
+	if o.format == report.FormatMarkdown {
+		if err := report.WriteMarkdown(out, rep); err != nil {
+			return err
+		}
+		out = errw
+	}
 	if cr := rep.NotStarted(); cr != nil {
 		return notStarted(out, o, rep, cr)
 	}
-	fmt.Fprintln(out)
-	if err := report.WriteSummary(out, rep, o.color); err != nil {
-		return err
+	if o.format != report.FormatMarkdown {
+		fmt.Fprintln(out)
+		if err := report.WriteSummary(out, rep, o.color); err != nil {
+			return err
+		}
 	}
 	if len(o.unfed) > 0 {
 		fmt.Fprintf(out, "--fed-only: %d check(s) no selected case feeds left out of the verdict (not judged): %s\n", len(o.unfed), strings.Join(o.unfed, ", "))
@@ -625,7 +640,7 @@ func reportConform(stdout, out io.Writer, o *conformOptions, rep *conformance.Re
 // agent.
 func writeWhereNext(out io.Writer, o *conformOptions, w *reportWriter) {
 	var wrote []string
-	for _, f := range []struct{ what, path string }{{"JSON", o.jsonOut}, {"JUnit", o.junitOut}, {"HTML (open it in a browser)", o.htmlOut}} {
+	for _, f := range []struct{ what, path string }{{"JSON", o.jsonOut}, {"JUnit", o.junitOut}, {"HTML (open it in a browser)", o.htmlOut}, {"Markdown summary", o.summaryMD}} {
 		if f.path != "" && f.path != "-" && !w.notWritten[f.path] {
 			wrote = append(wrote, f.what+" "+f.path)
 		}

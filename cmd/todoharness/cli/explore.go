@@ -213,7 +213,7 @@ func exploreStatus(catalogue error, res *explore.Result) error {
 
 // newConformMergeCmd is `todoharness conform merge DIR...`.
 func newConformMergeCmd() *cobra.Command {
-	var jsonOut, exploreOut string
+	var jsonOut, exploreOut, summaryMD string
 	var strict bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR...",
@@ -232,17 +232,22 @@ conform's.`,
 		Example: `  todoharness conform merge shard-1 shard-2 shard-3 shard-4 --json conform.json`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			return mergeShards(cmd, dirs, jsonOut, exploreOut, strict)
+			return mergeShards(cmd, dirs, mergeOutputs{jsonOut, exploreOut, summaryMD}, strict)
 		},
 	}
 	cmd.Flags().StringVar(&jsonOut, "json", "", "write the merged catalogue report as JSON to FILE (- for stdout: the summaries then go to stderr)")
 	cmd.Flags().StringVar(&exploreOut, "explore-json", "", "write the merged exploration report as JSON to FILE")
+	cmd.Flags().StringVar(&summaryMD, "summary-md", "", "write the merged catalogue's summary as Markdown to FILE (for $GITHUB_STEP_SUMMARY or a pull-request comment)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "a failed SHOULD check fails the run too")
 	return cmd
 }
 
-func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, strict bool) error {
-	o := &conformOptions{jsonOut: jsonOut, format: report.FormatText}
+// mergeOutputs are the report files conform merge writes ("": none).
+type mergeOutputs struct{ json, exploreJSON, summaryMD string }
+
+func mergeShards(cmd *cobra.Command, dirs []string, outs mergeOutputs, strict bool) error {
+	exploreOut := outs.exploreJSON
+	o := &conformOptions{jsonOut: outs.json, summaryMD: outs.summaryMD, format: report.FormatText}
 	out := o.summaryOut(cmd)
 	evs, results, err := readShards(dirs)
 	if err != nil {
@@ -266,7 +271,7 @@ func mergeShards(cmd *cobra.Command, dirs []string, jsonOut, exploreOut string, 
 	defer w.end(cmd.ErrOrStderr())
 	var status error
 	if rep != nil {
-		status = reportConform(cmd.OutOrStdout(), out, o, rep, w)
+		status = reportConform(cmd.OutOrStdout(), out, cmd.ErrOrStderr(), o, rep, w)
 		var ec exitCode
 		if status != nil && !errors.As(status, &ec) {
 			return status
