@@ -96,7 +96,11 @@ type Check struct {
 	// or not (wire-level checks).
 	Always bool `json:"always,omitempty"`
 
+	// eval judges one case's evidence; seen says what a pass saw (the
+	// REASON of a passing row: PassSeen), nil count when the check has no
+	// words of its own (its title is said).
 	eval evalFunc
+	seen seenRule
 }
 
 // AppliesTo reports whether the check applies to dialect d.
@@ -264,50 +268,96 @@ func SpecSources() []SpecSource {
 	}
 }
 
+// The IDs of the checks (Check.ID), as reports, baselines, cases'
+// checks: lists and breakage rows spell them.
+const (
+	Run1             = "RUN-1"
+	ACPInit1         = "ACP-INIT-1"
+	ACPJSONRPC1      = "ACP-JSONRPC-1"
+	ACPSchema1       = "ACP-SCHEMA-1"
+	ACPSchema2       = "ACP-SCHEMA-2"
+	ACPExit1         = "ACP-EXIT-1"
+	ACPTurn1         = "ACP-TURN-1"
+	ACPSession1      = "ACP-SESSION-1"
+	ACPToolStatus1   = "ACP-TOOLSTATUS-1"
+	TWTool1          = "TW-TOOL-1"
+	TWSchema1        = "TW-SCHEMA-1"
+	TWSchema2        = "TW-SCHEMA-2"
+	TWReplace1       = "TW-REPLACE-1"
+	TWEmpty1         = "TW-EMPTY-1"
+	TWValidEmpty     = "TW-VALID-EMPTY"
+	TWValidWS        = "TW-VALID-WS"
+	TWValidDup       = "TW-VALID-DUP"
+	TWValidTwoActive = "TW-VALID-TWOACTIVE"
+	TWValidBadStatus = "TW-VALID-BADSTATUS"
+	TWValidNotArray  = "TW-VALID-NOTARRAY"
+	TWValidMissing   = "TW-VALID-MISSING"
+	TWRejectKeep1    = "TW-REJECT-KEEP-1"
+	TWCounts1        = "TW-COUNTS-1"
+	TWCounts2        = "TW-COUNTS-2"
+	TWHistory1       = "TW-HISTORY-1"
+	TWHistory2       = "TW-HISTORY-2"
+	TWPlan1          = "TW-PLAN-1"
+	TWPlanTrim1      = "TW-PLAN-TRIM-1"
+	TWFinal1         = "TW-FINAL-1"
+	TWPlanPriority1  = "TW-PLAN-PRIORITY-1"
+	TWPlanPriority2  = "TW-PLAN-PRIORITY-2"
+	TWPlanNonNull1   = "TW-PLAN-NONNULL-1"
+	TWLoadCap1       = "TW-LOAD-CAP-1"
+	TWLoad1          = "TW-LOAD-1"
+	TWLoad2          = "TW-LOAD-2"
+)
+
 // Catalogue returns every check, in report order. The IDs are stable.
 func Catalogue() []Check {
 	return []Check{
 		{
-			ID: "RUN-1", Level: MUST, Always: true,
+			ID: Run1, Level: MUST, Always: true,
 			Title:  "the agent answers every ACP request of the case in time and stays up until the client closes its stdin",
 			Spec:   "Timeouts per case; a hung or crashing agent is a failed case, never a hung runner.",
 			Source: srcDoc,
 			eval:   evalRun,
+			seen:   seenRun(),
 		},
 		{
-			ID: "ACP-INIT-1", Level: MUST, Always: true,
+			ID: ACPInit1, Level: MUST, Always: true,
 			Title:  "initialize is answered with protocolVersion 1",
 			Spec:   "The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.",
 			Source: srcSchema + " InitializeResponse.protocolVersion",
 			eval:   evalInit,
+			seen:   seenInit(),
 		},
 		{
-			ID: "ACP-JSONRPC-1", Level: MUST, Always: true,
+			ID: ACPJSONRPC1, Level: MUST, Always: true,
 			Title:  "every line the agent writes to stdout is a JSON-RPC 2.0 message",
 			Spec:   "A message (request, response, or notification) with `\"jsonrpc\": \"2.0\"` specified as [required by JSON-RPC 2.0 Specification][1].",
 			Source: srcSchema,
 			eval:   evalJSONRPC,
+			seen:   seenJSONRPC(),
 		},
 		{
-			ID: "ACP-SCHEMA-1", Level: MUST, Always: true,
+			ID: ACPSchema1, Level: MUST, Always: true,
 			Title:  "every message on the wire is valid against the ACP JSON schema (by method)",
 			Spec:   "All possible notifications that an agent can send to a client.",
 			Source: srcSchema + " AgentNotification / AgentResponse / AgentRequest",
 			eval:   evalSchema,
+			seen:   seenSchema("the ACP schema"),
 		},
 		{
-			ID: "ACP-SCHEMA-2", Level: INFO, Always: true,
+			ID: ACPSchema2, Level: INFO, Always: true,
 			Title:  "every message is valid against the stable ACP schema (ACP-SCHEMA-1 also accepts the unstable draft)",
 			Spec:   "All possible notifications that an agent can send to a client.",
 			Source: srcSchema + " (stable) vs schema.unstable.json",
 			eval:   evalStableSchema,
+			seen:   seenSchema("the stable ACP schema"),
 		},
 		{
-			ID: "ACP-EXIT-1", Level: SHOULD, Always: true,
+			ID: ACPExit1, Level: SHOULD, Always: true,
 			Title:  "the agent exits on its own within the grace period once its stdin closes",
 			Spec:   "A load case restarts the agent in the same working directory (agents keep sessions there), after shutting the first process down as an editor does: close its stdin, wait a grace period for it to flush and exit, only then signal it (real agents persist on the way out).",
 			Source: srcDoc,
 			eval:   evalExit,
+			seen:   seenExit(),
 		},
 		{
 			// MUST: the prompt-turn page of the protocol ends a turn only
@@ -315,180 +365,202 @@ func Catalogue() []Check {
 			// an answer followed by more of the turn's updates ended the
 			// turn with tool calls pending (opencode's end_turn while its
 			// todowrite ran), and an editor has stopped listening by then.
-			ID: "ACP-TURN-1", Level: MUST, Always: true,
+			ID: ACPTurn1, Level: MUST, Always: true,
 			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late)",
 			Spec:   "Returns when the turn is complete with a stop reason",
 			Source: srcSchema + " ClientRequest session/prompt (PromptRequest); " + srcPromptTurn,
 			eval:   evalTurnEnd,
+			seen:   seenTurnEnd(),
 		},
 		{
 			// MUST: an editor routes an update by its sessionId; one for a
 			// session it did not create or load on that connection is
 			// dropped (a load replayed under another id restores nothing).
-			ID: "ACP-SESSION-1", Level: MUST, Always: true,
+			ID: ACPSession1, Level: MUST, Always: true,
 			Title:  "every session/update names a session the client created or loaded on that process (during a load, the loaded one); updates for any other session count for no plan check",
 			Spec:   "The ID of the session this update pertains to.",
 			Source: srcSchema + " SessionNotification.sessionId",
 			eval:   evalSession,
+			seen:   seenSession(),
 		},
 		{
 			// SHOULD: an editor shows the tool call's status, the model
 			// acts on its result; when they disagree, one of them is
 			// wrong about the list. Only calls whose status and result
 			// both say something are judged.
-			ID: "ACP-TOOLSTATUS-1", Level: SHOULD, Always: true,
+			ID: ACPToolStatus1, Level: SHOULD, Always: true,
 			Title:  "the final status the agent reports for a scripted todo call (tool_call_update completed or failed) agrees with what its model was told (a plain result or an error)",
 			Spec:   "The tool call failed with an error.",
 			Source: srcSchema + " ToolCallStatus (failed; completed: \"The tool call completed successfully.\")",
 			eval:   evalToolStatus,
+			seen:   seenToolStatus(),
 		},
 		{
-			ID: "TW-TOOL-1", Level: MUST,
+			ID: TWTool1, Level: MUST,
 			Title:  "the todo tool is offered to the model under its name",
 			Spec:   "Registers one tool, `todo_write(todos: [{ content, status }])`, on `ctx.tools`.",
 			Source: srcREADME,
 			eval:   evalTool,
+			seen:   seenTool(),
 		},
 		{
-			ID: "TW-SCHEMA-1", Level: MUST, Dialects: []string{driver.DialectTodoWrite},
+			ID: TWSchema1, Level: MUST, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the tool schema is an object requiring the complete todos array of {content: string, status}",
 			Spec:   "The model sees `todo_write` with the complete-list array and the three status values.",
 			Source: srcREADME,
 			eval:   evalSchemaShape,
+			seen:   seenSchemaShape(),
 		},
 		{
-			ID: "TW-SCHEMA-2", Level: MUST,
+			ID: TWSchema2, Level: MUST,
 			Title:  "status is an enum of exactly pending, in_progress, completed (other dialects: includes them)",
 			Spec:   "`status` is one of `pending`, `in_progress`, `completed` — exactly the ACP `PlanEntryStatus` triple.",
 			Source: srcREADME,
 			eval:   evalStatusEnum,
+			seen:   seenStatusEnum(),
 		},
 		{
-			ID: "TW-REPLACE-1", Level: MUST,
+			ID: TWReplace1, Level: MUST,
 			Title:  "a later write replaces the whole list: the plan shown after it is exactly the new list",
 			Spec:   "The model sends the ENTIRE list every call — there are no partial updates or per-item edits.",
 			Source: srcREADME,
 			eval:   evalReplace,
+			seen:   seenReplace(),
 		},
 		{
-			ID: "TW-EMPTY-1", Level: MUST,
+			ID: TWEmpty1, Level: MUST,
 			Title:  "an empty list is accepted and clears the plan (a plan with no entries)",
 			Spec:   "The model sends the ENTIRE list every call; the new list replaces the old (last-write-wins on replay).",
 			Source: srcRFC,
 			eval:   evalEmpty,
+			seen:   seenEmpty(),
 		},
-		validCheck("TW-VALID-EMPTY", "empty content is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidEmpty, "empty content is rejected with an isError result the model sees, and no plan",
 			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active)."),
-		validCheck("TW-VALID-WS", "whitespace-only content is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidWS, "whitespace-only content is rejected with an isError result the model sees, and no plan",
 			"We take the middle: enforce the cheap invariants that make a plan coherent (no blank tasks, no dupes, at most one active), but leave ordering and the discipline of keeping the list current to the model via the tool description."),
-		validCheck("TW-VALID-DUP", "duplicate content is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidDup, "duplicate content is rejected with an isError result the model sees, and no plan",
 			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active)."),
-		twoActiveCheck(validCheck("TW-VALID-TWOACTIVE", "two in_progress tasks are rejected with an isError result the model sees, and no plan (under --policy parallel: accepted and shown in the plan)",
+		twoActiveCheck(validCheck(TWValidTwoActive, "two in_progress tasks are rejected with an isError result the model sees, and no plan (under --policy parallel: accepted and shown in the plan)",
 			"Beyond the schema's type/required/enum checks, `execute` rejects an empty or duplicate `content` and more than one `in_progress` task (a coherent plan has at most one task active).")),
-		validCheck("TW-VALID-BADSTATUS", "a status outside the enum is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidBadStatus, "a status outside the enum is rejected with an isError result the model sees, and no plan",
 			"The schema enforces type/required/enum."),
-		validCheck("TW-VALID-NOTARRAY", "todos that is not an array is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidNotArray, "todos that is not an array is rejected with an isError result the model sees, and no plan",
 			"The schema enforces type/required/enum."),
-		validCheck("TW-VALID-MISSING", "an item without its content or status is rejected with an isError result the model sees, and no plan",
+		validCheck(TWValidMissing, "an item without its content or status is rejected with an isError result the model sees, and no plan",
 			"The schema enforces type/required/enum."),
 		{
-			ID: "TW-REJECT-KEEP-1", Level: MUST,
+			ID: TWRejectKeep1, Level: MUST,
 			Title:  "after a rejected call the previous plan stands (no plan update changes it)",
 			Spec:   "Each call appends a `todo/write` event (the full list snapshot) to the calling agent's session log via `agent.session.append('todo/write', { todos })`; the current list is the most recent such event (last-write-wins on replay).",
 			Source: srcREADME,
 			eval:   evalRejectKeep,
+			seen:   seenRejectKeep(),
 		},
 		{
-			ID: "TW-COUNTS-1", Level: MUST, Dialects: []string{driver.DialectTodoWrite},
+			ID: TWCounts1, Level: MUST, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "a successful result reports the pending, in-progress and completed counts of the new list",
 			Spec:   "The tool result reports only pending, in-progress, and completed counts; the full `todo/write` session event is UI and replay state, not a second model message.",
 			Source: srcREADME,
 			eval:   evalCounts,
+			seen:   seenCounts("the counts of its list"),
 		},
 		{
-			ID: "TW-COUNTS-2", Level: INFO, Dialects: []string{driver.DialectTodoWrite},
+			ID: TWCounts2, Level: INFO, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the result text is worded as the original: \"Updated todo list: P pending, I in progress, C completed.\"",
 			Spec:   "The result itself is small and fixed-shape.",
 			Source: srcREADME,
 			eval:   evalCountsText,
+			seen:   seenCounts("worded as the original"),
 		},
 		{
-			ID: "TW-HISTORY-1", Level: MUST,
+			ID: TWHistory1, Level: MUST,
 			Title:  "no model message other than the tool call itself carries the list",
 			Spec:   "The tool result reports only pending, in-progress, and completed counts; the full `todo/write` session event is UI and replay state, not a second model message.",
 			Source: srcREADME,
 			eval:   evalHistory,
+			seen:   seenHistory(),
 		},
 		{
-			ID: "TW-HISTORY-2", Level: SHOULD,
+			ID: TWHistory2, Level: SHOULD,
 			Title:  "the model's next request keeps its tool call with the whole list in the arguments",
 			Spec:   "Each assistant tool call retains the entire replacement list in its arguments.",
 			Source: srcREADME,
 			eval:   evalHistoryCall,
+			seen:   seenHistoryCall(),
 		},
 		{
-			ID: "TW-PLAN-1", Level: MUST,
+			ID: TWPlan1, Level: MUST,
 			Title:  "one plan update per successful write, none for a rejected one, entries 1:1 in order (content, status)",
 			Spec:   "UIs subscribe to `session/event` and render the `todo/write` data themselves: the [stdio app's readline UI](../../ui/stdio-agent) prints a glyphed checklist, and the [ACP bridge](../../ui/acp) maps the list to a `plan` sessionUpdate (synthesizing the `priority` ACP requires).",
 			Source: srcREADME,
 			eval:   evalPlan,
+			seen:   seenPlan(),
 		},
 		{
-			ID: "TW-PLAN-TRIM-1", Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
+			ID: TWPlanTrim1, Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "plan entries show each content exactly as the contract trims it (JavaScript's String.prototype.trim()), also at U+FEFF, U+0085, U+001C–U+001F and U+180E, where other trim functions differ (the MUST checks take such content for the list)",
 			Spec:   "The contract trims each item's content with JavaScript's `String.prototype.trim()`, as the original TypeScript implementation does, and a plan shows each content so trimmed.",
 			Source: srcDoc + "; " + srcUpstream + "packages/todo/tool-todo/src/index.ts (content trimmed with .trim(): \"trimmed, so the persisted value matches the dedupe/length key\")",
 			eval:   evalTrimmed,
+			seen:   seenTrimmed(),
 		},
 		{
 			// Every case: the end of every prompt turn is judged.
-			ID: "TW-FINAL-1", Level: MUST, Always: true,
+			ID: TWFinal1, Level: MUST, Always: true,
 			Title:  "at the end of every prompt turn, and after session/load, the last plan the client received is the last accepted list (last write wins, as the editor shows it)",
 			Spec:   "Whole-list replace means one tool call per update with last-write-wins; there is no delta protocol to reconcile.",
 			Source: srcRFC,
 			eval:   evalFinal,
+			seen:   seenFinalRule(),
 		},
 		{
-			ID: "TW-PLAN-PRIORITY-1", Level: MUST,
+			ID: TWPlanPriority1, Level: MUST,
 			Title:  "every plan entry carries a valid priority (high, medium or low)",
 			Spec:   "ACP's PlanEntry requires content + priority + status, but a TodoItem has no priority — the model never reasons about it.",
 			Source: srcRFC,
 			eval:   evalPriority,
+			seen:   seenPriority("with a priority"),
 		},
 		{
-			ID: "TW-PLAN-PRIORITY-2", Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
+			ID: TWPlanPriority2, Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
 			Title:  "the synthesized priority is the constant \"medium\"",
 			Spec:   "Rather than burden the schema with a field the model must always supply, the bridge synthesizes a constant priority: 'medium' on every entry when it builds the plan.",
 			Source: srcRFC,
 			eval:   evalPriorityMedium,
+			seen:   seenPriority("\"medium\""),
 		},
 		{
-			ID: "TW-PLAN-NONNULL-1", Level: MUST,
+			ID: TWPlanNonNull1, Level: MUST,
 			Title:  "plan entries is always a JSON array (never null or missing), also for an empty list",
 			Spec:   "When updating a plan, the agent must send a complete list of all entries with their current status.",
 			Source: srcSchema + " Plan.entries",
 			eval:   evalNonNull,
+			seen:   seenNonNull(),
 		},
 		{
-			ID: "TW-LOAD-CAP-1", Level: SHOULD,
+			ID: TWLoadCap1, Level: SHOULD,
 			Title:  "the agent advertises agentCapabilities.loadSession",
 			Spec:   "This buys durability, replay, and session/load reconstruction for free: a reopened session re-derives the current list (the last todo/write) and the ACP bridge re-emits the plan on load, with no separate persistence backend, no in-memory service to rehydrate, and no extra wiring.",
 			Source: srcRFC,
 			eval:   evalLoadCap,
+			seen:   seenLoadCap(),
 		},
 		{
-			ID: "TW-LOAD-1", Level: MUST,
+			ID: TWLoad1, Level: MUST,
 			Title:  "session/load replays the current plan before it answers",
 			Spec:   "The todo list is durable, replayable session state: a persisted todo/write re-emits the editor's plan update on session/load, and the log — not plugin memory — is the single source of truth.",
 			Source: srcRFC + "; " + srcACP + ": session/load replays previous conversation history before responding",
 			eval:   evalLoadBefore,
+			seen:   seenLoadBefore(),
 		},
 		{
-			ID: "TW-LOAD-2", Level: MUST,
+			ID: TWLoad2, Level: MUST,
 			Title:  "after several writes (and rejected ones), the plan replayed on load ends on the last accepted list",
 			Spec:   "a reopened session re-derives the current list (the last todo/write) and the ACP bridge re-emits the plan on load, with no separate persistence backend, no in-memory service to rehydrate, and no extra wiring.",
 			Source: srcRFC,
 			eval:   evalLoadLast,
+			seen:   seenLoadLast(),
 		},
 	}
 }
@@ -498,7 +570,8 @@ func validCheck(id, title, spec string) Check {
 	if strings.HasPrefix(spec, "We take") || strings.HasPrefix(spec, "The schema") {
 		src = srcRFC
 	}
-	return Check{ID: id, Level: MUST, Dialects: []string{driver.DialectTodoWrite}, Title: title, Spec: spec, Source: src, eval: evalRejected}
+	return Check{ID: id, Level: MUST, Dialects: []string{driver.DialectTodoWrite}, Title: title, Spec: spec, Source: src,
+		eval: evalRejected, seen: seenRule{seenRefused, sayRefused}}
 }
 
 // catalogueIndex maps IDs to checks.
@@ -520,13 +593,25 @@ func CheckIDs(cat []Check) []string {
 	return ids
 }
 
+// FedBy returns the cases of cases that feed c: those listing it in
+// their checks, every one when c is Always.
+func (c Check) FedBy(cases []*Case) []*Case {
+	var out []*Case
+	for _, k := range cases {
+		if c.Always || k.Feeds(c.ID) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // FedChecks returns the checks of cat that one of cases feeds (a check of
 // every case is fed by any): the catalogue a set of cases can judge, as a
 // run saved before checks were added was captured for.
 func FedChecks(cat []Check, cases []*Case) []Check {
 	var out []Check
 	for _, c := range cat {
-		if slices.ContainsFunc(cases, func(k *Case) bool { return c.Always || k.Feeds(c.ID) }) {
+		if len(c.FedBy(cases)) > 0 {
 			out = append(out, c)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 // updateEvidence reruns the agents whose evidence is kept in

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
@@ -59,7 +59,7 @@ func savedCase(t *testing.T, run, id string) *Evidence {
 }
 
 // savedRunWants is what each captured run must fail: the registry's rows
-// (harness/breakage: fake-, bridge-, tool-, composition-NAME) and these.
+// (conformance/breakage: fake-, bridge-, tool-, composition-NAME) and these.
 var savedRunWants = map[string][]string{
 	"fake-ok":          nil,
 	"reference":        nil,

@@ -126,7 +126,7 @@ func evalTwoActive(ev *Evidence) verdict {
 
 // twoActiveCheck makes a TW-VALID check policy-aware.
 func twoActiveCheck(c Check) Check {
-	c.eval = evalTwoActive
+	c.eval, c.seen = evalTwoActive, seenRule{seenTwoActive, sayTwoActive}
 	return c
 }
 

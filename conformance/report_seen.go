@@ -15,7 +15,7 @@ import (
 // title.
 func (r *Report) PassSeen(c CheckResult) string {
 	var names, notes []string
-	rule, ok := seenRuleOf(c.ID)
+	rule, ok := c.seen, c.seen.count != nil
 	var seen tally
 	for _, cv := range c.Cases {
 		if cv.Outcome != Pass {
@@ -115,146 +115,156 @@ func (t tally) add(u tally) tally {
 	return t
 }
 
-// seenRuleOf is the rule of check id (false: the check has none).
-func seenRuleOf(id string) (seenRule, bool) {
-	if r, ok := seenACP(id); ok {
-		return r, true
-	}
-	if r, ok := seenTool(id); ok {
-		return r, true
-	}
-	switch {
-	case id == "TW-VALID-TWOACTIVE":
-		return seenRule{seenTwoActive, sayTwoActive}, true
-	case strings.HasPrefix(id, "TW-VALID-"):
-		return seenRule{seenRefused, sayRefused}, true
-	}
-	return seenPlan(id)
+// The words of a pass of the protocol checks.
+
+// seenRun: the words of a pass of RUN-1.
+func seenRun() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		answered := 0
+		for _, s := range ev.Steps {
+			if s.ReqSeq >= 0 && s.Error == "" && s.Skipped == "" {
+				answered++
+			}
+		}
+		return ints(answered, len(ev.Procs))
+	}, func(t tally) string {
+		return nOf(t.n[0], "request", "requests") + " answered, " + nOf(t.n[1], "agent process", "agent processes") + " up until the client closed its stdin"
+	}}
 }
 
-// seenACP: the protocol checks.
-func seenACP(id string) (seenRule, bool) {
-	switch id {
-	case "RUN-1":
-		return seenRule{func(ev *Evidence) tally {
-			answered := 0
-			for _, s := range ev.Steps {
-				if s.ReqSeq >= 0 && s.Error == "" && s.Skipped == "" {
-					answered++
-				}
-			}
-			return ints(answered, len(ev.Procs))
-		}, func(t tally) string {
-			return nOf(t.n[0], "request", "requests") + " answered, " + nOf(t.n[1], "agent process", "agent processes") + " up until the client closed its stdin"
-		}}, true
-	case "ACP-INIT-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpInitialize)) },
-			func(t tally) string {
-				return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion 1"
-			}}, true
-	case "ACP-JSONRPC-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.received(false)) },
-			func(t tally) string {
-				return nOf(t.n[0], "line", "lines") + " on stdout, " + each(t.n[0]) + "a JSON-RPC 2.0 message"
-			}}, true
-	case "ACP-SCHEMA-1", "ACP-SCHEMA-2":
-		schema := "the ACP schema"
-		if id == "ACP-SCHEMA-2" {
-			schema = "the stable ACP schema"
-		}
-		return seenRule{func(ev *Evidence) tally { return ints(ev.received(true)) },
-			func(t tally) string {
-				return nOf(t.n[0], "message", "messages") + " from the agent, " + each(t.n[0]) + "valid against " + schema
-			}}, true
-	case "ACP-EXIT-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.exitedOnClose()) },
-			func(t tally) string {
-				return nOf(t.n[0], "agent process", "agent processes") + " exited on their own once their stdin closed"
-			}}, true
-	case "ACP-TURN-1":
-		return seenRule{func(ev *Evidence) tally { answered, _ := ev.lateUpdates(); return ints(answered) },
-			func(t tally) string {
-				return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
-			}}, true
-	case "ACP-TOOLSTATUS-1":
-		return seenRule{func(ev *Evidence) tally {
-			t := ints(0, 0)
-			for _, w := range ev.writes() {
-				if w.ACP.Status != "" && w.Told != callUnknown {
-					t.n[0]++
-					if w.Told == callRefused {
-						t.n[1]++
-					}
-				}
-			}
-			return t
-		}, func(t tally) string {
-			return fmt.Sprintf("%s with a final status its model's result agrees with (%d failed, %d completed)", nOf(t.n[0], "tool call", "tool calls"), t.n[1], t.n[0]-t.n[1])
-		}}, true
-	case "ACP-SESSION-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.updateSessions().updates) },
-			func(t tally) string {
-				return nOf(t.n[0], "session/update", "session/updates") + ", " + each(t.n[0]) + "naming a session the client created or loaded on its process"
-			}}, true
-	}
-	return seenRule{}, false
+// seenInit: the words of a pass of ACP-INIT-1.
+func seenInit() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpInitialize)) },
+		func(t tally) string {
+			return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion 1"
+		}}
 }
 
-// seenTool: the checks of the tool the model is offered and of its results.
-func seenTool(id string) (seenRule, bool) {
-	switch id {
-	case "TW-TOOL-1":
-		return seenRule{func(ev *Evidence) tally {
-			_, names, _ := ev.offeredTool()
-			return tally{n: []int{len(names)}, words: []string{ev.Dialect.Tool}}
-		}, func(t tally) string {
-			return fmt.Sprintf("the model is offered %q (%s offered)", t.words[0], nOf(t.n[0], "tool", "tools"))
-		}}, true
-	case "TW-SCHEMA-1":
-		return seenRule{func(ev *Evidence) tally {
-			d := ev.Dialect
-			return tally{words: []string{fmt.Sprintf("an object requiring %q: an array of objects requiring %q (a string) and %q", d.ListField, d.ContentField, d.StatusField)}}
-		}, func(t tally) string { return "the parameters schema is " + t.words[0] }}, true
-	case "TW-SCHEMA-2":
-		return seenRule{func(ev *Evidence) tally { return tally{words: []string{statusEnumOf(ev)}} },
-			func(t tally) string { return "the status enum is " + t.words[0] }}, true
-	case "TW-COUNTS-1", "TW-COUNTS-2":
-		how := "the counts of its list"
-		if id == "TW-COUNTS-2" {
-			how = "worded as the original"
+// seenJSONRPC: the words of a pass of ACP-JSONRPC-1.
+func seenJSONRPC() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.received(false)) },
+		func(t tally) string {
+			return nOf(t.n[0], "line", "lines") + " on stdout, " + each(t.n[0]) + "a JSON-RPC 2.0 message"
+		}}
+}
+
+// seenSchema: the words of a pass of ACP-SCHEMA-1 and ACP-SCHEMA-2,
+// valid against schema.
+func seenSchema(schema string) seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.received(true)) },
+		func(t tally) string {
+			return nOf(t.n[0], "message", "messages") + " from the agent, " + each(t.n[0]) + "valid against " + schema
+		}}
+}
+
+// seenExit: the words of a pass of ACP-EXIT-1.
+func seenExit() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.exitedOnClose()) },
+		func(t tally) string {
+			return nOf(t.n[0], "agent process", "agent processes") + " exited on their own once their stdin closed"
+		}}
+}
+
+// seenTurnEnd: the words of a pass of ACP-TURN-1.
+func seenTurnEnd() seenRule {
+	return seenRule{func(ev *Evidence) tally { answered, _ := ev.lateUpdates(); return ints(answered) },
+		func(t tally) string {
+			return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
+		}}
+}
+
+// seenToolStatus: the words of a pass of ACP-TOOLSTATUS-1.
+func seenToolStatus() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		t := ints(0, 0)
+		for _, w := range ev.writes() {
+			if w.ACP.Status != "" && w.Told != callUnknown {
+				t.n[0]++
+				if w.Told == callRefused {
+					t.n[1]++
+				}
+			}
 		}
-		return seenRule{func(ev *Evidence) tally {
-			t := ints(0)
-			for _, w := range ev.writes() {
-				if acceptedWithResult(w) {
-					if t.n[0]++; t.n[0] == 1 {
-						t.example = fmt.Sprintf("%q", driver.Truncate(w.Result.Text, 80))
-					}
+		return t
+	}, func(t tally) string {
+		return fmt.Sprintf("%s with a final status its model's result agrees with (%d failed, %d completed)", nOf(t.n[0], "tool call", "tool calls"), t.n[1], t.n[0]-t.n[1])
+	}}
+}
+
+// seenSession: the words of a pass of ACP-SESSION-1.
+func seenSession() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.updateSessions().updates) },
+		func(t tally) string {
+			return nOf(t.n[0], "session/update", "session/updates") + ", " + each(t.n[0]) + "naming a session the client created or loaded on its process"
+		}}
+}
+
+// The words of a pass of the checks of the tool the model is offered and
+// of its results.
+
+// seenTool: the words of a pass of TW-TOOL-1.
+func seenTool() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		_, names, _ := ev.offeredTool()
+		return tally{n: []int{len(names)}, words: []string{ev.Dialect.Tool}}
+	}, func(t tally) string {
+		return fmt.Sprintf("the model is offered %q (%s offered)", t.words[0], nOf(t.n[0], "tool", "tools"))
+	}}
+}
+
+// seenSchemaShape: the words of a pass of TW-SCHEMA-1.
+func seenSchemaShape() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		d := ev.Dialect
+		return tally{words: []string{fmt.Sprintf("an object requiring %q: an array of objects requiring %q (a string) and %q", d.ListField, d.ContentField, d.StatusField)}}
+	}, func(t tally) string { return "the parameters schema is " + t.words[0] }}
+}
+
+// seenStatusEnum: the words of a pass of TW-SCHEMA-2.
+func seenStatusEnum() seenRule {
+	return seenRule{func(ev *Evidence) tally { return tally{words: []string{statusEnumOf(ev)}} },
+		func(t tally) string { return "the status enum is " + t.words[0] }}
+}
+
+// seenCounts: the words of a pass of TW-COUNTS-1 and TW-COUNTS-2, each
+// result how.
+func seenCounts(how string) seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		t := ints(0)
+		for _, w := range ev.writes() {
+			if acceptedWithResult(w) {
+				if t.n[0]++; t.n[0] == 1 {
+					t.example = fmt.Sprintf("%q", driver.Truncate(w.Result.Text, 80))
 				}
 			}
-			return t
-		}, func(t tally) string {
-			return nOf(t.n[0], "result", "results") + ", " + each(t.n[0]) + how + ": " + t.example
-		}}, true
-	case "TW-HISTORY-1":
-		return seenRule{func(ev *Evidence) tally { return ints(len(ev.Journal)) },
-			func(t tally) string {
-				return nOf(t.n[0], "model request", "model requests") + ", none carrying the list outside the tool calls (refusals aside)"
-			}}, true
-	case "TW-HISTORY-2":
-		return seenRule{func(ev *Evidence) tally {
-			n := 0
-			for _, w := range ev.writes() {
-				if _, ok := ev.translatedArgs(w.CallID); ok && w.Result.Found {
-					n++
-				}
+		}
+		return t
+	}, func(t tally) string {
+		return nOf(t.n[0], "result", "results") + ", " + each(t.n[0]) + how + ": " + t.example
+	}}
+}
+
+// seenHistory: the words of a pass of TW-HISTORY-1.
+func seenHistory() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(len(ev.Journal)) },
+		func(t tally) string {
+			return nOf(t.n[0], "model request", "model requests") + ", none carrying the list outside the tool calls (refusals aside)"
+		}}
+}
+
+// seenHistoryCall: the words of a pass of TW-HISTORY-2.
+func seenHistoryCall() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		n := 0
+		for _, w := range ev.writes() {
+			if _, ok := ev.translatedArgs(w.CallID); ok && w.Result.Found {
+				n++
 			}
-			return ints(n)
-		}, func(t tally) string {
-			return nOf(t.n[0], "call", "calls") + " kept with the whole list in the request carrying its result"
-		}}, true
-	}
-	return seenRule{}, false
+		}
+		return ints(n)
+	}, func(t tally) string {
+		return nOf(t.n[0], "call", "calls") + " kept with the whole list in the request carrying its result"
+	}}
 }
 
 // seenRefused: a TW-VALID check (a call the agent must refuse).
@@ -333,105 +343,125 @@ func (ev *Evidence) received(valid bool) int {
 	return n
 }
 
-// seenPlan: the checks of the plans the client is shown.
-func seenPlan(id string) (seenRule, bool) {
-	switch id {
-	case "TW-REPLACE-1":
-		return seenRule{func(ev *Evidence) tally { return ints(max(ev.acceptedLists()-1, 0)) },
-			func(t tally) string {
-				return nOf(t.n[0], "write", "writes") + " after the first, " + each(t.n[0]) + "followed by a plan of exactly its new list"
-			}}, true
-	case "TW-EMPTY-1":
-		return seenRule{func(ev *Evidence) tally {
-			n := 0
-			for _, w := range ev.writes() {
-				if w.Shaped && len(w.Todos) == 0 && w.Accepted {
-					n++
-				}
-			}
-			return ints(n)
-		}, func(t tally) string {
-			return nOf(t.n[0], "empty list", "empty lists") + " accepted, " + each(t.n[0]) + "followed by a plan with no entries"
-		}}, true
-	case "TW-REJECT-KEEP-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.refusedCalls()) },
-			func(t tally) string {
-				if t.n[0] == 1 {
-					return "1 refused call, the plan before it stood"
-				}
-				return nOf(t.n[0], "refused call", "refused calls") + ", the plan before each stood"
-			}}, true
-	case "TW-PLAN-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.acceptedLists(), ev.refusedCalls()) },
-			func(t tally) string {
-				s := nOf(t.n[0], "plan", "plans") + ", " + each(t.n[0]) + "the list of the accepted write before it"
-				if t.n[1] > 0 {
-					s += ", and none for " + nOf(t.n[1], "refused call", "refused calls")
-				}
-				return s
-			}}, true
-	case "TW-FINAL-1":
-		return seenRule{seenFinal, func(t tally) string {
-			s := nOf(t.n[0], "prompt turn", "prompt turns")
-			if t.n[1] > 0 {
-				s += " and " + nOf(t.n[1], "session/load", "session/loads")
-			}
-			return s + ", " + each(t.n[0]+t.n[1]) + "ending on the last accepted list"
-		}}, true
-	case "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2":
-		what := "with a priority"
-		if id == "TW-PLAN-PRIORITY-2" {
-			what = "\"medium\""
-		}
-		return seenRule{func(ev *Evidence) tally { return ints(len(planEntries(ev))) },
-			func(t tally) string { return nOf(t.n[0], "plan entry", "plan entries") + ", " + each(t.n[0]) + what }}, true
-	case "TW-PLAN-TRIM-1":
-		return seenRule{func(ev *Evidence) tally {
-			_, shown := trimJudged(ev)
-			return ints(len(shown))
-		}, func(t tally) string {
-			return nOf(t.n[0], "plan", "plans") + " of content the common trim functions trim differently, " + each(t.n[0]) + "as JavaScript's trim() leaves it"
-		}}, true
-	case "TW-PLAN-NONNULL-1":
-		return seenRule{func(ev *Evidence) tally {
-			empty := 0
-			for _, p := range allPlans(ev) {
-				if len(p.Entries) == 0 {
-					empty++
-				}
-			}
-			return ints(len(allPlans(ev)), empty)
-		}, func(t tally) string {
-			s := nOf(t.n[0], "plan", "plans")
-			if t.n[1] > 0 {
-				s += fmt.Sprintf(" (%d empty)", t.n[1])
-			}
-			return s + ", entries always an array"
-		}}, true
-	}
-	return seenLoad(id)
+// The words of a pass of the checks of the plans the client is shown.
+
+// seenReplace: the words of a pass of TW-REPLACE-1.
+func seenReplace() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(max(ev.acceptedLists()-1, 0)) },
+		func(t tally) string {
+			return nOf(t.n[0], "write", "writes") + " after the first, " + each(t.n[0]) + "followed by a plan of exactly its new list"
+		}}
 }
 
-// seenLoad: the checks of session/load.
-func seenLoad(id string) (seenRule, bool) {
-	switch id {
-	case "TW-LOAD-CAP-1":
-		return seenRule{func(*Evidence) tally { return ints(1) },
-			func(t tally) string {
-				return nOf(t.n[0], "initialize answer", "initialize answers") + " with agentCapabilities.loadSession: true"
-			}}, true
-	case "TW-LOAD-1":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(true)) },
-			func(t tally) string {
-				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
-			}}, true
-	case "TW-LOAD-2":
-		return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(false)) },
-			func(t tally) string {
-				return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
-			}}, true
-	}
-	return seenRule{}, false
+// seenEmpty: the words of a pass of TW-EMPTY-1.
+func seenEmpty() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		n := 0
+		for _, w := range ev.writes() {
+			if w.Shaped && len(w.Todos) == 0 && w.Accepted {
+				n++
+			}
+		}
+		return ints(n)
+	}, func(t tally) string {
+		return nOf(t.n[0], "empty list", "empty lists") + " accepted, " + each(t.n[0]) + "followed by a plan with no entries"
+	}}
+}
+
+// seenRejectKeep: the words of a pass of TW-REJECT-KEEP-1.
+func seenRejectKeep() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.refusedCalls()) },
+		func(t tally) string {
+			if t.n[0] == 1 {
+				return "1 refused call, the plan before it stood"
+			}
+			return nOf(t.n[0], "refused call", "refused calls") + ", the plan before each stood"
+		}}
+}
+
+// seenPlan: the words of a pass of TW-PLAN-1.
+func seenPlan() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.acceptedLists(), ev.refusedCalls()) },
+		func(t tally) string {
+			s := nOf(t.n[0], "plan", "plans") + ", " + each(t.n[0]) + "the list of the accepted write before it"
+			if t.n[1] > 0 {
+				s += ", and none for " + nOf(t.n[1], "refused call", "refused calls")
+			}
+			return s
+		}}
+}
+
+// seenFinalRule: the words of a pass of TW-FINAL-1.
+func seenFinalRule() seenRule {
+	return seenRule{seenFinal, func(t tally) string {
+		s := nOf(t.n[0], "prompt turn", "prompt turns")
+		if t.n[1] > 0 {
+			s += " and " + nOf(t.n[1], "session/load", "session/loads")
+		}
+		return s + ", " + each(t.n[0]+t.n[1]) + "ending on the last accepted list"
+	}}
+}
+
+// seenPriority: the words of a pass of TW-PLAN-PRIORITY-1 and
+// TW-PLAN-PRIORITY-2, each entry what.
+func seenPriority(what string) seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(len(planEntries(ev))) },
+		func(t tally) string { return nOf(t.n[0], "plan entry", "plan entries") + ", " + each(t.n[0]) + what }}
+}
+
+// seenTrimmed: the words of a pass of TW-PLAN-TRIM-1.
+func seenTrimmed() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		_, shown := trimJudged(ev)
+		return ints(len(shown))
+	}, func(t tally) string {
+		return nOf(t.n[0], "plan", "plans") + " of content the common trim functions trim differently, " + each(t.n[0]) + "as JavaScript's trim() leaves it"
+	}}
+}
+
+// seenNonNull: the words of a pass of TW-PLAN-NONNULL-1.
+func seenNonNull() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		empty := 0
+		for _, p := range allPlans(ev) {
+			if len(p.Entries) == 0 {
+				empty++
+			}
+		}
+		return ints(len(allPlans(ev)), empty)
+	}, func(t tally) string {
+		s := nOf(t.n[0], "plan", "plans")
+		if t.n[1] > 0 {
+			s += fmt.Sprintf(" (%d empty)", t.n[1])
+		}
+		return s + ", entries always an array"
+	}}
+}
+
+// The words of a pass of the checks of session/load.
+
+// seenLoadCap: the words of a pass of TW-LOAD-CAP-1.
+func seenLoadCap() seenRule {
+	return seenRule{func(*Evidence) tally { return ints(1) },
+		func(t tally) string {
+			return nOf(t.n[0], "initialize answer", "initialize answers") + " with agentCapabilities.loadSession: true"
+		}}
+}
+
+// seenLoadBefore: the words of a pass of TW-LOAD-1.
+func seenLoadBefore() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(true)) },
+		func(t tally) string {
+			return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
+		}}
+}
+
+// seenLoadLast: the words of a pass of TW-LOAD-2.
+func seenLoadLast() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(false)) },
+		func(t tally) string {
+			return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
+		}}
 }
 
 // seenFinal counts the prompt ends and the loads where the client must

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/harness/llm"
 )
 
@@ -113,7 +113,7 @@ func TestRunFakeAgentPasses(t *testing.T) {
 }
 
 // Each breakage of the fake agent must fail exactly the checks the registry
-// (harness/breakage) lists; the ones that fail RUN-1 are run by
+// (conformance/breakage) lists; the ones that fail RUN-1 are run by
 // TestRunBrokenAgents, with a short timeout.
 func TestRunFakeAgentFaults(t *testing.T) {
 	t.Parallel()

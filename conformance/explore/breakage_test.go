@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/cmd/todoharness/cli"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"

@@ -31,8 +31,8 @@ const (
 // ruleChecks ties a rule to the catalogue check that judges a call
 // breaking it.
 var ruleChecks = map[string]string{
-	RuleEmpty: "TW-VALID-EMPTY", RuleBlank: "TW-VALID-WS", RuleDuplicate: "TW-VALID-DUP",
-	RuleTwoActive: "TW-VALID-TWOACTIVE", RuleStatus: "TW-VALID-BADSTATUS", RuleNotArray: "TW-VALID-NOTARRAY",
+	RuleEmpty: conformance.TWValidEmpty, RuleBlank: conformance.TWValidWS, RuleDuplicate: conformance.TWValidDup,
+	RuleTwoActive: conformance.TWValidTwoActive, RuleStatus: conformance.TWValidBadStatus, RuleNotArray: conformance.TWValidNotArray,
 }
 
 // validPrefix marks the checks that judge rejections: a case lists only
@@ -49,7 +49,7 @@ const validPrefix = "TW-VALID-"
 // history) and the rejections (TW-VALID) are not judged on such a case: a
 // cancelled turn's later requests may never come.
 func cancelChecks() []string {
-	return []string{"TW-PLAN-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}
+	return []string{conformance.TWPlan1, conformance.TWFinal1, conformance.TWLoad1, conformance.TWLoad2, conformance.TWPlanPriority1, conformance.TWPlanNonNull1}
 }
 
 // Decision is the oracle's word on one todo_write call.

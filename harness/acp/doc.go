@@ -67,7 +67,7 @@
 //
 // Config.Faults breaks one behaviour per fault so the conformance suite can
 // prove it notices; `todoharness agent` reads them from $TODOHARNESS_FAULT
-// (comma-separated; KnownFaults, one per bridge row of harness/breakage).
+// (comma-separated; KnownFaults, one per bridge row of conformance/breakage).
 // An unknown name is an error (ParseFaults). The empty set is the correct
 // agent. The faults are a layer around the bridge, not branches inside it:
 // the request layer (faultyAgent serves the connection in the bridge's

@@ -1,14 +1,5 @@
-// Package breakage is the one registry of the ways the test suites break an
-// agent on purpose, and of the conformance checks each breakage must fail.
-//
-// Four broken agents carry the breakages — the reference agent with a
-// bridge fault ($TODOHARNESS_FAULT, harness/acp), the mutant test agent
-// with a broken todo tool ($TODOHARNESS_MUTANT, suites/conformance/mutant),
-// the fake agent of the runner's own tests (conformance), and the example
-// agent for agent authors (docs/examples/minimal_agent.py, $FLAW) — plus a
-// composition and two shell commands. A breakage has one name whatever
-// agent carries it; the Layer says which. The tier:conformance table, the
-// "every MUST check can be failed" spec and the runner's fake-agent table
-// iterate over All, so adding a MUST check means adding its ID to the
-// Fails of the breakage that must fail it (or a new row), nowhere else.
+// Package breakage holds the todo tool's rule relaxations the broken test
+// agents use (Rules, RelaxTodo): the bridge fault accept-duplicates and the
+// mutant agent's tool-layer breakages. Which breakage must fail which
+// conformance check is test knowledge: the table is conformance/breakage.
 package breakage

@@ -11,8 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 )

@@ -22,10 +22,10 @@ import (
 
 	"github.com/todoharness/todoharness/cmd/todoharness/cli"
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil/selfexec"
 	mutantagent "github.com/todoharness/todoharness/suites/conformance/mutant"
 )
@@ -328,7 +328,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				never = append(never, c.ID)
 			}
 		}
-		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (harness/breakage) fails")
+		Expect(never).To(BeEmpty(), "MUST checks no breakage of the registry (conformance/breakage) fails")
 	})
 })
 

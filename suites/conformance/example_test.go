@@ -13,8 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
-	"github.com/todoharness/todoharness/harness/breakage"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -171,7 +171,7 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		for _, b := range breakage.In(breakage.Example) {
 			want[b.Name] = b.Fails
 		}
-		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and harness/breakage disagree")
+		Expect(documented).To(Equal(want), "the FLAW table of docs/validating-other-agents.md and conformance/breakage disagree")
 	})
 
 	type combo struct {

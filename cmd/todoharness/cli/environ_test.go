@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/conformance/report"
 	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/harness/acp"
-	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 // The reference agent run in process (InProcessAgent, conformance's
@@ -107,7 +107,7 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 			}
 		}
 		if row == nil || len(row.Fails) == 0 {
-			t.Fatal("harness/breakage has no bridge no-plan row")
+			t.Fatal("conformance/breakage has no bridge no-plan row")
 		}
 		rep := run(t, inProcessReference(acp.FaultEnv+"="+row.Name))
 		if got := rep.FailedIDs(); !reflect.DeepEqual(got, row.Fails) {

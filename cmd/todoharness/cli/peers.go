@@ -214,7 +214,7 @@ func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conforma
 	switch {
 	case !started:
 		why := ""
-		if c, ok := rep.Check("RUN-1"); ok {
+		if c, ok := rep.Check(conformance.Run1); ok {
 			why = c.Reason
 		}
 		row.Verdict = "did not start: " + why

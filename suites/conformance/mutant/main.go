@@ -50,6 +50,7 @@ import (
 	"strings"
 	"syscall"
 
+	breakages "github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/breakage"
@@ -72,9 +73,9 @@ const Env = "TODOHARNESS_MUTANT"
 const KeyEnv = "TODOHARNESS_MUTANT_KEY"
 
 // mutations lists the known mutations: none, the tool-layer breakages of
-// the registry (harness/breakage), and the dialects.
+// the table (conformance/breakage), and the dialects.
 func mutations() []string {
-	out := append([]string{"none"}, breakage.Names(breakage.Tool)...)
+	out := append([]string{"none"}, breakages.Names(breakages.Tool)...)
 	return append(out, "as-opencode", "as-codex", "as-gemini", "as-claude")
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/harness/acp"
-	"github.com/todoharness/todoharness/harness/breakage"
 )
 
 // The registry is well formed: one row per name and layer, sorted known
