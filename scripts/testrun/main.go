@@ -39,10 +39,12 @@ type pkg struct {
 	testBytes int64
 }
 
-// job is one package tested once: with the race detector or without.
+// job is one package tested once: with the race detector or without;
+// run, when set, is the go test -run of a plain job.
 type job struct {
 	pkg  pkg
 	race bool
+	run  string
 }
 
 // label is the job's name in the progress lines.
@@ -78,6 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plain = append(plain, v)
 		return nil
 	})
+	plainRun := fs.String("plain-run", "", "the tests the -plain jobs run (go test -run): those -race skips or shrinks, the others ran with -race already")
 	timeout := fs.Duration("timeout", 10*time.Minute, "each package's test timeout (go test -timeout)")
 	timesFile := fs.String("times", defaultTimesFile(), "where each job's last wall time is kept, to start the longest first (\"\" for none)")
 	if err := fs.Parse(args); err != nil {
@@ -91,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	jobs, err := plan(ctx, patterns, plain, *race)
+	jobs, err := plan(ctx, patterns, plain, *plainRun, *race)
 	if err != nil {
 		fmt.Fprintf(stderr, "testrun: %v\n", err)
 		return 2
@@ -300,6 +303,9 @@ func testPackage(ctx context.Context, goTest []string, j job) result {
 	if j.race {
 		args = append(args, "-race")
 	}
+	if j.run != "" {
+		args = append(args, "-run", j.run)
+	}
 	cmd := exec.CommandContext(ctx, "go", append(args, j.pkg.path)...)
 	// Ctrl-C reaches go test and its test binary from the terminal; on
 	// SIGTERM they get it too, and time to print what was running.
@@ -323,7 +329,7 @@ func testPackage(ctx context.Context, goTest []string, j job) result {
 // plan lists the jobs: every package of patterns (with -race when race is
 // set) and every package of plain without it. The plain jobs start first:
 // they are the long explorations that skip under -race.
-func plan(ctx context.Context, patterns, plain []string, race bool) ([]job, error) {
+func plan(ctx context.Context, patterns, plain []string, plainRun string, race bool) ([]job, error) {
 	var jobs []job
 	if len(plain) > 0 {
 		pkgs, err := list(ctx, plain)
@@ -331,7 +337,7 @@ func plan(ctx context.Context, patterns, plain []string, race bool) ([]job, erro
 			return nil, err
 		}
 		for _, p := range pkgs {
-			jobs = append(jobs, job{pkg: p})
+			jobs = append(jobs, job{pkg: p, run: plainRun})
 		}
 	}
 	pkgs, err := list(ctx, patterns)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -100,4 +104,66 @@ func TestTimesKept(t *testing.T) {
 	if err := writeTimes("", nil, map[string]float64{"./a": 1}); err != nil {
 		t.Errorf("no file: %v", err)
 	}
+}
+
+// make test runs the exploration package a second time without -race, only
+// its tests named by PLAIN_RUN: every test of it that reads
+// testutil.RaceEnabled (to skip or shrink under -race) must be among them,
+// or its whole run would never happen.
+func TestPlainRunNamesEveryRaceDependentTest(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^PLAIN_RUN := (.+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile: no PLAIN_RUN := line")
+	}
+	run, err := regexp.Compile(strings.ReplaceAll(string(m[1]), "$$", "$"))
+	if err != nil {
+		t.Fatalf("Makefile: PLAIN_RUN: %v", err)
+	}
+	if !regexp.MustCompile(`-plain \./conformance/explore/ -plain-run '\$\(PLAIN_RUN\)'`).Match(mk) {
+		t.Fatal("Makefile: the test target does not run ./conformance/explore/ with -plain-run '$(PLAIN_RUN)'")
+	}
+	raceDependent := raceDependentTests(t, "../../conformance/explore")
+	if len(raceDependent) == 0 {
+		t.Fatal("no test of ./conformance/explore reads testutil.RaceEnabled: is PLAIN_RUN still needed?")
+	}
+	for _, name := range raceDependent {
+		if !run.MatchString(name) {
+			t.Errorf("%s reads testutil.RaceEnabled, and the Makefile's PLAIN_RUN %q does not run it without -race", name, run)
+		}
+	}
+}
+
+// raceDependentTests are the Test functions of dir's test files whose body
+// names RaceEnabled.
+func raceDependentTests(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("test files of %s: %v", dir, err)
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && id.Name == "RaceEnabled" {
+					out = append(out, fn.Name.Name)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	return slices.Compact(out)
 }
