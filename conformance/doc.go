@@ -121,7 +121,7 @@
 // case first, detects the dialect from the tools the agent offers the
 // model, and translates every scripted todo call (the other cases start
 // meanwhile, once the probe's initialize is answered, and write their
-// scripts before their first prompt: driver.CaseConfig.Script). The ACP side is the same
+// scripts before their first prompt: driver.Scheduler.Script). The ACP side is the same
 // for all: plan entries are compared with the canonical list. Checks tied
 // to this spec's own tool (its schema, its validation rules, its result
 // text) are n/a for other dialects. Config.Dialect forces a dialect.

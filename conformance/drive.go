@@ -60,15 +60,14 @@ type Config struct {
 	KeepDirs bool
 	// Model is the model name offered in {{.Model}} (default "mock").
 	Model string
-	// Validator checks messages against the ACP schema (nil: compile one
-	// while the first cases run; pass one to share it between runs).
-	Validator *driver.SchemaValidator
-	// ValidatorOnce, when Validator is nil, returns the validator of a
-	// compilation the caller started before it called Run (a
-	// sync.OnceValues of driver.NewSchemaValidator it started before it
-	// loaded its cases, so the schema compiles on a core the loading
-	// leaves idle). Run calls it as each case ends, to judge it.
-	ValidatorOnce func() (*driver.SchemaValidator, error)
+	// Validator returns the validator that checks messages against the
+	// ACP schema: Run calls it as each case ends, to judge it, and may
+	// wait in it for a compilation its caller started (a sync.OnceValues
+	// of driver.NewSchemaValidator started before it loaded its cases, so
+	// the schema compiles on a core the loading leaves idle); its error
+	// ends Run with it. Compiled(v) shares one between runs. nil: Run
+	// compiles one while the first cases run.
+	Validator func() (*driver.SchemaValidator, error)
 	// KeepGoing runs every case even when the first one could not get
 	// initialize answered (by default the run stops there: every other
 	// case would time out the same way).
@@ -98,12 +97,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	// The schema compiles while the first cases run: they need it only
 	// at their end (and it takes as long as a case).
-	validator := sync.OnceValues(func() (*driver.SchemaValidator, error) { return cfg.Validator, nil })
-	switch {
-	case cfg.Validator != nil:
-	case cfg.ValidatorOnce != nil:
-		validator = cfg.ValidatorOnce
-	default:
+	validator := cfg.Validator
+	if validator == nil {
 		validator = sync.OnceValues(driver.NewSchemaValidator)
 		go validator()    //nolint:errcheck // the error comes back from the next call
 		defer validator() //nolint:errcheck // no compilation outlives Run
@@ -129,6 +124,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict})
+}
+
+// Compiled is a Config.Validator that returns v, compiled already.
+func Compiled(v *driver.SchemaValidator) func() (*driver.SchemaValidator, error) {
+	return func() (*driver.SchemaValidator, error) { return v, nil }
 }
 
 // prepare fills in the defaults of the configuration and checks it: the
@@ -463,12 +463,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	ev := &Evidence{Format: EvidenceFormat, Case: c, Policy: r.cfg.Policy, Writes: c.Writes(), Started: start,
 		memo: &judgeMemo{}}
 	cfg := r.cfg
-	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
-		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
-		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle,
-		LastAnswered: slot.Finish, Waiting: slot.Wait, Resume: slot.Resume}
-	// Called in this goroutine (RunCase's), once.
-	script := func(ctx context.Context) (*mockmodel.Script, error) {
+	sched := &caseScheduler{slot: slot, gate: gate, script: func(ctx context.Context) (*mockmodel.Script, error) {
 		d, itemProps, err := dialect(ctx)
 		if err != nil {
 			return nil, err
@@ -477,35 +472,62 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 		s, err := c.script(d, itemProps)
 		ev.Script = s
 		return s, err
-	}
-	switch {
-	case gate != nil:
-		s, err := script(ctx)
+	}}
+	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
+		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
+		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched}
+	if gate != nil {
+		s, err := sched.script(ctx)
 		if err != nil {
 			ev.Aborted, ev.Duration = err.Error(), time.Since(start)
 			return ev
 		}
 		dc.Env.Script = s
-		if gate.detect {
-			dc.Initialized = func() { gate.start(true) }
-			dc.FirstRequest = func(initAnswered bool, tools []llm.ToolSpec) { gate.open(initAnswered, nonNil(tools)) }
-		} else {
-			dc.Initialized = func() { gate.open(true, nil) }
-		}
-	default:
-		dc.Script = script
 	}
-	rec := driver.RunCase(ctx, dc)
-	ev.Cwd, ev.Home, ev.Duration, ev.Answered, ev.ExitWait, ev.ScriptWait = rec.Cwd, rec.Home, rec.Duration, rec.Answered, rec.ExitWait, rec.ScriptWait
-	ev.Wire, ev.Journal, ev.SideRequests, ev.Steps, ev.Procs = rec.Wire, rec.Journal, rec.SideRequests, rec.Steps, rec.Procs
-	ev.Aborted, ev.Stopped, ev.Interrupted, ev.LoadSkipped = rec.Aborted, rec.Stopped, rec.Interrupted, rec.LoadSkipped
-	ev.PromptsRun, ev.ModelErrors, ev.NotStarted = rec.PromptsRun, rec.ModelErrors, rec.NotStarted
+	ev.CaseRecord = *driver.RunCase(ctx, dc)
 	// The judge's heavy part, here in the case's goroutine while other
 	// cases run, not in the judge's single pass after the last case.
 	v, _ := r.validator()
 	ev.warmJudgeMemo(v)
 	return ev
 }
+
+// caseScheduler is a case's driver.Scheduler: its parallel slot, which it
+// gives up while the case waits and for good once its last step is
+// answered, and for the first case of a run (gate set) the gate the others
+// wait at for what it tells of the agent.
+type caseScheduler struct {
+	slot *slots.Case
+	gate *probeGate
+	// script writes the case's script once its dialect is known (it
+	// waits for it).
+	script func(context.Context) (*mockmodel.Script, error)
+}
+
+func (s *caseScheduler) Reached(e driver.Event) {
+	switch e.Kind {
+	case driver.Initialized:
+		switch {
+		case s.gate == nil:
+		case s.gate.detect:
+			s.gate.start(true)
+		default:
+			s.gate.open(true, nil)
+		}
+	case driver.FirstRequest:
+		if s.gate != nil && s.gate.detect {
+			s.gate.open(e.InitAnswered, nonNil(e.Tools))
+		}
+	case driver.LastAnswered:
+		s.slot.Finish()
+	case driver.Waiting:
+		s.slot.Wait(e.Exiting)
+	}
+}
+
+func (s *caseScheduler) Script(ctx context.Context) (*mockmodel.Script, error) { return s.script(ctx) }
+
+func (s *caseScheduler) GoOn(ctx context.Context) error { return s.slot.Resume(ctx) }
 
 // progress writes the live line of a finished case: ok, the checks it
 // fails, or why it did not complete. Lines are numbered in the order they
@@ -558,8 +580,8 @@ func (r *runner) progress(ev *Evidence, total int) {
 // unrunCase is the evidence of a case that was not started: the run was
 // interrupted (interrupted set) or stopped early (notRun).
 func unrunCase(c *Case, d driver.Dialect, interrupted, notRun string) *Evidence {
-	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), Interrupted: interrupted, NotRun: notRun,
-		memo: &judgeMemo{}}
+	return &Evidence{Format: EvidenceFormat, Case: c, Dialect: d, Writes: c.Writes(), Started: time.Now(), NotRun: notRun,
+		CaseRecord: driver.CaseRecord{Interrupted: interrupted}, memo: &judgeMemo{}}
 }
 
 // probeGate holds the other cases of a run until the first case has

@@ -62,7 +62,7 @@ func TestOtherCasesStartDuringTheProbe(t *testing.T) {
 	other := stubCase(true)
 	other.ID = "other"
 	cfg := Config{Agent: tg, Cases: []*Case{other}, Timeout: 20 * time.Second,
-		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
+		Grace: 10 * time.Second, Settle: testSettle, Validator: Compiled(sharedValidator(t))}
 	rep := runBounded(t, "Run with a probe", cfg)
 	if rep.DialectSource != "detected" {
 		t.Errorf("dialect source %q, want detected: the probe saw no tools", rep.DialectSource)

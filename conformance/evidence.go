@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -37,60 +38,20 @@ type Evidence struct {
 	Case    *Case             `json:"case"`
 	Dialect driver.Dialect    `json:"dialect"`
 	Script  *mockmodel.Script `json:"script,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	// Home is the case's throw-away home folder (see Target.Home).
-	Home string `json:"home,omitempty"`
-	// Started is when the case started; Duration its wall time.
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
-	// Answered is when (from the case start) its last step was answered:
-	// the case then gave up its parallel slot, and what followed was the
-	// settle and the agent's exit. ExitWait is the time spent waiting for
-	// the agent processes to exit once their stdin closed (grace periods
-	// and signals included). ScriptWait is the time a case after the
-	// first waited, before its first prompt, for the dialect the first
-	// case detects (its script is written in it).
-	Answered   time.Duration `json:"answered,omitempty"`
-	ExitWait   time.Duration `json:"exitWait,omitempty"`
-	ScriptWait time.Duration `json:"scriptWait,omitempty"`
+	// Started is when the case started.
+	Started time.Time `json:"started"`
+	// CaseRecord is what the driver observed: the two wires, the steps,
+	// the processes and how the case ended (driver.CaseRecord documents
+	// it). ScriptWait is the time a case after the first waited, before
+	// its first prompt, for the dialect the first case detects (its
+	// script is written in it).
+	driver.CaseRecord
+	Writes []Write `json:"writes"`
 
-	Wire []driver.WireMsg `json:"wire"`
-	// Journal is what the agent sent the model for the script, in the
-	// mock's canonical form (whatever wire API it came on): the checks
-	// read only its canonical fields (Messages, Tools, System, TurnIndex,
-	// Time), never Raw or Path. Entries keep their Index in the mock's
-	// journal; side requests are left out.
-	Journal []mockmodel.JournalEntry `json:"journal"`
-	// SideRequests are the requests that offered no tools (titles, topic
-	// checks), answered with SideText outside the script.
-	SideRequests []mockmodel.JournalEntry `json:"sideRequests,omitempty"`
-	Steps        []driver.StepResult      `json:"steps"`
-	Procs        []driver.ProcResult      `json:"procs"`
-	Writes       []Write                  `json:"writes"`
-
-	// Aborted says why the case did not run to completion ("" when it did):
-	// the agent hung, crashed or broke the protocol.
-	Aborted string `json:"aborted,omitempty"`
-	// Stopped says which request of the case was answered with an error
-	// (the case stops there; the checks that needed it fail, quoting it).
-	Stopped string `json:"stopped,omitempty"`
 	// NotRun says why the case was not run at all (the first case could
-	// not get initialize answered); Interrupted why the run was stopped
-	// before the case finished (cancelled, e.g. Ctrl-C). Either way no
-	// check is judged on it and nothing is blamed on the agent.
-	NotRun      string `json:"notRun,omitempty"`
-	Interrupted string `json:"interrupted,omitempty"`
-	// LoadSkipped says why a loadSession step was skipped (the steps after
-	// it are skipped too); PromptsRun counts the prompt steps sent.
-	LoadSkipped string `json:"loadSkipped,omitempty"`
-	PromptsRun  int    `json:"promptsRun"`
-	// ModelErrors are the mock model's refusals (past the end of the
-	// script, a failed expect, a malformed request).
-	ModelErrors []string `json:"modelErrors,omitempty"`
-	// NotStarted says why the agent never got going (its first process
-	// could not be started, or exited before answering initialize): the
-	// run could not start (Report.NotStarted). Aborted says so too.
-	NotStarted string `json:"notStarted,omitempty"`
+	// not get initialize answered): no check is judged on it and nothing
+	// is blamed on the agent.
+	NotRun string `json:"notRun,omitempty"`
 
 	// Policy is the configured in_progress policy (Config.Policy).
 	Policy string `json:"policy,omitempty"`
@@ -105,6 +66,65 @@ type Evidence struct {
 	// case has ended (nil: nothing kept).
 	validator *driver.SchemaValidator
 	memo      *judgeMemo
+}
+
+// evidenceKeys is the order of the keys of an evidence's JSON form: the
+// driver's (driver.CaseRecord) among the runner's, as evidence was saved
+// before Evidence embedded the driver's record.
+const evidenceKeys = "format run index repeat case dialect script cwd home started duration answered exitWait scriptWait " +
+	"wire journal sideRequests steps procs writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies"
+
+// MarshalJSON writes ev with its keys in the order of evidenceKeys. Nothing
+// is escaped for HTML here: an encoder that does (json.Marshal) escapes
+// the result, one that does not (MarshalEvidence) keeps it as it is.
+func (ev Evidence) MarshalJSON() ([]byte, error) {
+	type plain Evidence // without this method
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode((*plain)(&ev)); err != nil {
+		return nil, err
+	}
+	return orderKeys(buf.Bytes(), strings.Fields(evidenceKeys))
+}
+
+// orderKeys rewrites the JSON object obj with its keys in the order of
+// keys, each value as it is; a key not in keys is an error.
+func orderKeys(obj []byte, keys []string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("conformance: evidence: not an object (%v)", err)
+	}
+	vals := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("conformance: evidence: %w", err)
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("conformance: evidence: key %q: %w", k, err)
+		}
+		vals[k] = v
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	for _, k := range keys {
+		v, ok := vals[k]
+		if !ok {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(append(out, '"'), k...), '"', ':'), v...)
+		delete(vals, k)
+	}
+	for k := range vals {
+		return nil, fmt.Errorf("conformance: evidence: key %q has no place in evidenceKeys", k)
+	}
+	return append(out, '}'), nil
 }
 
 // judgeMemo keeps what several checks derive from one case's evidence,

@@ -61,7 +61,7 @@ func TestCaptureEvidence(t *testing.T) {
 		t.Run(c.name(), func(t *testing.T) {
 			t.Parallel()
 			cfg := Config{Agent: fakeTarget(t, c.mode), Cases: builtinCases(t), Dialect: c.dialect,
-				Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: sharedValidator(t)}
+				Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: Compiled(sharedValidator(t))}
 			if c.broken {
 				cfg.Timeout, cfg.Grace, cfg.Parallel = 2*time.Second, 200*time.Millisecond, len(cfg.Cases)
 			}

@@ -1,10 +1,6 @@
 package conformance
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,20 +10,10 @@ import (
 // evidence that Judge judges without panicking.
 func FuzzUnmarshalEvidence(f *testing.F) {
 	for _, run := range []string{"reference", "fake-no-plan", "mutant-as-codex"} {
-		fz, err := os.Open(filepath.Join(evidenceDir, run+".jsonl.gz"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		zr, err := gzip.NewReader(fz)
-		if err != nil {
-			f.Fatal(err)
-		}
-		sc := bufio.NewScanner(zr)
-		sc.Buffer(nil, 64<<20)
-		for n := 0; n < 3 && sc.Scan(); n++ {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-		fz.Close()
+		savedLines(f, run, func(n int, line []byte) bool {
+			f.Add(line)
+			return n < 3
+		})
 	}
 	f.Add([]byte(`{"format":1,"case":{"id":"x"},"dialect":{"name":"todo_write"}}`))
 	f.Add([]byte(`{"format":1,"case":{"id":"x"},"dialect":{"name":"nope"}}`))

@@ -147,7 +147,7 @@ func stubTarget(f driver.InProcessFunc) driver.Target {
 func runStub(t *testing.T, tg driver.Target, c *Case, mod func(*Config)) *Report {
 	t.Helper()
 	cfg := Config{Agent: tg, Cases: []*Case{c}, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
-		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)}
+		Grace: 10 * time.Second, Settle: testSettle, Validator: Compiled(sharedValidator(t))}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -567,7 +567,7 @@ func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
 		cases = append(cases, c)
 	}
 	cfg := Config{Agent: stubTarget(f), Cases: cases, Dialect: driver.DialectTodoWrite, Timeout: 3 * time.Second,
-		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t), Parallel: 1}
+		Grace: 10 * time.Second, Settle: testSettle, Validator: Compiled(sharedValidator(t)), Parallel: 1}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -579,10 +579,10 @@ func TestSlotWaitsDoNotCountAgainstTheTimeout(t *testing.T) {
 	}
 }
 
-// A run with no Validator judges with the one Config.ValidatorOnce returns
-// (its caller started the compilation before it loaded its cases), and
-// fails with its error.
-func TestRunJudgesWithTheValidatorOnce(t *testing.T) {
+// A run judges with the validator Config.Validator returns (its caller
+// may have started the compilation before it loaded its cases), and fails
+// with its error.
+func TestRunJudgesWithTheValidatorGiven(t *testing.T) {
 	t.Parallel()
 	serve := func(ctx context.Context, p driver.ProcIO) int {
 		stubServe(p, nil)
@@ -592,14 +592,13 @@ func TestRunJudgesWithTheValidatorOnce(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		rep := runStub(t, stubTarget(serve), stubCase(false), func(cfg *Config) {
-			cfg.Validator = nil
-			cfg.ValidatorOnce = func() (*driver.SchemaValidator, error) {
+			cfg.Validator = func() (*driver.SchemaValidator, error) {
 				calls.Add(1)
 				return sharedValidator(t), nil
 			}
 		})
 		if calls.Load() == 0 {
-			t.Error("ValidatorOnce was not called")
+			t.Error("Validator was not called")
 		}
 		if c, _ := rep.Check("ACP-SCHEMA-1"); c.Outcome != Pass {
 			t.Errorf("ACP-SCHEMA-1: %s %q", c.Outcome, c.Reason)
@@ -609,11 +608,11 @@ func TestRunJudgesWithTheValidatorOnce(t *testing.T) {
 		t.Parallel()
 		cfg := Config{Agent: stubTarget(serve), Cases: []*Case{stubCase(false)}, Dialect: driver.DialectTodoWrite,
 			Timeout: time.Minute, Grace: 10 * time.Second, Settle: testSettle,
-			ValidatorOnce: func() (*driver.SchemaValidator, error) { return nil, errors.New("no schema here") }}
+			Validator: func() (*driver.SchemaValidator, error) { return nil, errors.New("no schema here") }}
 		var err error
-		hangCheck(t, hangLimit, "Run with a failing ValidatorOnce", func() { _, err = Run(context.Background(), cfg) })
+		hangCheck(t, hangLimit, "Run with a failing Validator", func() { _, err = Run(context.Background(), cfg) })
 		if err == nil || !strings.Contains(err.Error(), "no schema here") {
-			t.Errorf("Run: %v, want the ValidatorOnce's error", err)
+			t.Errorf("Run: %v, want the Validator's error", err)
 		}
 	})
 }

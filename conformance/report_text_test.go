@@ -223,11 +223,11 @@ func TestSummaryColour(t *testing.T) {
 // the runner killed are marked in the transcript.
 func TestTranscriptMarksCapsAndKills(t *testing.T) {
 	c := &Case{ID: "c", Title: "t", Source: "(test)"}
-	ev := &Evidence{Case: c,
+	ev := &Evidence{Case: c, CaseRecord: driver.CaseRecord{
 		Procs: []driver.ProcResult{{Argv: []string{"agent"}, Killed: []string{"pid 42 (sleep)"}}},
 		Wire:  []driver.WireMsg{{Dir: driver.Received, Line: "aaaa", Kind: driver.KindInvalid, Capped: true, Size: 1 << 30, Problem: "a line of 1073741824 bytes, over the runner's cap"}},
 		Journal: []mockmodel.JournalEntry{{Wire: mockmodel.WireOpenAIChat, RawCapped: true, RawBytes: 20 << 20, RawSHA256: "abc",
-			Capped: []string{"messages[0].content[0].text: 20971520 bytes, sha256 def, first 1048576 kept"}}}}
+			Capped: []string{"messages[0].content[0].text: 20971520 bytes, sha256 def, first 1048576 kept"}}}}}
 	d := t.TempDir()
 	if err := report.WriteTranscript(d, &Report{}, NewCaseResult("c", "t", ev)); err != nil {
 		t.Fatal(err)

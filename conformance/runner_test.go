@@ -53,7 +53,7 @@ const testSettle = 50 * time.Millisecond
 
 func runFake(t *testing.T, mode string, mod func(*Config)) *Report {
 	t.Helper()
-	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: sharedValidator(t),
+	cfg := Config{Agent: fakeTarget(t, mode), Cases: builtinCases(t), Timeout: time.Minute, Grace: 2 * time.Second, Parallel: runtime.NumCPU(), Validator: Compiled(sharedValidator(t)),
 		Settle: testSettle}
 	if mod != nil {
 		mod(&cfg)
@@ -356,7 +356,7 @@ func TestRunThrowAwayHome(t *testing.T) {
 			Home:    true,
 		}
 		rep, err := Run(context.Background(), Config{Agent: target, Cases: oneCase(t, "load-replay"), Dialect: driver.DialectTodoWrite,
-			Timeout: time.Minute, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: sharedValidator(t)})
+			Timeout: time.Minute, Grace: time.Second, TempDir: tmp, KeepDirs: keep, Validator: Compiled(sharedValidator(t))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func TestSchemaChecksTellDraftFromMalformed(t *testing.T) {
 		{"both", []driver.WireMsg{usage, badPlan}, Fail, Fail, "(and 1 invalid against both: see ACP-SCHEMA-1)"},
 		{"clean", []driver.WireMsg{goodPlan}, Pass, Pass, ""},
 	} {
-		ev := &Evidence{Wire: tc.wire, validator: v}
+		ev := &Evidence{CaseRecord: driver.CaseRecord{Wire: tc.wire}, validator: v}
 		if got := evalSchema(ev); got.Outcome != tc.s1 {
 			t.Errorf("%s: ACP-SCHEMA-1 = %v (%s), want %v", tc.name, got.Outcome, got.Reason, tc.s1)
 		}

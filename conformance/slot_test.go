@@ -87,7 +87,7 @@ func TestLongestCaseTakesTheFirstSlot(t *testing.T) {
 	first.ID = "first"
 	tg := stubTarget(func(_ context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 })
 	cfg := Config{Agent: tg, Cases: []*Case{first, short, mid, long}, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
-		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t), Parallel: 1}
+		Grace: 10 * time.Second, Settle: testSettle, Validator: Compiled(sharedValidator(t)), Parallel: 1}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestInProcessRunsEveryCaseAtOnce(t *testing.T) {
 	}
 	tg := stubTarget(func(_ context.Context, p driver.ProcIO) int { stubServe(p, nil); return 0 })
 	rep, err := Run(context.Background(), Config{Agent: tg, Cases: cases, Dialect: driver.DialectTodoWrite, Timeout: time.Minute,
-		Grace: 10 * time.Second, Settle: testSettle, Validator: sharedValidator(t)})
+		Grace: 10 * time.Second, Settle: testSettle, Validator: Compiled(sharedValidator(t))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,10 @@ type caseRun struct {
 	// initDone is set once an initialize was answered.
 	initDone atomic.Bool
 
+	// sched is CaseConfig.Scheduler (unscheduled when it is nil).
+	sched Scheduler
 	// script is what the mock model plays: Env.Script, or the one
-	// CaseConfig.Script gave (nil until then).
+	// Scheduler.Script gave (nil until then).
 	script *mockmodel.Script
 
 	cur       *conn       // the running agent process (nil: none)
@@ -54,10 +56,18 @@ type caseRun struct {
 // that under load when the slot went first).
 func (cr *caseRun) lastAnswered() {
 	cr.ev.Answered = time.Since(cr.start)
-	if cr.cfg.LastAnswered != nil {
-		cr.cfg.LastAnswered()
-	}
+	cr.sched.Reached(Event{Kind: LastAnswered})
 }
+
+// unscheduled is the Scheduler of a case with none: it has its script
+// (Env.Script) and never waits.
+type unscheduled struct{}
+
+func (unscheduled) Reached(Event) {}
+func (unscheduled) Script(context.Context) (*mockmodel.Script, error) {
+	return nil, errors.New("no script to play")
+}
+func (unscheduled) GoOn(context.Context) error { return nil }
 
 // RunCase drives one case to completion or abortion and returns what it
 // observed; it never returns an error: whatever went wrong is in the
@@ -71,10 +81,12 @@ func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
 	if cfg.Env.Start.IsZero() {
 		cfg.Env.Start = time.Now()
 	}
-	if cfg.Script != nil && cfg.Env.Script == nil {
-		cfg.Env.ScriptLater = true
+	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}, script: cfg.Env.Script, sched: cfg.Scheduler}
+	if cr.sched == nil {
+		cr.sched = unscheduled{}
+	} else if cfg.Env.Script == nil {
+		cr.cfg.Env.ScriptLater = true
 	}
-	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}, script: cfg.Env.Script}
 	// The case's timeout: its cause is context.DeadlineExceeded (what the
 	// errors and abort read), and its clock stops while the case waits for
 	// a parallel slot (withoutSlot): the runner's wait is not the agent's.
@@ -107,7 +119,7 @@ func (cr *caseRun) setup() error {
 // run starts the agent and runs the steps; the first failure aborts the
 // case (Evidence.Aborted) and ends the agent at once.
 func (cr *caseRun) run() {
-	if cr.cfg.FirstRequest != nil {
+	if _, ok := cr.sched.(unscheduled); !ok {
 		stop := make(chan struct{})
 		defer close(stop)
 		go cr.watchFirstRequest(stop)
@@ -143,12 +155,12 @@ func (cr *caseRun) run() {
 	}
 }
 
-// playScript gets the script CaseConfig.Script gives, with the case's
-// clock stopped, and has the mock model play it.
+// playScript gets the script the scheduler gives, with the case's clock
+// stopped, and has the mock model play it.
 func (cr *caseRun) playScript() error {
 	cr.clock.pause()
 	t0 := time.Now()
-	s, err := cr.cfg.Script(cr.ctx)
+	s, err := cr.sched.Script(cr.ctx)
 	cr.ev.ScriptWait = time.Since(t0)
 	cr.clock.resume()
 	if err == nil && s == nil {
@@ -161,7 +173,7 @@ func (cr *caseRun) playScript() error {
 	return cr.env.Server.Play(s)
 }
 
-// watchFirstRequest opens the gate with the tools of the first model
+// watchFirstRequest tells the scheduler the tools of the first model
 // request that offers any as soon as the mock has it: side requests, a
 // request on an unknown endpoint (a client's probe of the API) and one
 // that offers no tools tell nothing of the agent's tools.
@@ -171,7 +183,7 @@ func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
 		changed := j.Changed() // taken before the entries are read: none is missed
 		for _, e := range j.Entries() {
 			if !e.Side && e.Wire != "" && len(e.Tools) > 0 {
-				cr.cfg.FirstRequest(cr.initDone.Load(), e.Tools)
+				cr.sched.Reached(Event{Kind: FirstRequest, InitAnswered: cr.initDone.Load(), Tools: e.Tools})
 				return
 			}
 		}
@@ -295,9 +307,9 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 }
 
 // settleBetween settles after step i (sr). Before a later step, the case
-// only waits: it tells the runner (CaseConfig.Waiting) and takes a slot
-// again before that step (CaseConfig.Resume). It reports whether the case
-// stops there (the run ended while it waited for a slot).
+// only waits: it tells the scheduler (Waiting) and asks it before that
+// step (GoOn). It reports whether the case stops there (the run ended
+// while it waited).
 func (cr *caseRun) settleBetween(i int, sr *StepResult, answered bool) (stop bool) {
 	if i == len(cr.cfg.Steps)-1 {
 		cr.settle(sr, answered)
@@ -306,19 +318,15 @@ func (cr *caseRun) settleBetween(i int, sr *StepResult, answered bool) (stop boo
 	return cr.withoutSlot(false, fmt.Sprintf("after step %d (%s)", i+1, sr.Op), func() { cr.settle(sr, answered) })
 }
 
-// withoutSlot runs wait (a settle, a restart's shutdown: exiting) with the
-// case's parallel slot lent to another case (CaseConfig.Waiting), and
-// takes one back after it (Resume). It reports whether the case stops
+// withoutSlot runs wait (a settle, a restart's shutdown: exiting) after
+// telling the scheduler the case is Waiting, and asks it after the wait
+// when the case may go on (GoOn). It reports whether the case stops
 // there: the run ended while it waited for a slot (where says when).
 func (cr *caseRun) withoutSlot(exiting bool, where string, wait func()) (stop bool) {
-	if cr.cfg.Waiting == nil || cr.cfg.Resume == nil {
-		wait()
-		return false
-	}
-	cr.cfg.Waiting(exiting)
+	cr.sched.Reached(Event{Kind: Waiting, Exiting: exiting})
 	wait()
 	cr.clock.pause()
-	err := cr.cfg.Resume(cr.ctx)
+	err := cr.sched.GoOn(cr.ctx)
 	cr.clock.resume()
 	if err != nil {
 		cr.abort(fmt.Sprintf("%s: waiting for a parallel slot: %v", where, context.Cause(cr.ctx)))
@@ -331,9 +339,7 @@ func (cr *caseRun) withoutSlot(exiting bool, where string, wait func()) (stop bo
 // its answer, and whether it can load sessions.
 func (cr *caseRun) initialized(result json.RawMessage) {
 	cr.initDone.Store(true)
-	if cr.cfg.Initialized != nil {
-		cr.cfg.Initialized()
-	}
+	cr.sched.Reached(Event{Kind: Initialized})
 	cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
 	cr.curProc.Init = result
 	var ir struct {

@@ -37,59 +37,127 @@ const (
 // CaseConfig is one case for RunCase.
 type CaseConfig struct {
 	// Env is the case's environment: Env.Script is what the mock model
-	// answers (it or Script must be set), Env.Start when the case started
-	// (default: when RunCase is called).
+	// answers (it, or Scheduler's Script, gives the script), Env.Start when
+	// the case started (default: when RunCase is called).
 	Env EnvConfig
-	// Script, when set (with Env.Script nil), gives the mock model its
-	// script later: the agent starts and the steps before the first prompt
-	// run while it waits (say, for what another case tells of the agent);
-	// it is called once, before the first prompt step, with the case's
-	// clock stopped (the wait is the runner's, not the agent's). An error
-	// aborts the case with it.
-	Script func(context.Context) (*mockmodel.Script, error)
 	// Steps are what the case sends.
 	Steps []Step
 	// Timeout bounds the case (it must be set); Grace is the shutdown
 	// grace; Settle the quiet window (see DefaultSettle).
 	Timeout, Grace, Settle time.Duration
-	// FirstRequest, when set, is called once with the tools of the first
-	// model request (side requests aside) as soon as the mock has it, and
-	// whether an initialize was answered by then.
-	FirstRequest func(initAnswered bool, tools []llm.ToolSpec)
-	// Initialized, when set, is called each time an initialize is
-	// answered; LastAnswered once the last step has its answer (what is
-	// left is waiting: the settle and the exit).
-	Initialized, LastAnswered func()
-	// Waiting and Resume, when set, are called around each settle that
-	// is not after the last step, and around each restart's shutdown
-	// (the agent's grace to exit): the case waits for quiet wires or an
-	// exit, with nothing of its own to run, so a runner may give its parallel slot
-	// to another case (Waiting) and take one again before the next step
-	// (Resume; an error, its context ended, interrupts the case).
-	// Waiting's exiting is set for a restart: the agent is shutting down,
-	// as it does after the last step, and starts again only after Resume.
-	Waiting func(exiting bool)
-	Resume  func(context.Context) error
+	// Scheduler is the runner's side of the case: RunCase reports to it
+	// what the case reached and asks it when the case may go on (nil: the
+	// case runs unscheduled, with Env.Script).
+	Scheduler Scheduler
 }
 
-// CaseRecord is what RunCase observed. The fields are those of the same
-// name of conformance.Evidence, which documents them.
+// Scheduler is what RunCase asks when a case may go on, and tells what it
+// reached: a runner running several cases at once shares its parallel
+// slots and what its first case learns of the agent through it.
+type Scheduler interface {
+	// Reached tells what the case reached (see Event). It must return at
+	// once: it is called from the case's goroutine and from the watch of
+	// its model requests.
+	Reached(Event)
+	// Script is asked, once, before the first prompt step when Env.Script
+	// is nil, for the script the mock model plays: the agent starts and
+	// the steps before it run while the scheduler makes it (say, once
+	// another case told what the agent offers). The case's clock is
+	// stopped meanwhile (the wait is the runner's, not the agent's); an
+	// error aborts the case with it.
+	Script(context.Context) (*mockmodel.Script, error)
+	// GoOn is asked after the case reached Waiting, before its next step:
+	// it returns once the case may run it, or with an error when ctx ended
+	// (the case is then interrupted). The case's clock is stopped meanwhile.
+	GoOn(context.Context) error
+}
+
+// EventKind is what a case reached (Event).
+type EventKind int
+
+const (
+	// Initialized: an initialize was answered (each time one is).
+	Initialized EventKind = iota + 1
+	// FirstRequest: the mock model has the case's first request that
+	// offers tools (side requests aside), once: Event.Tools are its tools,
+	// Event.InitAnswered whether an initialize was answered by then.
+	FirstRequest
+	// LastAnswered: the last step has its answer; what is left is
+	// waiting (the settle and the exit), once.
+	LastAnswered
+	// Waiting: the case waits for quiet wires or an exit with nothing of
+	// its own to run (a settle that is not after the last step, a
+	// restart's shutdown: Event.Exiting), and asks GoOn before its next
+	// step. A runner may give its parallel slot to another case meanwhile.
+	Waiting
+)
+
+// Event is what a case reached, for Scheduler.Reached.
+type Event struct {
+	Kind EventKind
+	// Tools and InitAnswered: FirstRequest's.
+	Tools        []llm.ToolSpec
+	InitAnswered bool
+	// Exiting (Waiting): the agent is shutting down for a restart, as it
+	// does after the last step, and starts again only after GoOn.
+	Exiting bool
+}
+
+// CaseRecord is what RunCase observed of one case. It is the driver's part
+// of a case's evidence (conformance.Evidence embeds it): its JSON form is
+// that of the saved evidence.
 type CaseRecord struct {
-	Cwd, Home                    string
-	Duration, Answered, ExitWait time.Duration
-	ScriptWait                   time.Duration
-	Wire                         []WireMsg
-	Journal, SideRequests        []mockmodel.JournalEntry
-	Steps                        []StepResult
-	Procs                        []ProcResult
-	Aborted, Stopped             string
-	Interrupted, LoadSkipped     string
-	PromptsRun                   int
-	ModelErrors                  []string
+	// Cwd is the case's working directory; Home its throw-away home folder
+	// (see Target.Home).
+	Cwd  string `json:"cwd,omitempty"`
+	Home string `json:"home,omitempty"`
+	// Duration is the case's wall time. Answered is when (from the case
+	// start) its last step was answered: the case then gave up its
+	// parallel slot, and what followed was the settle and the agent's
+	// exit. ExitWait is the time spent waiting for the agent processes to
+	// exit once their stdin closed (grace periods and signals included).
+	// ScriptWait is the time the case waited, before its first prompt, for
+	// its script (Scheduler.Script).
+	Duration   time.Duration `json:"duration"`
+	Answered   time.Duration `json:"answered,omitempty"`
+	ExitWait   time.Duration `json:"exitWait,omitempty"`
+	ScriptWait time.Duration `json:"scriptWait,omitempty"`
+
+	// Wire is every ACP message both ways, of every process of the case.
+	Wire []WireMsg `json:"wire"`
+	// Journal is what the agent sent the model for the script, in the
+	// mock's canonical form (whatever wire API it came on): the checks
+	// read only its canonical fields (Messages, Tools, System, TurnIndex,
+	// Time), never Raw or Path. Entries keep their Index in the mock's
+	// journal; side requests are left out.
+	Journal []mockmodel.JournalEntry `json:"journal"`
+	// SideRequests are the requests that offered no tools (titles, topic
+	// checks), answered with the script's SideText outside the script.
+	SideRequests []mockmodel.JournalEntry `json:"sideRequests,omitempty"`
+	Steps        []StepResult             `json:"steps"`
+	Procs        []ProcResult             `json:"procs"`
+
+	// Aborted says why the case did not run to completion ("" when it did):
+	// the agent hung, crashed or broke the protocol.
+	Aborted string `json:"aborted,omitempty"`
+	// Stopped says which request of the case was answered with an error
+	// (the case stops there; the checks that needed it fail, quoting it).
+	Stopped string `json:"stopped,omitempty"`
+	// Interrupted says why the run was stopped before the case finished
+	// (cancelled, e.g. Ctrl-C): no check is judged on it and nothing is
+	// blamed on the agent.
+	Interrupted string `json:"interrupted,omitempty"`
+	// LoadSkipped says why a loadSession step was skipped (the steps after
+	// it are skipped too); PromptsRun counts the prompt steps sent.
+	LoadSkipped string `json:"loadSkipped,omitempty"`
+	PromptsRun  int    `json:"promptsRun"`
+	// ModelErrors are the mock model's refusals (past the end of the
+	// script, a failed expect, a malformed request).
+	ModelErrors []string `json:"modelErrors,omitempty"`
 	// NotStarted says why the case's agent never got going, when it did
 	// not: its first process could not be started (no such command), or
 	// exited before answering initialize. Aborted says so too.
-	NotStarted string
+	NotStarted string `json:"notStarted,omitempty"`
 }
 
 // StepResult is one step as run.

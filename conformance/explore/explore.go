@@ -357,9 +357,9 @@ func (c *Config) withDefaults() error {
 	if c.Run.Parallel <= 0 {
 		c.Run.Parallel = defaultParallel(c.Run.Agent)
 	}
-	if c.Run.Validator == nil && c.Run.ValidatorOnce == nil {
+	if c.Run.Validator == nil {
 		// One schema compilation for every batch, shrink and re-run.
-		c.Run.ValidatorOnce = sync.OnceValues(driver.NewSchemaValidator)
+		c.Run.Validator = sync.OnceValues(driver.NewSchemaValidator)
 	}
 	if c.Batch <= 0 {
 		c.Batch = max(16, 2*c.Run.Parallel)

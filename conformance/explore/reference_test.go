@@ -34,7 +34,7 @@ func reference(fault string) driver.Target {
 // runs at once; the case timeout bounds a failure only.
 func runConfig(t *testing.T, target driver.Target, v *driver.SchemaValidator) conformance.Config {
 	return conformance.Config{Agent: target, Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
-		Parallel: 32, Validator: v, TempDir: t.TempDir()}
+		Parallel: 32, Validator: conformance.Compiled(v), TempDir: t.TempDir()}
 }
 
 func validator(t *testing.T) *driver.SchemaValidator {
@@ -166,7 +166,7 @@ func BenchmarkScenarios(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
-		Parallel: 64, Validator: v, TempDir: b.TempDir()}
+		Parallel: 64, Validator: conformance.Compiled(v), TempDir: b.TempDir()}
 	n, cpuMs := 0, int64(0)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

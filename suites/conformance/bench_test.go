@@ -55,7 +55,7 @@ func BenchmarkCatalogue(b *testing.B) {
 			procs, ncases := 0, 0
 			for i := 0; i < b.N; i++ {
 				rep, err := conformance.Run(context.Background(), conformance.Config{Agent: target, Cases: cases, Parallel: parallel,
-					Validator: validator, Settle: settleWindow, Timeout: caseTimeout, Grace: graceWindow})
+					Validator: conformance.Compiled(validator), Settle: settleWindow, Timeout: caseTimeout, Grace: graceWindow})
 				if err != nil {
 					b.Fatal(err)
 				}

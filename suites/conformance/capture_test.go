@@ -51,7 +51,7 @@ func TestCaptureEvidence(t *testing.T) {
 		if t, ok := timeouts[name]; ok {
 			timeout = t
 		}
-		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: timeout, Grace: 1e9, Validator: validator}
+		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: timeout, Grace: 1e9, Validator: conformance.Compiled(validator)}
 		cfg.Parallel = len(cfg.Cases)
 		rep, err := conformance.Run(context.Background(), cfg)
 		Expect(err).NotTo(HaveOccurred())

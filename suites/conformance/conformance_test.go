@@ -140,7 +140,7 @@ func runE(t driver.Target, mod func(*conformance.Config)) (*conformance.Report, 
 	if err != nil {
 		return nil, err
 	}
-	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: graceWindow, Validator: validator,
+	cfg := conformance.Config{Agent: t, Cases: cs, Timeout: caseTimeout, Grace: graceWindow, Validator: conformance.Compiled(validator),
 		Settle: settleWindow}
 	if mod != nil {
 		mod(&cfg)

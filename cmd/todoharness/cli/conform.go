@@ -279,7 +279,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		only, o.unfed = fedChecks(cases, only)
 	}
 	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
-	cfg.Strict, cfg.ValidatorOnce, cfg.Shard = o.strict, validator, o.explore.shard
+	cfg.Strict, cfg.Validator, cfg.Shard = o.strict, validator, o.explore.shard
 	// Everything that can be wrong with the command line is found before
 	// any agent starts.
 	if err := preflightConform(errw, o, target, &cfg, all); err != nil {
@@ -303,7 +303,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return err
 	}
 	if o.fedOnly && cfg.Repeat <= 1 {
-		v, err := cfg.ValidatorOnce()
+		v, err := cfg.Validator()
 		if err != nil {
 			return err
 		}

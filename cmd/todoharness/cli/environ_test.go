@@ -49,7 +49,7 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		rep, err := conformance.Run(context.Background(), conformance.Config{Agent: tg, Cases: cases, Timeout: 60 * time.Second,
-			Grace: time.Second, Parallel: len(cases), Validator: validator, Settle: 50 * time.Millisecond})
+			Grace: time.Second, Parallel: len(cases), Validator: conformance.Compiled(validator), Settle: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

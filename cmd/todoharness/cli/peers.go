@@ -175,7 +175,7 @@ func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conforma
 	target.Env = append([]string{"PATH=" + path}, target.Env...)
 	cfg := o.run.config(target, cases, &p, prefixWriter{w: errw, prefix: "peers: " + p.Name + ": "})
 	out := filepath.Join(dir, "transcripts")
-	cfg.Validator = v
+	cfg.Validator = conformance.Compiled(v)
 	_ = os.RemoveAll(out)
 	logf("%s %s: running the catalogue (%d cases, timeout %s per case)", p.Name, row.Version, len(cases), cfg.Timeout)
 	rep, err := conformance.Run(ctx, cfg)
