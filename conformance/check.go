@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 5
+const CatalogueVersion = 6
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -44,8 +44,12 @@ const CatalogueVersion = 5
 //     U+0085 kept), plans whose content differs from it only in the
 //     characters common trim functions disagree on show the list for the
 //     MUST checks, TW-PLAN-TRIM-1 (SHOULD) and its case
-//     trim-edge-characters.
-const catalogueFingerprint = "f4277845cb360c87b5cf00a2925bc92fb2f1008c58c3b6b2a9573fef81570f47"
+//     trim-edge-characters;
+//     f4277845cb360c87b5cf00a2925bc92fb2f1008c58c3b6b2a9573fef81570f47.
+//   - 6: TW-SCHEMA-3 (SHOULD): the schema requires no field beyond todos,
+//     content and status; the case tool-offered feeds it;
+//     5a7c544ccce4fc123c48cf87d42f2787024cdbae4fe6c0e78f12646941efa56f.
+const catalogueFingerprint = "5a7c544ccce4fc123c48cf87d42f2787024cdbae4fe6c0e78f12646941efa56f"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -283,6 +287,7 @@ const (
 	TWTool1          = "TW-TOOL-1"
 	TWSchema1        = "TW-SCHEMA-1"
 	TWSchema2        = "TW-SCHEMA-2"
+	TWSchema3        = "TW-SCHEMA-3"
 	TWReplace1       = "TW-REPLACE-1"
 	TWEmpty1         = "TW-EMPTY-1"
 	TWValidEmpty     = "TW-VALID-EMPTY"
@@ -418,6 +423,23 @@ func Catalogue() []Check {
 			Source: srcREADME,
 			eval:   evalStatusEnum,
 			seen:   seenStatusEnum(),
+		},
+		{
+			// SHOULD: a field the schema requires beyond content and
+			// status is one the contract's calls never send; an agent
+			// that holds the model to it refuses them (every MUST check
+			// of the list then fails, and the run's note names the
+			// field), one that does not still has the model send it on
+			// every call.
+			ID: TWSchema3, Level: SHOULD, Dialects: []string{driver.DialectTodoWrite},
+			Title:  "the tool schema requires nothing beyond todos, and an item nothing beyond content and status (no id, priority or activeForm the model must send)",
+			Spec:   "**The item shape is deliberately minimal** — `content` plus three-state `status`; no id, priority, or active-form fields, and the ACP bridge synthesizes the `priority` ACP requires.",
+			Source: srcREADME,
+			eval:   evalMinimalItem,
+			seen: seenRule{func(ev *Evidence) tally {
+				d := ev.Dialect
+				return tally{words: []string{fmt.Sprintf("%q, an item only %q and %q", d.ListField, d.ContentField, d.StatusField)}}
+			}, func(t tally) string { return "the parameters schema requires only " + t.words[0] }},
 		},
 		{
 			ID: TWReplace1, Level: MUST,
@@ -572,6 +594,28 @@ func validCheck(id, title, spec string) Check {
 	}
 	return Check{ID: id, Level: MUST, Dialects: []string{driver.DialectTodoWrite}, Title: title, Spec: spec, Source: src,
 		eval: evalRejected, seen: seenRule{seenRefused, sayRefused}}
+}
+
+// evalMinimalItem judges TW-SCHEMA-3: the fields the offered schema
+// requires that the contract's calls do not carry.
+func evalMinimalItem(ev *Evidence) verdict {
+	s, bad := ev.offeredSchema()
+	if bad != nil {
+		return *bad
+	}
+	var extra []string
+	for _, f := range s.Required {
+		if f != ev.Dialect.ListField {
+			extra = append(extra, fmt.Sprintf("%q of the parameters", driver.Truncate(f, 60)))
+		}
+	}
+	if item := ev.unsuppliedFields(); item != "" {
+		extra = append(extra, driver.Truncate(item, 200)+" on every item")
+	}
+	if len(extra) > 0 {
+		return failf("the schema requires %s, which the contract's calls do not send", strings.Join(first(extra, 3), "; "))
+	}
+	return pass()
 }
 
 // catalogueIndex maps IDs to checks.

@@ -240,6 +240,16 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 				}
 			}
 		}, Fail, "status is a free string (no enum); the contract wants an enum of the three values completed, in_progress, pending"},
+		{"TW-SCHEMA-3", "reference", "tool-offered", func(t *testing.T, ev *Evidence) {
+			// A session field and claude's activeForm required as well.
+			e := &ev.Journal[0]
+			e.Tools = slices.Clone(e.Tools)
+			for i, tool := range e.Tools {
+				if tool.Name == "todo_write" {
+					e.Tools[i].Parameters = []byte(`{"type":"object","required":["todos","session"],"properties":{"session":{"type":"string"},"todos":{"type":"array","items":{"type":"object","required":["content","status","activeForm"],"properties":{"content":{"type":"string"},"activeForm":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}}}}}}`)
+				}
+			}
+		}, Fail, `the schema requires "session" of the parameters; "activeForm" on every item, which the contract's calls do not send`},
 		{"TW-REPLACE-1", "bridge-no-plan", "replace", nil, Fail, "no plan shows exactly the new list"},
 		{"TW-EMPTY-1", "bridge-no-plan", "empty-list", nil, Fail, "no plan with zero entries was sent"},
 		{"TW-VALID-EMPTY", "tool-accept-empty", "reject-empty", nil, Fail, "was accepted: the model saw a result without the error flag"},

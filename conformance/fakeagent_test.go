@@ -356,6 +356,9 @@ func (f *fakeState) ask(tool, schema string) (fakeModelMsg, error) {
 func (f *fakeState) turn() error {
 	for step := 0; step < 10; step++ {
 		name, schema, run := f.toolName(), fakeSchema, f.runTool
+		if f.has("require-active-form") { // offered with a required activeForm it never asks for
+			schema = strings.Replace(fakeSchema, `"required":["content","status"]`, `"required":["content","status","activeForm"]`, 1)
+		}
 		if f.own != nil {
 			name, schema, run = f.own.name, f.own.schema, f.own.run
 		}
