@@ -177,6 +177,19 @@ func plannedRuns(plan map[string]plannedRun) func(name string) *conformance.Repo
 	}
 }
 
+// explained is a failure message for Expect: format and args, then the
+// report's summary (explain), made only when the assertion fails. Made
+// eagerly, the summaries of every check of every report were a twentieth of
+// this suite's CPU (docs/performance.md).
+func explained(rep *conformance.Report, format string, args ...any) func() string {
+	return func() string {
+		if format == "" {
+			return explain(rep)
+		}
+		return fmt.Sprintf(format, args...) + "\n" + explain(rep)
+	}
+}
+
 // explain is the summary table, for failure messages.
 func explain(rep *conformance.Report) string {
 	var b strings.Builder
@@ -196,7 +209,7 @@ var _ = Describe("the reference agent", func() {
 		Expect(rep.Dialect).To(Equal(driver.DialectTodoWrite))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		for _, c := range rep.Checks {
-			Expect(c.Outcome).To(Equal(conformance.Pass), "%s (%s): %s\n%s", c.ID, c.Level, c.Reason, explain(rep))
+			Expect(c.Outcome).To(Equal(conformance.Pass), explained(rep, "%s (%s): %s", c.ID, c.Level, c.Reason))
 		}
 		Expect(rep.OK).To(BeTrue())
 		Expect(rep.Checks).To(HaveLen(len(conformance.Catalogue())))
@@ -302,14 +315,14 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 		}
 		rep := results[b.Label()]
 		Expect(rep).NotTo(BeNil())
-		Expect(rep.FailedIDs()).To(Equal(b.Fails), "%s\n%s", b.Why, explain(rep))
+		Expect(rep.FailedIDs()).To(Equal(b.Fails), explained(rep, "%s", b.Why))
 		// The run fails exactly when a MUST check does (a breakage of a
 		// SHOULD rule is reported, the run passes).
 		failsMust := false
 		for _, c := range conformance.Catalogue() {
 			failsMust = failsMust || (c.Level == conformance.MUST && b.FailsCheck(c.ID))
 		}
-		Expect(rep.OK).To(Equal(!failsMust), "verdict %s\n%s", rep.Verdict, explain(rep))
+		Expect(rep.OK).To(Equal(!failsMust), explained(rep, "verdict %s", rep.Verdict))
 	}, entries)
 
 	It("fails every MUST check with at least one breakage", func() {
@@ -345,7 +358,7 @@ var _ = Describe("the expected-failures baseline", func() {
 		c, _ := rep.Check("TW-COUNTS-1")
 		Expect(c.Outcome).To(Equal(conformance.XFail))
 		Expect(c.Expected).NotTo(BeEmpty())
-		Expect(rep.OK).To(BeTrue(), explain(rep))
+		Expect(rep.OK).To(BeTrue(), explained(rep, ""))
 	})
 
 	It("fails the run on a stale entry (a listed check that passes)", func() {
@@ -425,7 +438,7 @@ var _ = Describe("dialects", func() {
 				if !c.AppliesTo(dialect) {
 					want = conformance.NA
 				}
-				Expect(c.Outcome).To(Equal(want), "%s: %s\n%s", c.ID, c.Reason, explain(rep))
+				Expect(c.Outcome).To(Equal(want), explained(rep, "%s: %s", c.ID, c.Reason))
 			}
 			Expect(rep.OK).To(BeTrue())
 		},

@@ -225,8 +225,8 @@ var _ = Describe("the example agent for agent authors (docs/examples/minimal_age
 		for i, c := range combos {
 			rep := comboRuns[i]()
 			Expect(len(rep.Cases)).To(BeNumerically("<", len(all)), "FLAW=%s ran every case", strings.Join(c.names, ","))
-			Expect(rep.Verdict).To(Equal(conformance.VerdictFail), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
-			Expect(rep.FailedIDs()).To(ContainElements(c.want), "FLAW=%s\n%s", strings.Join(c.names, ","), explain(rep))
+			Expect(rep.Verdict).To(Equal(conformance.VerdictFail), explained(rep, "FLAW=%s", strings.Join(c.names, ",")))
+			Expect(rep.FailedIDs()).To(ContainElements(c.want), explained(rep, "FLAW=%s", strings.Join(c.names, ",")))
 		}
 		Expect(combos).To(HaveLen(11), "the pairs, triples and the quadruple of four flaws")
 	})

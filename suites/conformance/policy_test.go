@@ -70,7 +70,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	It("single: the reference agent rejects two in_progress tasks and passes; the report says single", func() {
 		rep := singleRef()
 		c := twoActive(rep)
-		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
+		Expect(c.Outcome).To(Equal(conformance.Pass), explained(rep, ""))
 		Expect(rep.Policy).To(Equal(conformance.PolicySingle))
 		Expect(explain(rep)).To(ContainSubstring("policy: single (--policy single, the default)"))
 	})
@@ -79,7 +79,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	It("single: an agent that allows parallel work fails TW-VALID-TWOACTIVE, naming the policy", func() {
 		rep := singleParallel()
 		c := twoActive(rep)
-		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
+		Expect(c.Outcome).To(Equal(conformance.Fail), explained(rep, ""))
 		Expect(c.Reason).To(ContainSubstring("was accepted"))
 		Expect(c.Reason).To(ContainSubstring("policy single"))
 	})
@@ -88,14 +88,14 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	It("parallel: the check is judged the other way, accepted and shown in the plan, and says so", func() {
 		rep := parallelParallel()
 		c := twoActive(rep)
-		Expect(c.Outcome).To(Equal(conformance.Pass), explain(rep))
+		Expect(c.Outcome).To(Equal(conformance.Pass), explained(rep, ""))
 		Expect(c.Cases[0].Reason).To(ContainSubstring("judged the other way: two tasks in_progress were accepted and shown in the plan"))
 		Expect(rep.Policy).To(Equal(conformance.PolicyParallel))
 		Expect(explain(rep)).To(ContainSubstring("policy: parallel (--policy parallel)"))
 		for _, id := range []string{"TW-PLAN-1", "TW-HISTORY-1"} {
 			cr, ok := rep.Check(id)
 			Expect(ok).To(BeTrue())
-			Expect(cr.Outcome).To(Equal(conformance.Pass), id+"\n"+explain(rep))
+			Expect(cr.Outcome).To(Equal(conformance.Pass), explained(rep, "%s", id))
 		}
 	})
 
@@ -103,14 +103,14 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	It("parallel: an agent that still rejects two in_progress tasks fails", func() {
 		rep := parallelRef()
 		c := twoActive(rep)
-		Expect(c.Outcome).To(Equal(conformance.Fail), explain(rep))
+		Expect(c.Outcome).To(Equal(conformance.Fail), explained(rep, ""))
 		Expect(c.Reason).To(ContainSubstring("was rejected"))
 	})
 
 	autoParallel := twoActiveRun("auto, the parallel agent", parallelReferenceE, conformance.PolicyAuto)
 	It("auto: reads parallel from the parallel agent's tool description and states it in the report", func() {
 		rep := autoParallel()
-		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
+		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explained(rep, ""))
 		Expect(rep.Policy).To(Equal(conformance.PolicyParallel))
 		Expect(rep.PolicySource).To(ContainSubstring(`--policy auto: the tool description says "several tasks may be in_progress"`))
 		Expect(explain(rep)).To(ContainSubstring("policy: parallel (--policy auto: the tool description says"))
@@ -119,7 +119,7 @@ var _ = Describe("the in_progress policy (--policy)", func() {
 	autoRef := twoActiveRun("auto, the reference agent", referenceE, conformance.PolicyAuto)
 	It("auto: reads single from the shipped reference agent's tool description", func() {
 		rep := autoRef()
-		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explain(rep))
+		Expect(twoActive(rep).Outcome).To(Equal(conformance.Pass), explained(rep, ""))
 		Expect(rep.Policy).To(Equal(conformance.PolicySingle))
 		Expect(rep.PolicySource).To(ContainSubstring(`--policy auto: the tool description says "exactly one task in_progress"`))
 	})

@@ -58,7 +58,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}), "the agent must have used the %s wire only", wire)
 			Expect(rep.Dialect).To(Equal(driver.DialectTodoWrite))
 			for _, c := range rep.Checks {
-				Expect(c.Outcome).To(Equal(conformance.Pass), "%s: %s\n%s", c.ID, c.Reason, explain(rep))
+				Expect(c.Outcome).To(Equal(conformance.Pass), explained(rep, "%s: %s", c.ID, c.Reason))
 			}
 			Expect(rep.OK).To(BeTrue())
 		},
@@ -78,7 +78,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 			rep := report(m + " over " + wire)
 			Expect(rep.Wires).To(Equal([]string{wireOf[wire]}))
 			sort.Strings(want)
-			Expect(rep.FailedIDs()).To(Equal(want), explain(rep))
+			Expect(rep.FailedIDs()).To(Equal(want), explained(rep, ""))
 		},
 		Entry("accept-empty over Anthropic Messages", "anthropic", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
 		Entry("accept-empty over Gemini", "gemini", "accept-empty", "TW-VALID-EMPTY", "TW-VALID-WS"),
@@ -91,7 +91,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 		Expect(rep.Dialect).To(Equal(driver.DialectClaude))
 		Expect(rep.DialectSource).To(Equal("detected"))
 		Expect(rep.ToolsOffered).To(ContainElement("TodoWrite"))
-		Expect(rep.OK).To(BeTrue(), explain(rep))
+		Expect(rep.OK).To(BeTrue(), explained(rep, ""))
 		for _, c := range rep.Checks {
 			if !c.AppliesTo(driver.DialectClaude) {
 				Expect(c.Outcome).To(Equal(conformance.NA))
@@ -101,7 +101,7 @@ var _ = Describe("the checks work whatever model API the agent speaks", func() {
 
 	It("keeps side requests (no tools offered) out of the script and out of the checks", func() {
 		rep := report("side requests over anthropic")
-		Expect(rep.OK).To(BeTrue(), explain(rep))
+		Expect(rep.OK).To(BeTrue(), explained(rep, ""))
 		sides := 0
 		for _, c := range rep.Cases {
 			ev := c.Evidence()
