@@ -13,7 +13,8 @@
 //
 // -plain PATTERN tests those packages once more without -race, in the same
 // queue; -plain-run REGEXP narrows that run to the tests that skip or
-// shrink under -race (go test -run). Everything is built with -trimpath, so that a fresh clone in
+// shrink under -race (go test -run); -norace PATTERN tests those packages
+// without -race instead of with it. Everything is built with -trimpath, so that a fresh clone in
 // another folder reuses the build cache.
 //
 // The queue starts the longest packages first: each job's wall time is kept
@@ -33,5 +34,5 @@
 // failed tests, watching) are not wanted here: a rerun would hide a flaky
 // spec. docs/performance.md, "make test on 2 cores", has the figures.
 //
-//	go run ./scripts/testrun [-p N] [-race] [-plain PATTERN]... [-plain-run REGEXP] [-timeout D] [-times FILE] [PACKAGES]
+//	go run ./scripts/testrun [-p N] [-race] [-plain PATTERN]... [-plain-run REGEXP] [-norace PATTERN]... [-timeout D] [-times FILE] [PACKAGES]
 package main

@@ -80,6 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plain = append(plain, v)
 		return nil
 	})
+	var norace []string
+	fs.Func("norace", "a package pattern tested without -race instead of with it (repeatable)", func(v string) error {
+		norace = append(norace, v)
+		return nil
+	})
 	plainRun := fs.String("plain-run", "", "the tests the -plain jobs run (go test -run): those -race skips or shrinks, the others ran with -race already")
 	timeout := fs.Duration("timeout", 10*time.Minute, "each package's test timeout (go test -timeout)")
 	timesFile := fs.String("times", defaultTimesFile(), "where each job's last wall time is kept, to start the longest first (\"\" for none)")
@@ -94,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	jobs, err := plan(ctx, patterns, plain, *plainRun, *race)
+	jobs, err := plan(ctx, patterns, plain, norace, *plainRun, *race)
 	if err != nil {
 		fmt.Fprintf(stderr, "testrun: %v\n", err)
 		return 2
@@ -111,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// takes 1.2 GB with them, less without.
 	common := []string{"-trimpath", "-ldflags=-s -w"}
 	fmt.Fprintf(stdout, "building %d test jobs ...\n", len(jobs))
-	if err := build(ctx, stdout, common, patterns, plain, *race); err != nil {
+	if err := build(ctx, stdout, common, patterns, append(slices.Clone(plain), norace...), *race); err != nil {
 		fmt.Fprintf(stdout, "FAIL: the build failed (%v)\n", err)
 		return 1
 	}
@@ -327,9 +332,11 @@ func testPackage(ctx context.Context, goTest []string, j job) result {
 }
 
 // plan lists the jobs: every package of patterns (with -race when race is
-// set) and every package of plain without it. The plain jobs start first:
-// they are the long explorations that skip under -race.
-func plan(ctx context.Context, patterns, plain []string, plainRun string, race bool) ([]job, error) {
+// set) but those of norace, every package of norace without it, and every
+// package of plain once more without it, its tests narrowed to plainRun.
+// The plain jobs come first: they are the long explorations that skip
+// under -race.
+func plan(ctx context.Context, patterns, plain, norace []string, plainRun string, race bool) ([]job, error) {
 	var jobs []job
 	if len(plain) > 0 {
 		pkgs, err := list(ctx, plain)
@@ -340,12 +347,22 @@ func plan(ctx context.Context, patterns, plain []string, plainRun string, race b
 			jobs = append(jobs, job{pkg: p, run: plainRun})
 		}
 	}
+	without := map[string]bool{}
+	if len(norace) > 0 {
+		pkgs, err := list(ctx, norace)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pkgs {
+			without[p.path] = true
+		}
+	}
 	pkgs, err := list(ctx, patterns)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range pkgs {
-		jobs = append(jobs, job{pkg: p, race: race})
+		jobs = append(jobs, job{pkg: p, race: race && !without[p.path]})
 	}
 	return jobs, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -166,4 +167,23 @@ func raceDependentTests(t *testing.T, dir string) []string {
 		}
 	}
 	return slices.Compact(out)
+}
+
+// A -norace package is tested once, without -race; the others of the
+// patterns with it; a -plain package once more, narrowed to -plain-run.
+func TestPlanNoRace(t *testing.T) {
+	jobs, err := plan(t.Context(), []string{"../../internal/textcut/", "../../internal/jsonx/"}, []string{"../../internal/yamlx/"},
+		[]string{"../../internal/jsonx/"}, "^TestX$", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range jobs {
+		got = append(got, fmt.Sprintf("%s race=%v run=%q", strings.TrimPrefix(j.pkg.path, "github.com/todoharness/todoharness/"), j.race, j.run))
+	}
+	slices.Sort(got)
+	want := []string{`internal/jsonx race=false run=""`, `internal/textcut race=true run=""`, `internal/yamlx race=false run="^TestX$"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("jobs %q, want %q", got, want)
+	}
 }
