@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -310,5 +311,17 @@ func TestWritesAndPrompts(t *testing.T) {
 	}
 	if !ws[3].Reject || ws[2].Reject {
 		t.Error("reject flags")
+	}
+}
+
+// The probe the runner adds when no selected case is one feeds what the
+// built-in probe case feeds: a run narrowed by --case judges the checks
+// of the offered tool as a full run does.
+func TestBuiltinProbeFeedsWhatTheProbeCaseFeeds(t *testing.T) {
+	t.Parallel()
+	for _, c := range builtinCases(t) {
+		if c.Probe && !slices.Equal(c.Checks, builtinProbe().Checks) {
+			t.Errorf("the built-in probe feeds %v, the probe case %s %v", builtinProbe().Checks, c.ID, c.Checks)
+		}
 	}
 }

@@ -423,7 +423,7 @@ const SideText = "Untitled"
 func builtinProbe() *Case {
 	return &Case{
 		ID: "probe", Title: "the tools the agent offers the model (dialect detection)", Probe: true,
-		Checks: []string{TWTool1, TWSchema1, TWSchema2},
+		Checks: []string{TWTool1, TWSchema1, TWSchema2, TWSchema3},
 		Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession},
 			{Op: driver.OpPrompt, Text: "Reply with the single word OK."}},
 		Script: []mockmodel.Turn{{Text: "OK"}},
