@@ -18,7 +18,7 @@ build:
 # and more there; its other tests ran under -race already, and
 # scripts/testrun's TestPlainRunNamesEveryRaceDependentTest keeps this list
 # whole). The conformance tier runs without -race: its CPU is the catalogue
-# run again and again in its process, 184 s under -race and 52 s without,
+# run again and again in its process, 137 s under -race and 52 s without,
 # and the code it runs is race-tested by its packages' own specs
 # (docs/performance.md says which); make stress still runs it under -race.
 # With-key specs skip (with a reason) when DEEPSEEK_API_KEY is unset and
