@@ -17,7 +17,7 @@ import (
 // is refused, naming both scripts.
 func TestPlayAnswersTheRequestsThatWaited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, client := pipeServer(t)
+		srv, client := pipeServer(t, nil)
 		changed := srv.Journal().Changed()
 		type answer struct {
 			body string
@@ -73,15 +73,15 @@ func TestPlayAnswersTheRequestsThatWaited(t *testing.T) {
 	})
 }
 
-// pipeServer starts a server without a script on an in-memory listener
+// pipeServer starts a server playing s (nil: none yet) on an in-memory listener
 // (testutil.PipeListener: the test runs in a synctest bubble, where
 // synctest.Wait returns once the server and the client are both waiting)
 // and returns it with a client of that listener; both are closed when the
 // test ends.
-func pipeServer(t *testing.T) (*Server, *http.Client) {
+func pipeServer(t *testing.T, s *Script) (*Server, *http.Client) {
 	t.Helper()
 	l := testutil.NewPipeListener()
-	srv := NewUnstartedServer(nil)
+	srv := NewUnstartedServer(s)
 	srv.Listener = l
 	srv.Start()
 	client := l.Client()
@@ -96,7 +96,7 @@ func pipeServer(t *testing.T) (*Server, *http.Client) {
 // dropped: nothing journaled, no turn taken.
 func TestAWaitingRequestTheClientAbandonsTakesNoTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, client := pipeServer(t)
+		srv, client := pipeServer(t, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
