@@ -17,7 +17,7 @@
 // without -race instead of with it. Everything is built with -trimpath, so that a fresh clone in
 // another folder reuses the build cache.
 //
-// The queue starts the longest packages first: each job's wall time is kept
+// The queue starts the longest packages first: each job's CPU time is kept
 // in -times (testrun-times.json in the user's cache folder, shared by every
 // clone on the machine), and the next run orders by it; jobs with no time
 // yet come first, the plain ones, then the larger test files. On two cores

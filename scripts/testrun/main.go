@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 	plainRun := fs.String("plain-run", "", "the tests the -plain jobs run (go test -run): those -race skips or shrinks, the others ran with -race already")
 	timeout := fs.Duration("timeout", 10*time.Minute, "each package's test timeout (go test -timeout)")
-	timesFile := fs.String("times", defaultTimesFile(), "where each job's last wall time is kept, to start the longest first (\"\" for none)")
+	timesFile := fs.String("times", defaultTimesFile(), "where each job's last CPU time is kept, to start the longest first (\"\" for none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	go func() {
 		defer close(results)
 		for r := range testAll(ctx, goTest, jobs, *parallel) {
-			took[r.job.label()] = r.elapsed.Seconds()
+			took[r.job.label()] = r.cpu.Seconds()
 			results <- r
 		}
 	}()
@@ -149,7 +149,7 @@ func defaultTimesFile() string {
 	return filepath.Join(dir, "todoharness", "testrun-times.json")
 }
 
-// readTimes returns the wall seconds of each job of the last runs, by
+// readTimes returns the CPU seconds of each job of the last runs, by
 // label: none when file is "", missing or unreadable (the order is then
 // the listing's).
 func readTimes(file string) map[string]float64 {
@@ -197,10 +197,11 @@ func writeTimes(file string, last, took map[string]float64) error {
 // longestFirst orders jobs for the queue: those with no time in last first,
 // in the order they came (new packages, or every job on a machine's first
 // run: the plain jobs, then the larger test files first), then the others
-// by their last wall time, longest first. On a small machine the run ends
-// when its last long package does: one of them started late (the order of
-// test-file sizes put ./suites/conformance, the longest, sixth) finishes
-// alone while the other CPUs are idle.
+// by their last CPU time, longest first (CPU, not wall: a run beside other
+// work, or of a few packages, stretches wall times unevenly). On a small
+// machine the run ends when its last long package does: one of them
+// started late (the order of test-file sizes put ./suites/conformance, the
+// longest, sixth) finishes alone while the other CPUs are idle.
 func longestFirst(jobs []job, last map[string]float64) {
 	slices.SortStableFunc(jobs, func(a, b job) int {
 		ta, okA := last[a.label()]
