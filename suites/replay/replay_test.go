@@ -271,13 +271,14 @@ var _ = Describe("malformed JSON-RPC input, in process", func() {
 		srv := serveBridge(ctx, GinkgoT().TempDir(), "todo-plan.yaml", "")
 		Expect(srv.WriteRaw(`{"jsonrpc":"2.0","id":5,"method":"session/new",`)).To(Succeed())
 		Expect(srv.WriteRaw(`"just a string"`)).To(Succeed())
-		Eventually(srv.Wire.Len).Should(BeNumerically(">=", 3))
+		// The agent reads its input in order: by the answer to the next
+		// request, the two errors were sent.
+		id, err := srv.NewSessionIn(ctx, projectCwd)
+		Expect(err).NotTo(HaveOccurred())
 		lines := srv.Wire.Lines()
 		Expect(lines[1]).To(MatchJSON(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"error":"invalid JSON"}}}`))
 		Expect(lines[2]).To(MatchJSON(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":{"error":"a JSON-RPC message must be a JSON object"}}}`))
 
-		id, err := srv.NewSessionIn(ctx, projectCwd)
-		Expect(err).NotTo(HaveOccurred())
 		Expect(srv.PromptText(ctx, id, "go")).To(Equal(sdk.StopReasonEndTurn))
 		Expect(wirePlans(srv.Wire.Lines())).To(Equal([][]planEntry{threeTodos}))
 		assertTranscript("malformed-input", []string{projectCwd}, srv.Wire.Lines())
