@@ -103,6 +103,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		go validator()    //nolint:errcheck // the error comes back from the next call
 		defer validator() //nolint:errcheck // no compilation outlives Run
 	}
+	var dropHome func()
+	cfg.Agent, dropHome = PrepareHome(ctx, cfg)
+	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}
 	var evs []*Evidence
 	for run := 1; run <= cfg.Repeat; run++ {

@@ -69,6 +69,11 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 	if e.Home, err = os.MkdirTemp(cfg.TempDir, cfg.DirPrefix+"-home-"); err != nil {
 		return e, fmt.Errorf("make home directory: %w", err)
 	}
+	if cfg.Target.HomeFrom != "" {
+		if err := copyHome(cfg.Target.HomeFrom, e.Home, MaxHomeCopy); err != nil {
+			return e, fmt.Errorf("copy the prepared home %s: %w", cfg.Target.HomeFrom, err)
+		}
+	}
 	modelURL, baseURL := cfg.ModelURL, cfg.ModelURL+cfg.ModelBase
 	if cfg.Script != nil || cfg.ScriptLater {
 		e.Server = mockmodel.NewServer(cfg.Script)

@@ -46,6 +46,9 @@ type Preset struct {
 	Files []File `json:"files,omitempty"`
 	// Home gives the agent a throw-away HOME (and XDG_* folders) per case.
 	Home bool `json:"home,omitempty"`
+	// PrepareHome starts every case's home as a copy of one the agent
+	// initialised once per run (Target.PrepareHome).
+	PrepareHome bool `json:"prepareHome,omitempty"`
 	// Timeout is the per-case timeout the preset suggests (real agents
 	// take seconds to start); 0 keeps DefaultTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -60,7 +63,7 @@ type Preset struct {
 // Target is the preset as the agent under test.
 func (p Preset) Target() Target {
 	t := Target{Name: p.Name + " (" + p.Agent + ")", Command: append([]string(nil), p.Command...),
-		Env: append([]string(nil), p.Env...), Home: p.Home}
+		Env: append([]string(nil), p.Env...), Home: p.Home, PrepareHome: p.PrepareHome}
 	for _, f := range p.Files {
 		t.Files = append(t.Files, f)
 	}
@@ -445,6 +448,9 @@ func (p Preset) WriteExplain(w io.Writer, v Vars) error {
 	}
 	if p.Home {
 		fmt.Fprintf(w, "  home:      a throw-away HOME per case, beside the case cwd (%s), kept across a restart\n", v.Home)
+		if p.PrepareHome {
+			fmt.Fprintln(w, "             starting as a copy of a home the agent initialised once per run (started, initialize, stopped)")
+		}
 	} else {
 		fmt.Fprintln(w, "  home:      the runner's own HOME")
 	}

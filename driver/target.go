@@ -42,6 +42,16 @@ type Target struct {
 	// there (Vars.Home is made for every case, so {{.Home}} and "~/" work
 	// without it too, but HOME is then the runner's).
 	Home bool `json:"home,omitempty"`
+	// PrepareHome says the agent initialises its home at its first start
+	// (opencode migrates a database into every fresh HOME): a run starts
+	// it once in a home of its own (initialize, then an editor's
+	// shutdown) and every case's home starts as a copy of that one
+	// (HomeFrom) instead of empty. Only with Home.
+	PrepareHome bool `json:"prepareHome,omitempty"`
+	// HomeFrom, when set, is a folder copied into every case's home
+	// before the target's files are written there (the run's prepared
+	// home; see PrepareHome).
+	HomeFrom string `json:"-"`
 	// InProcess, when set, is the agent as a function the runner calls in
 	// its own process, on pipes, instead of starting Command: it gets the
 	// templated Command as its arguments, the environment the process

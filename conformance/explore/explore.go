@@ -212,6 +212,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One prepared home for every batch, shrink and re-run.
+	var dropHome func()
+	cfg.Run.Agent, dropHome = conformance.PrepareHome(ctx, cfg.Run)
+	defer dropHome()
 	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy,
 		ToolVersion: buildinfo.Version(), CatalogueVersion: conformance.CatalogueVersion}
 	run := func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
