@@ -143,6 +143,23 @@ func (f *fakeState) lateTurn() (answered func()) {
 	return func() { close(release) }
 }
 
+// lateAnswer answers a prompt whose turn has run, then shows the plan
+// again: at once (late-plan: the turn is over, nothing open), or, with
+// open-call-late, after fakeDelayEnv, as a call of its own it announced
+// before the answer ends (the turn's work not done when it answered).
+func (f *fakeState) lateAnswer(reply func(any)) {
+	if f.has("open-call-late") {
+		f.notify(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "late-call", "title": "Tidy up", "kind": "other", "status": "in_progress"})
+	}
+	reply(map[string]any{"stopReason": "end_turn"})
+	if f.has("open-call-late") {
+		delay, _ := time.ParseDuration(os.Getenv(fakeDelayEnv))
+		time.Sleep(delay) // the fake agent, a child process, is slow on purpose
+		f.notify(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "late-call", "status": "completed"})
+	}
+	f.notify(map[string]any{"sessionUpdate": "plan", "entries": f.entries(f.list)})
+}
+
 func (f *fakeState) notify(update map[string]any) {
 	f.send(map[string]any{"jsonrpc": "2.0", "method": "session/update",
 		"params": map[string]any{"sessionId": f.sid, "update": update}})
@@ -264,6 +281,14 @@ func fakeAgent(mode string) int {
 			}
 			_ = json.Unmarshal(env.Params, &p)
 			f.msgs = append(f.msgs, map[string]any{"role": "user", "content": p.Prompt[0].Text})
+			if f.has("late-plan") || f.has("open-call-late") {
+				if err := f.turn(); err != nil {
+					f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})
+					continue
+				}
+				f.lateAnswer(reply)
+				continue
+			}
 			if f.has("updates-after-response") {
 				release := f.lateTurn()
 				reply(map[string]any{"stopReason": "end_turn"})

@@ -142,3 +142,68 @@ func TestJudgeRepeatedEvidenceAgain(t *testing.T) {
 		t.Errorf("TW-TOOL-1 %s with %d runs, want pass in both", c.Outcome, len(c.Runs))
 	}
 }
+
+// stepSettles lists why each prompt step of the report's cases settled.
+func stepSettles(rep *Report) []string {
+	var out []string
+	for _, c := range rep.Cases {
+		for _, s := range c.Evidence().Steps {
+			if s.Op == driver.OpPrompt {
+				out = append(out, s.Settled)
+			}
+		}
+	}
+	return out
+}
+
+// An agent that shows its plan once more right after it answered, with
+// nothing open (every tool call has its final status, the model took every
+// turn), is not waited for through the whole settle window: the settle ends
+// once the wires stay quiet for the longest gap between its late updates
+// (at least settleFast), and ACP-TURN-1 still lists the late plan.
+func TestSettleEndsOnceNothingIsOpen(t *testing.T) {
+	t.Parallel()
+	rep := runFake(t, "late-plan", func(c *Config) {
+		c.Cases, c.Dialect, c.Settle = oneCase(t, "plan-basic"), driver.DialectTodoWrite, 5*time.Second
+	})
+	settles := stepSettles(rep)
+	if len(settles) == 0 {
+		t.Fatal("no prompt step")
+	}
+	for _, s := range settles {
+		if !strings.HasPrefix(s, "after the answer the agent sent updates of the turn (plan), no tool call of the turn is open") {
+			t.Errorf("the prompt settled: %q; want it to end once nothing is open, not after the window", s)
+		}
+	}
+	if turn, _ := rep.Check("ACP-TURN-1"); turn.Outcome != Fail || !strings.Contains(turn.Reason, "plan") {
+		t.Errorf("ACP-TURN-1 %s %q, want a failure listing the late plan", turn.Outcome, turn.Reason)
+	}
+}
+
+// A tool call the agent announced before its answer and ends later holds
+// the settle open, whatever the quiet: the update that ends it and the plan
+// after it, sent 300ms after the answer (past settleFast), are on the wire,
+// and ACP-TURN-1 lists them with how late they came.
+func TestSettleWaitsForAnOpenToolCall(t *testing.T) {
+	t.Parallel()
+	const delay = 300 * time.Millisecond
+	tg := fakeTarget(t, "open-call-late")
+	tg.Env = append(tg.Env, fakeDelayEnv+"="+delay.String())
+	rep := runFake(t, "", func(c *Config) {
+		c.Agent, c.Cases, c.Dialect, c.Settle = tg, oneCase(t, "plan-basic"), driver.DialectTodoWrite, 5*time.Second
+	})
+	for _, s := range stepSettles(rep) {
+		if !strings.Contains(s, "no tool call of the turn is open") {
+			t.Errorf("the prompt settled: %q; want it to end once the open tool call ended", s)
+		}
+	}
+	turn, _ := rep.Check("ACP-TURN-1")
+	m := reLateGap.FindStringSubmatch(turn.Reason)
+	if turn.Outcome != Fail || m == nil || !strings.Contains(turn.Reason, "tool_call_update") {
+		t.Fatalf("ACP-TURN-1 %s %q, want a failure listing the late tool_call_update and plan", turn.Outcome, turn.Reason)
+	}
+	const jitter = 25 * time.Millisecond // as in TestLateUpdatesSameVerdictAtEveryDelay
+	if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay-jitter {
+		t.Errorf("the last late update is reported %s after the answer (%v), want at least %s", m[1], err, delay-jitter)
+	}
+}

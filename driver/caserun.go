@@ -602,11 +602,14 @@ func (cr *caseRun) teardown() {
 // prompt was answered (answered) but the model has not yet been asked for
 // every turn of the prompts sent, and no model request failed, the agent
 // is still working whatever it said: the settle waits for those turns (at
-// most settlePendingMin, or 10 x Settle), then for quiet. It ends early once the agent's last message is
-// sr's answer, the model took every such turn and has nothing in flight,
-// and settleFast passed quietly; and at once when the agent's stdout closed
-// or the case timed out. It records in sr how long it waited and why it
-// ended.
+// most settlePendingMin, or 10 x Settle), then for quiet. It ends early
+// when the agent can be shown to have nothing in flight: the model took
+// every such turn and has no request open, no tool call announced since
+// sr's request is without a final status (turnOver), and the wires were
+// quiet for settleFast after the answer (or after updates about the
+// session), or, after updates of the turn, for the longest gap between
+// them; and at once when the agent's stdout closed or the case timed out.
+// It records in sr how long it waited and why it ended.
 func (cr *caseRun) settle(sr *StepResult, answered bool) {
 	window := cr.cfg.Settle
 	fast := min(window, settleFast)
@@ -651,12 +654,8 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 				sr.Settled += fmt.Sprintf(" (after waiting %s for %d more model turn(s) that never came)", pendingMax, want-act.Taken)
 			}
 			return
-		case quiet >= fast && !pending && seq == sr.RespSeq && seq >= 0:
-			sr.Settled = fmt.Sprintf("the answer was the agent's last message and the model took every turn (quiet for %s)", fast)
-			return
-		case quiet >= fast && !pending && sr.RespSeq >= 0 && seq > sr.RespSeq:
-			if kinds, ok := cr.sessionUpdatesSince(sr.RespSeq); ok {
-				sr.Settled = fmt.Sprintf("after the answer the agent sent only updates about the session (%s) and the model took every turn (quiet for %s)", kinds, fast)
+		case quiet >= fast && !pending && sr.RespSeq >= 0 && seq >= sr.RespSeq:
+			if sr.Settled = cr.turnOver(sr, seq, quiet, fast, window); sr.Settled != "" {
 				return
 			}
 		}
@@ -683,6 +682,91 @@ func (cr *caseRun) sessionUpdatesSince(from int) (kinds string, ok bool) {
 		}
 	}
 	return strings.Join(seen, ", "), len(seen) > 0
+}
+
+// turnOver is why the settle after step sr can end early, the model having
+// taken every turn and nothing on either wire for quiet ("" when it
+// cannot): no tool call of the turn is open, and the agent's last message
+// (seq) is the answer, or after it the agent sent only updates about the
+// session, or updates of the turn with nothing since for at least the
+// longest gap between them (at most window).
+func (cr *caseRun) turnOver(sr *StepResult, seq int, quiet, fast, window time.Duration) string {
+	late := cr.lateUpdates(sr)
+	if late.open != 0 {
+		return "" // the turn's work goes on: its updates may come at any time
+	}
+	if seq == sr.RespSeq {
+		return fmt.Sprintf("the answer was the agent's last message, no tool call of the turn is open and the model took every turn (quiet for %s)", fast)
+	}
+	if kinds, ok := cr.sessionUpdatesSince(sr.RespSeq); ok {
+		return fmt.Sprintf("after the answer the agent sent only updates about the session (%s), no tool call of the turn is open and the model took every turn (quiet for %s)", kinds, fast)
+	}
+	if wait := min(window, max(fast, late.gap)); quiet >= wait {
+		return fmt.Sprintf("after the answer the agent sent updates of the turn (%s), no tool call of the turn is open and the model took every turn (quiet for %s, the longest gap between them or more)",
+			late.kinds, wait.Round(time.Millisecond))
+	}
+	return ""
+}
+
+// lateOfTurn is what the agent sent after a step's answer (lateUpdates):
+// the kinds of its updates, the longest gap between two of its messages
+// (the answer included), and how many of the tool calls announced since
+// the step's request have no final status (completed, failed) yet.
+type lateOfTurn struct {
+	kinds string
+	gap   time.Duration
+	open  int
+}
+
+// lateUpdates reads the wire after step sr's request (lateOfTurn). A
+// tool call still open is work the turn has not finished: its updates,
+// the plan its todo call shows, may come at any time.
+func (cr *caseRun) lateUpdates(sr *StepResult) lateOfTurn {
+	var late lateOfTurn
+	if sr.ReqSeq < 0 || sr.RespSeq < 0 {
+		return late
+	}
+	status := map[string]string{}
+	var kinds []string
+	var prev time.Time
+	for _, m := range cr.env.wire.since(sr.ReqSeq + 1) {
+		if m.Seq >= sr.RespSeq {
+			if !prev.IsZero() {
+				late.gap = max(late.gap, m.Time.Sub(prev))
+			}
+			prev = m.Time
+		}
+		k := m.UpdateKind()
+		if m.Seq > sr.RespSeq && k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+		if m.Dir != Received || m.Kind != KindNotification || (k != "tool_call" && k != "tool_call_update") {
+			continue
+		}
+		var n struct {
+			Params struct {
+				Update struct {
+					ToolCallID string `json:"toolCallId"`
+					Status     string `json:"status"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(m.Line), &n) != nil || n.Params.Update.ToolCallID == "" {
+			continue
+		}
+		// An update without a status keeps the call's last one; a call
+		// announced without one is pending (ACP's default).
+		if u := n.Params.Update; u.Status != "" || k == "tool_call" {
+			status[u.ToolCallID] = u.Status
+		}
+	}
+	for _, st := range status {
+		if st != "completed" && st != "failed" {
+			late.open++
+		}
+	}
+	late.kinds = strings.Join(kinds, ", ")
+	return late
 }
 
 // readerDone reports whether the current agent's stdout reached its end.
