@@ -147,6 +147,19 @@ type judgeMemo struct {
 		wire, steps int // the messages and steps the plans are from
 		plans       []planObs
 	}
+	writes struct {
+		mu   sync.Mutex
+		done bool
+		key  writesKey // what of the evidence they are from
+		obs  []writeObs
+	}
+}
+
+// writesKey is what of the evidence the writes' verdicts are derived
+// from, by size: a copy that grew (or another dialect) derives them again.
+type writesKey struct {
+	wire, steps, journal, writes, prompts int
+	tool                                  string
 }
 
 // warmJudgeMemo finds, once the case has ended, what the judge derives
@@ -160,6 +173,7 @@ func (ev *Evidence) warmJudgeMemo(v *driver.SchemaValidator) {
 	e := judgeable(ev, v)
 	schemaProblems(e)
 	e.plans()
+	e.writes()
 }
 
 // RunInfo is what a case's evidence records of the run it was part of:
@@ -621,7 +635,25 @@ type writeObs struct {
 	Unknown           string
 }
 
+// writes is every scripted call whose prompt was sent, with the agent's
+// verdict on it (judgeCall); the memo keeps them for the case's checks,
+// which read them, never change them.
 func (ev *Evidence) writes() []writeObs {
+	if ev.memo == nil {
+		return ev.findWrites()
+	}
+	m := &ev.memo.writes
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := writesKey{len(ev.Wire), len(ev.Steps), len(ev.Journal), len(ev.Writes), ev.PromptsRun, ev.Dialect.Tool}
+	if !m.done || m.key != key {
+		m.obs, m.key, m.done = ev.findWrites(), key, true
+	}
+	return m.obs
+}
+
+// findWrites finds the writes' verdicts (writes).
+func (ev *Evidence) findWrites() []writeObs {
 	out := make([]writeObs, 0, len(ev.Writes))
 	acp := ev.acpCalls()
 	offered := ev.toolOffered()
