@@ -25,38 +25,34 @@ import (
 
 // conformOptions are the flags of `todoharness conform`.
 type conformOptions struct {
-	agent      string
-	env        []string
-	files      []string
-	caseDirs   []string
-	noBuiltin  bool
-	only       []string
-	dialect    string
-	run        runFlags
-	jsonOut    string
-	junitOut   string
-	htmlOut    string
-	out        string
-	expected   string
-	list       bool
-	keep       bool
-	modelName  string
-	cleanEnv   bool
-	agentLabel string
-	preset     string
-	explain    bool
-	presets    bool
-	policy     string
-	judge      string
-	baseline   string
-	keepGoing  bool
-	checks     []string
-	fedOnly    bool
-	format     string
-	summaryMD  string
-	strict     bool
-	inProcess  bool
-	explore    exploreFlags
+	// targetFlags: --agent, --preset, --env, --file, --clean-env, --name,
+	// --in-process.
+	targetFlags
+	caseDirs  []string
+	noBuiltin bool
+	only      []string
+	dialect   string
+	run       runFlags
+	jsonOut   string
+	junitOut  string
+	htmlOut   string
+	out       string
+	expected  string
+	list      bool
+	keep      bool
+	modelName string
+	explain   bool
+	presets   bool
+	policy    string
+	judge     string
+	baseline  string
+	keepGoing bool
+	checks    []string
+	fedOnly   bool
+	format    string
+	summaryMD string
+	strict    bool
+	explore   exploreFlags
 	// color: the summary is written to a terminal and NO_COLOR is unset
 	// (conformance.UseColor); set by the command, not a flag.
 	color bool
@@ -90,12 +86,11 @@ func newConformCmd() *cobra.Command {
 }
 
 // registerSelection registers the flags that say which agent runs and
-// which cases and checks: --agent, --env, --file, --cases, --case,
-// --check, --dialect and the run flags.
+// which cases and checks: the target flags, --cases, --case, --check,
+// --dialect and the run flags.
 func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
-	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
-	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the case's working directory, or its throw-away home when DEST starts with ~/ (repeatable)")
+	o.targetFlags.register(f, targetHelp{fileWhere: "the case's working directory, or its throw-away home", presetNote: " (see --list-presets)",
+		cleanEnvNote: ", not this process's environment", name: true})
 	f.StringArrayVar(&o.caseDirs, "cases", nil, "folder of case folders (or one case folder) to run besides the built-in cases (repeatable)")
 	f.BoolVar(&o.noBuiltin, "no-builtin", false, "run only the cases given with --cases")
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
@@ -120,16 +115,13 @@ func (o *conformOptions) registerReports(f *pflag.FlagSet) {
 	f.BoolVar(&o.list, "list", false, "print the catalogue and the cases (narrowed by --case and --check; as JSON with --json), and exit")
 }
 
-// registerAgentRun registers the flags of how the agent runs: its
-// preset, model, environment, working directories, the policy, --judge
-// and the exploration.
+// registerAgentRun registers the flags of how the agent runs: in process,
+// its model, working directories, the policy, --judge and the
+// exploration.
 func (o *conformOptions) registerAgentRun(f *pflag.FlagSet) {
 	f.BoolVar(&o.keep, "keep", false, "keep the cases' working directories")
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
-	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR), not this process's environment")
-	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the built-in reference agent inside this process (on pipes, no process per case; --env still reaches it, e.g. TODOHARNESS_FAULT) instead of as a subprocess; not with --agent or --preset")
-	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", ")+" (see --list-presets)")
 	f.BoolVar(&o.explain, "explain", false, "print what the agent under test gets (command, wire API, dialect, env, files) and exit")
 	f.BoolVar(&o.presets, "list-presets", false, "print the presets and exit")
 	f.StringVar(&o.baseline, "write-baseline", "", "write this run's MUST failures to FILE as an expected-failures baseline (one entry per check, reason TODO)")
@@ -241,13 +233,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if o.presets {
 		return driver.WritePresetTable(out)
 	}
-	var preset *driver.Preset
-	if o.preset != "" {
-		p, err := driver.PresetByName(o.preset)
-		if err != nil {
-			return err
-		}
-		preset = &p
+	preset, err := o.presetOf()
+	if err != nil {
+		return err
 	}
 	if o.explain {
 		return explainTarget(out, o, preset)
@@ -263,21 +251,20 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return judgeConform(cmd, o)
 	}
 	validator := startSchemaValidator(cmd.Context())
-	all, cases, only, err := selectConformCases(o)
+	all, sel, err := selectConformCases(o)
 	if err != nil {
 		return err
 	}
+	cases, only := sel.Cases, sel.Only
 	if o.list {
-		return listCatalogue(cmd.Context(), out, o, cases, only)
+		return listCatalogue(cmd.Context(), out, o, sel.Catalogue, cases, only)
 	}
-	target, err := conformTarget(o, preset)
+	target, err := buildTarget(o.targetFlags, preset)
 	if err != nil {
 		return err
 	}
 	cfg := o.run.config(target, cases, preset, errw)
-	if o.fedOnly && len(cases) > 0 {
-		only, o.unfed = fedChecks(cases, only)
-	}
+	cfg.Checks, o.unfed = sel.Catalogue, sel.Unfed
 	cfg.Dialect, cfg.KeepDirs, cfg.Model, cfg.Policy, cfg.KeepGoing, cfg.Only = o.dialect, o.keep, o.modelName, o.policy, o.keepGoing, only
 	cfg.Strict, cfg.Validator, cfg.Shard = o.strict, validator, o.explore.shard
 	// Everything that can be wrong with the command line is found before
@@ -363,27 +350,22 @@ func (o *conformOptions) summaryOut(cmd *cobra.Command) io.Writer {
 	return cmd.OutOrStdout()
 }
 
-// selectConformCases loads the cases (all: every case, for the baseline;
-// cases: the ones to run, narrowed by --case, --check and --shard) and
-// the checks --check selects.
-func selectConformCases(o *conformOptions) (all, cases []*conformance.Case, only []string, err error) {
+// selectConformCases loads the cases (all: every case, for the baseline)
+// and has the conformance package select, once, the cases to run and the
+// checks to judge (--case, --check, --fed-only, --shard).
+func selectConformCases(o *conformOptions) (all []*conformance.Case, sel *conformance.Selected, err error) {
 	if !o.explore.on() || !o.noBuiltin || len(o.caseDirs) > 0 {
-		if all, cases, err = loadConformCases(o); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	only, err = selectChecks(o.checks)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if cases != nil {
-		if cases, err = casesFeeding(cases, only); err != nil {
-			return nil, nil, nil, err
+		if all, err = loadConformCases(o); err != nil {
+			return nil, nil, err
 		}
 	}
 	shard, shards, _ := parseShard(o.explore.shard)
-	cases = shardCases(cases, shard, shards)
-	return all, cases, only, nil
+	// --list shows what the cases feed itself: --fed-only narrows a run.
+	s := conformance.Selection{Cases: o.only, Checks: o.checks, FedOnly: o.fedOnly && !o.list, Shard: shard, Shards: shards}
+	if sel, err = s.Select(all); err != nil {
+		return nil, nil, fmt.Errorf("conform: %w", err)
+	}
+	return all, sel, nil
 }
 
 // preflightConform finds what else can be wrong with the command line
@@ -537,17 +519,16 @@ func judgeConform(cmd *cobra.Command, o *conformOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := conformance.JudgeConfig{Strict: o.strict, Validator: schemaValidatorOf(cmd.Context())}
-	if cfg.Only, err = selectChecks(o.checks); err != nil {
-		return err
-	}
 	var cases []*conformance.Case
 	for _, ev := range evs {
 		cases = append(cases, ev.Case)
 	}
-	if o.fedOnly {
-		cfg.Only, o.unfed = fedChecks(cases, cfg.Only)
+	sel, err := conformance.Selection{Checks: o.checks, FedOnly: o.fedOnly}.SelectJudged(cases)
+	if err != nil {
+		return fmt.Errorf("conform: %w", err)
 	}
+	cfg := conformance.JudgeConfig{Checks: sel.Catalogue, Only: sel.Only, Strict: o.strict, Validator: schemaValidatorOf(cmd.Context())}
+	o.unfed = sel.Unfed
 	if cfg.Expected, err = readBaseline(o.expected, cases); err != nil {
 		return err
 	}
@@ -736,78 +717,6 @@ func writeReportFile(ctx context.Context, path string, write func(io.Writer) err
 	return nil
 }
 
-// conformTarget builds the agent under test from the flags and the preset
-// (nil: none).
-func conformTarget(o *conformOptions, preset *driver.Preset) (driver.Target, error) {
-	if preset != nil {
-		if o.inProcess {
-			return driver.Target{}, errors.New("conform: --in-process runs the built-in reference agent: not with --preset")
-		}
-		t := preset.Target()
-		if preset.Self {
-			exe, err := os.Executable()
-			if err != nil {
-				return t, fmt.Errorf("conform: find the reference agent: %w", err)
-			}
-			t.Command[0] = exe
-		}
-		if o.agent != "" {
-			argv, err := driver.SplitCommand(o.agent)
-			if err != nil {
-				return t, err
-			}
-			t.Command = argv
-			t.Name = o.preset + " preset, " + o.agent
-		}
-		if o.agentLabel != "" {
-			t.Name = o.agentLabel
-		}
-		t.Env = append(t.Env, o.env...)
-		t.CleanEnv = o.cleanEnv
-		for _, spec := range o.files {
-			f, err := driver.ParseFileFlag(spec)
-			if err != nil {
-				return t, err
-			}
-			t.Files = append(t.Files, f)
-		}
-		return t, nil
-	}
-	t := driver.Target{Env: o.env, CleanEnv: o.cleanEnv, Name: o.agentLabel}
-	if o.inProcess {
-		if o.agent != "" {
-			return t, errors.New("conform: --in-process runs the built-in reference agent: not with --agent")
-		}
-		t.Command, t.InProcess = ReferenceAgentArgs("todoharness"), InProcessAgent
-		if t.Name == "" {
-			t.Name = "reference agent (built in, in process)"
-		}
-	} else if o.agent == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return t, fmt.Errorf("conform: find the reference agent: %w", err)
-		}
-		t.Command, t.IdleReport = ReferenceAgentArgs(exe), true
-		if t.Name == "" {
-			t.Name = "reference agent (" + filepath.Base(exe) + " agent)"
-		}
-	} else {
-		argv, err := driver.SplitCommand(o.agent)
-		if err != nil {
-			return t, err
-		}
-		t.Command = argv
-	}
-	for _, spec := range o.files {
-		f, err := driver.ParseFileFlag(spec)
-		if err != nil {
-			return t, err
-		}
-		t.Files = append(t.Files, f)
-	}
-	return t, nil
-}
-
 // explainTarget prints what the agent under test gets: the preset's
 // rendering (with --agent, --env and --file applied), or the plain target.
 func explainTarget(w io.Writer, o *conformOptions, preset *driver.Preset) error {
@@ -853,14 +762,14 @@ func ReferenceAgentArgs(exe string) []string {
 	return []string{exe, "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--fsync=false"}
 }
 
-// loadConformCases loads the built-in cases and the --cases folders (all)
-// and applies the --case filters (cases). A pattern that matches no case
-// is an error listing the case IDs.
-func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err error) {
+// loadConformCases loads the built-in cases and the --cases folders (none
+// at all, not nil: conformance.Selection.Select says no case is selected).
+func loadConformCases(o *conformOptions) (all []*conformance.Case, err error) {
+	all = []*conformance.Case{}
 	if !o.noBuiltin {
 		cs, err := conformance.LoadCases(conformancefixtures.FS, ".")
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, c := range cs {
 			c.Source = "builtin:" + c.Source
@@ -870,76 +779,11 @@ func loadConformCases(o *conformOptions) (all, cases []*conformance.Case, err er
 	for _, dir := range o.caseDirs {
 		cs, err := conformance.LoadCasesDir(dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
+			return nil, fmt.Errorf("conform: --cases %s: %w", dir, err)
 		}
 		all = append(all, cs...)
 	}
-	if len(o.only) == 0 {
-		cases = all
-	}
-	ids := caseIDs(all)
-	for _, pat := range o.only {
-		if _, err := path.Match(pat, ""); err != nil {
-			return nil, nil, fmt.Errorf("conform: --case %q: %w", pat, err)
-		}
-		if !matchesAny(pat, ids) {
-			return nil, nil, fmt.Errorf("conform: --case %q matches no case%s", pat, conformance.Suggest(pat, ids, "cases"))
-		}
-	}
-	if len(o.only) > 0 {
-		for _, c := range all {
-			if matchesAny(c.ID, nil, o.only...) {
-				cases = append(cases, c)
-			}
-		}
-	}
-	if len(cases) == 0 {
-		return nil, nil, fmt.Errorf("conform: no case selected")
-	}
-	return all, cases, nil
-}
-
-// selectChecks resolves --check patterns to check IDs, in catalogue order
-// (nil without patterns). A pattern that matches no check is an error
-// listing them.
-func selectChecks(pats []string) ([]string, error) {
-	if len(pats) == 0 {
-		return nil, nil
-	}
-	cat := conformance.Catalogue()
-	ids := conformance.CheckIDs(cat)
-	for _, pat := range pats {
-		if _, err := path.Match(pat, ""); err != nil {
-			return nil, fmt.Errorf("conform: --check %q: %w", pat, err)
-		}
-		if !matchesAny(pat, ids) {
-			return nil, fmt.Errorf("conform: --check %q matches no check%s", pat, conformance.Suggest(pat, ids, "checks"))
-		}
-	}
-	var out []string
-	for _, c := range cat {
-		if matchesAny(c.ID, nil, pats...) {
-			out = append(out, c.ID)
-		}
-	}
-	return out, nil
-}
-
-// fedChecks splits the checks (only, or the catalogue's when nil) into
-// those a case feeds (every case feeds an Always check) and the others,
-// in catalogue order: --fed-only judges the first alone.
-func fedChecks(cases []*conformance.Case, only []string) (fed, unfed []string) {
-	for _, c := range conformance.Catalogue() {
-		if only != nil && !slices.Contains(only, c.ID) {
-			continue
-		}
-		if c.Always || slices.ContainsFunc(cases, func(k *conformance.Case) bool { return k.Feeds(c.ID) }) {
-			fed = append(fed, c.ID)
-		} else {
-			unfed = append(unfed, c.ID)
-		}
-	}
-	return fed, unfed
+	return all, nil
 }
 
 // dropUnjudged is rep judged again (jc) without the checks its cases feed
@@ -969,31 +813,6 @@ func dropUnjudged(o *conformOptions, rep *conformance.Report, jc conformance.Jud
 	}
 	jc.Only = keep
 	return conformance.Judge(evs, jc)
-}
-
-// casesFeeding keeps the cases that feed one of the checks (all of them
-// when only is nil or names a check every case feeds).
-func casesFeeding(cases []*conformance.Case, only []string) ([]*conformance.Case, error) {
-	if only == nil {
-		return cases, nil
-	}
-	idx := map[string]conformance.Check{}
-	for _, c := range conformance.Catalogue() {
-		idx[c.ID] = c
-	}
-	var kept []*conformance.Case
-	for _, c := range cases {
-		for _, id := range only {
-			if idx[id].Always || c.Feeds(id) {
-				kept = append(kept, c)
-				break
-			}
-		}
-	}
-	if len(kept) == 0 {
-		return nil, fmt.Errorf("conform: no selected case feeds %s", strings.Join(only, ", "))
-	}
-	return kept, nil
 }
 
 func caseIDs(cs []*conformance.Case) []string {

@@ -34,9 +34,9 @@ type catalogueListing struct {
 // or (--json FILE, - for stdout) as JSON. The cases are those --case and
 // --check select; the checks those --check names (only, nil: all) that the
 // listed cases feed — all of them when neither flag narrows the list.
-func listCatalogue(ctx context.Context, out io.Writer, o *conformOptions, cases []*conformance.Case, only []string) error {
+func listCatalogue(ctx context.Context, out io.Writer, o *conformOptions, cat []conformance.Check, cases []*conformance.Case, only []string) error {
 	var checks []listedCheck
-	for _, c := range conformance.Catalogue() {
+	for _, c := range cat {
 		if only != nil && !slices.Contains(only, c.ID) {
 			continue
 		}

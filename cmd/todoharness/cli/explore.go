@@ -103,21 +103,6 @@ func (e *exploreFlags) check(o *conformOptions) (uint64, error) {
 	return s, nil
 }
 
-// shardCases keeps the cases of shard i of n (by position), and the probe
-// in every shard: it tells the dialect.
-func shardCases(cases []*conformance.Case, i, n int) []*conformance.Case {
-	if n <= 1 {
-		return cases
-	}
-	var out []*conformance.Case
-	for k, c := range cases {
-		if k%n == i || c.Probe {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // progressLogEvery is how often an exploration writes a progress line
 // when its standard error is not a terminal.
 const progressLogEvery = 30 * time.Second

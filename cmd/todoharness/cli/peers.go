@@ -170,8 +170,11 @@ func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conforma
 		logf("%s: %s", p.Name, row.Verdict)
 		return row
 	}
-	target := p.Target()
-	target.Name = fmt.Sprintf("%s %s (%s)", p.Name, row.Version, p.Package)
+	target, err := buildTarget(targetFlags{agentLabel: fmt.Sprintf("%s %s (%s)", p.Name, row.Version, p.Package)}, &p)
+	if err != nil {
+		row.Verdict = "could not run: " + err.Error()
+		return row
+	}
 	target.Env = append([]string{"PATH=" + path}, target.Env...)
 	cfg := o.run.config(target, cases, &p, prefixWriter{w: errw, prefix: "peers: " + p.Name + ": "})
 	out := filepath.Join(dir, "transcripts")

@@ -37,7 +37,7 @@ type recordFlags struct {
 	upstream, wire   string
 	provider, keyEnv string
 	secretEnv        []string
-	target           conformOptions
+	target           targetFlags
 	run              runFlags
 }
 
@@ -139,11 +139,8 @@ func (f *recordFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", defaultScenarios, "folder of e2e scenarios (SCENARIO names are looked up here)")
 	fl.StringVar(&f.model, "model", "", "model name, offered to templates as {{.Model}} (default: the provider's; on replay the cassette's)")
 	fl.BoolVar(&f.all, "all", false, "every scenario in --dir")
-	fl.StringVar(&f.target.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	fl.StringVar(&f.target.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", "))
-	fl.StringArrayVar(&f.target.env, "env", nil, "K=V added to the agent's environment (templated; repeatable); a bare NAME passes this process's $NAME through, over a preset's dummy key")
-	fl.StringArrayVar(&f.target.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
-	fl.BoolVar(&f.target.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
+	f.target.register(fl, targetHelp{fileWhere: "the working directory, or the throw-away home",
+		envNote: "; a bare NAME passes this process's $NAME through, over a preset's dummy key"})
 	f.run.registerTimeouts(fl, "scenario")
 }
 
@@ -183,21 +180,15 @@ func (f *recordFlags) agentTarget() (*driver.Target, *driver.Preset, error) {
 	if f.target.agent == "" && f.target.preset == "" {
 		return nil, nil, nil
 	}
-	var preset *driver.Preset
-	if f.target.preset != "" {
-		p, err := driver.PresetByName(f.target.preset)
-		if err != nil {
-			return nil, nil, err
-		}
-		preset = &p
-	}
-	opts := f.target
-	env, err := passThrough(opts.env)
+	preset, err := f.target.presetOf()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.env = env
-	t, err := conformTarget(&opts, preset)
+	opts := f.target
+	if opts.env, err = passThrough(opts.env); err != nil {
+		return nil, nil, err
+	}
+	t, err := buildTarget(opts, preset)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -418,11 +409,13 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 		return err
 	}
 	if target == nil {
-		exe, err := os.Executable()
+		// The reference agent, told the model of the cassette.
+		t, err := buildTarget(targetFlags{env: f.target.env}, nil)
 		if err != nil {
-			return fmt.Errorf("replay: find the reference agent: %w", err)
+			return fmt.Errorf("replay: %w", err)
 		}
-		target = &driver.Target{Name: "reference agent", Command: append(ReferenceAgentArgs(exe), "--model", "{{.Model}}"), Env: f.target.env}
+		t.Command = append(t.Command, "--model", "{{.Model}}")
+		target = &t
 	}
 	failed := 0
 	for _, dir := range dirs {

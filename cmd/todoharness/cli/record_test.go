@@ -8,7 +8,7 @@ import (
 
 func TestRecordEnvPassesABareNameThrough(t *testing.T) {
 	t.Setenv("TODOHARNESS_TEST_PASS_KEY", "sk-ant-pass-through-0001")
-	f := recordFlags{target: conformOptions{agent: "my-agent", preset: "claude", env: []string{"TODOHARNESS_TEST_PASS_KEY", "A=b"}}}
+	f := recordFlags{target: targetFlags{agent: "my-agent", preset: "claude", env: []string{"TODOHARNESS_TEST_PASS_KEY", "A=b"}}}
 	target, _, err := f.agentTarget()
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,10 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/snapshot"
 )
 
@@ -16,7 +14,7 @@ import (
 // ACP snapshot scenarios, run against any agent.
 func newSnapshotCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "snapshot", Short: "Run the original implementation's ACP snapshot scenarios against an agent"}
-	o := &conformOptions{}
+	o := &snapshotOptions{}
 	var (
 		update bool
 		junit  string
@@ -54,12 +52,7 @@ Exit status: 0 when every scenario passes (or was updated), 1 otherwise.`,
 		},
 	}
 	f := run.Flags()
-	f.StringVar(&o.agent, "agent", "", "agent command line (default: the built-in reference agent)")
-	f.StringVar(&o.preset, "preset", "", "wiring for a known agent: "+strings.Join(driver.PresetNames(), ", ")+" (as in conform)")
-	f.StringArrayVar(&o.env, "env", nil, "K=V added to the agent's environment (templated; repeatable)")
-	f.StringArrayVar(&o.files, "file", nil, "SRC:DEST template file written into the working directory, or the throw-away home when DEST starts with ~/ (repeatable)")
-	f.BoolVar(&o.cleanEnv, "clean-env", false, "start the agent with only --env (plus PATH, HOME, TMPDIR)")
-	f.StringVar(&o.agentLabel, "name", "", "label of the agent in reports")
+	o.target.register(f, targetHelp{fileWhere: "the working directory, or the throw-away home", presetNote: " (as in conform)", name: true})
 	f.StringVar(&o.modelName, "model", "mock", "model name offered to templates as {{.Model}}")
 	o.run.registerTimeouts(f, "scenario")
 	f.BoolVar(&o.keep, "keep", false, "keep the scenarios' working directories")
@@ -69,16 +62,21 @@ Exit status: 0 when every scenario passes (or was updated), 1 otherwise.`,
 	return cmd
 }
 
-func runSnapshot(cmd *cobra.Command, o *conformOptions, update bool, junit string, dirs []string) error {
-	var preset *driver.Preset
-	if o.preset != "" {
-		p, err := driver.PresetByName(o.preset)
-		if err != nil {
-			return err
-		}
-		preset = &p
+// snapshotOptions are the flags of `todoharness snapshot run` but
+// --update and --junit.
+type snapshotOptions struct {
+	target    targetFlags
+	modelName string
+	run       runFlags
+	keep      bool
+}
+
+func runSnapshot(cmd *cobra.Command, o *snapshotOptions, update bool, junit string, dirs []string) error {
+	preset, err := o.target.presetOf()
+	if err != nil {
+		return err
 	}
-	target, err := conformTarget(o, preset)
+	target, err := buildTarget(o.target, preset)
 	if err != nil {
 		return err
 	}
