@@ -71,17 +71,32 @@ func readProcStat(pid int) (procEntry, error) {
 	if open < 0 || closing < open {
 		return procEntry{}, errors.New("malformed stat")
 	}
-	f := strings.Fields(string(b[closing+1:]))
 	// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	// cmajflt utime stime cutime cstime priority nice num_threads
 	// itrealvalue starttime: starttime is field 22 of stat, f[19] here.
-	if len(f) < 20 {
+	// The first 20 fields only, in place (the whole /proc is read ten
+	// times a second for each running agent: strings.Fields' copies were a
+	// tenth of that).
+	var f [20][]byte
+	rest, k := b[closing+1:], 0
+	for k < len(f) {
+		rest = bytes.TrimLeft(rest, " \n")
+		if len(rest) == 0 {
+			break
+		}
+		end := bytes.IndexAny(rest, " \n")
+		if end < 0 {
+			end = len(rest)
+		}
+		f[k], rest, k = rest[:end], rest[end:], k+1
+	}
+	if k < len(f) {
 		return procEntry{}, errors.New("short stat")
 	}
 	e := procEntry{pid: pid, comm: string(b[open+1 : closing]), state: f[0][0]}
-	e.ppid, _ = strconv.Atoi(f[1])
-	e.pgid, _ = strconv.Atoi(f[2])
-	e.start, _ = strconv.ParseUint(f[19], 10, 64)
+	e.ppid, _ = strconv.Atoi(string(f[1]))
+	e.pgid, _ = strconv.Atoi(string(f[2]))
+	e.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	return e, nil
 }
 

@@ -194,12 +194,16 @@ func (p *proc) trackWhileRunning() {
 // track remembers the descendants of the agent running now (seen): a
 // child found while its parent lives is ended at the agent's end even when
 // nothing links it to the case by then (its parent exited, it cleared its
-// environment, left the group and the case's directory).
+// environment, left the group and the case's directory). It walks the tree
+// and the group only: the orphans found by marker or directory are looked
+// for at the agent's end (reading every adopted process's environment and
+// directory ten times a second was a third of ./conformance's CPU under
+// -race, docs/performance.md).
 func (p *proc) track() {
 	if p.inproc != nil || p.hasExited() {
 		return // the agent's pid may name another process once it is reaped
 	}
-	live, _ := findDescendants(p.cmd.Process.Pid, p.marker, p.dir)
+	live, _ := findDescendants(p.cmd.Process.Pid, "", "")
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range live {
