@@ -86,6 +86,12 @@ type Config struct {
 	// --shard; Cases already is that slice), recorded in each case's
 	// evidence (RunInfo.Shard) for conform merge.
 	Shard string
+	// Pool runs the cases that need no fresh process (Case.Poolable) as
+	// sessions of pooled agent processes (driver.Pool), one case at a time
+	// a process; the others get a process each. A case that fails in a
+	// pooled process is run again alone in a fresh process before it is
+	// reported (rerunAlone). With Repeat, every run is a process per case.
+	Pool bool
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -107,6 +113,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.Agent, dropHome = PrepareHome(ctx, cfg)
 	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}
+	if cfg.Pool && cfg.Repeat == 1 {
+		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace})
+		defer r.pool.Close()
+	}
 	var evs []*Evidence
 	for run := 1; run <= cfg.Repeat; run++ {
 		if run > 1 && ctx.Err() != nil {
@@ -119,6 +129,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		got, err := r.drive(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if r.pool != nil {
+			if got, err = r.rerunAlone(ctx, got); err != nil {
+				return nil, err
+			}
 		}
 		evs = append(evs, got...)
 	}
@@ -193,7 +208,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
 		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout, Env: envNames(cfg.Agent.Env),
-			Shard: cfg.Shard, ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion}}
+			Shard: cfg.Shard, ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion, Pool: r.poolMode()}}
 	if err := d.chooseFirst(); err != nil {
 		return nil, err
 	}
@@ -222,6 +237,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	<-gate.started
 	d.runOthers(ctx, d.stopEarly(gate))
 	<-d.detected
+	r.dialect, r.itemProps = d.dialect, d.itemProps
 	for i, ev := range d.evs {
 		ev.Index, ev.Run, ev.Repeat = i, d.info, r.run
 	}
@@ -447,6 +463,12 @@ type runner struct {
 	// run is the number of the run being driven (1, 2, ...) when
 	// Config.Repeat asks for several, else 0.
 	run int
+	// pool is the pooled agent processes (nil: a process per case).
+	pool *driver.Pool
+	// dialect and itemProps are the agent's todo tool, as the last drive
+	// found it (a case run again alone is written in it).
+	dialect   driver.Dialect
+	itemProps map[string]bool
 }
 
 // runCase drives one case to completion or abortion and returns its
@@ -479,6 +501,13 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
 		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched}
+	if r.pool != nil && gate == nil && c.Poolable() {
+		// A pooled process that cannot start or initialize leaves the
+		// case to a process of its own, where that is seen as it is.
+		if l, err := r.pool.Lease(ctx); err == nil {
+			dc.Lease = l
+		}
+	}
 	if gate != nil {
 		s, err := sched.script(ctx)
 		if err != nil {
@@ -539,24 +568,7 @@ func (r *runner) progress(ev *Evidence, total int) {
 	if r.cfg.Progress == nil {
 		return
 	}
-	status := "ok"
-	switch {
-	case ev.Interrupted != "":
-		status = "INTERRUPTED"
-	case ev.Aborted != "":
-		status = "ERROR " + driver.OneLine(ev.Aborted, 90)
-	default:
-		v, _ := r.validator()
-		if failed := caseFailures(ev, r.cfg.Checks, v); len(failed) > 0 {
-			status = "FAIL " + strings.Join(failed, ", ")
-		}
-		if ev.Stopped != "" {
-			status += "; stopped: " + driver.OneLine(ev.Stopped, 90)
-		}
-		if missed := ev.keyStepMissed(); missed != "" {
-			status += "; " + driver.OneLine(missed, 90)
-		}
-	}
+	status := r.caseStatus(ev)
 	id := ev.Case.ID
 	suffix := ""
 	if r.run > 0 {
@@ -578,6 +590,30 @@ func (r *runner) progress(ev *Evidence, total int) {
 	// The status quotes the agent (its error, its stderr): shown, never
 	// acted on by the terminal.
 	fmt.Fprintf(r.cfg.Progress, "[%*d/%d] %-*s %6.2fs  %s\n", max(2, len(fmt.Sprint(all))), r.done, all, width, id+suffix, ev.Duration.Seconds(), termtext.Visible(status))
+}
+
+// caseStatus is what a finished case's live line says of it: ok, the
+// checks it fails, or why it did not complete.
+func (r *runner) caseStatus(ev *Evidence) string {
+	status := "ok"
+	switch {
+	case ev.Interrupted != "":
+		status = "INTERRUPTED"
+	case ev.Aborted != "":
+		status = "ERROR " + driver.OneLine(ev.Aborted, 90)
+	default:
+		v, _ := r.validator()
+		if failed := caseFailures(ev, r.cfg.Checks, v); len(failed) > 0 {
+			status = "FAIL " + strings.Join(failed, ", ")
+		}
+		if ev.Stopped != "" {
+			status += "; stopped: " + driver.OneLine(ev.Stopped, 90)
+		}
+		if missed := ev.keyStepMissed(); missed != "" {
+			status += "; " + driver.OneLine(missed, 90)
+		}
+	}
+	return status
 }
 
 // unrunCase is the evidence of a case that was not started: the run was

@@ -1066,8 +1066,11 @@ func evalLoadLast(ev *Evidence) verdict {
 }
 
 func evalExit(ev *Evidence) verdict {
-	if ev.Aborted != "" {
+	switch {
+	case ev.Aborted != "":
 		return skipf("the case did not complete")
+	case ev.pooled():
+		return skipf("the case ran as a session of a pooled process, which did not end with it: how the agent exits is judged on the cases with a process of their own")
 	}
 	return judgeEach(ev.Procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
 		if !p.ExitedEarly && !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {

@@ -61,6 +61,11 @@ type Evidence struct {
 	// derived: the judge never reads it, and ties them again.
 	PlanTies []PlanTie `json:"planTies,omitempty"`
 
+	// PooledFailure is what the case failed as a session of a pooled
+	// process, when it was then run again alone in a fresh process (this
+	// evidence is that run's; Config.Pool).
+	PooledFailure *PooledFailure `json:"pooledFailure,omitempty"`
+
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the
 	// case has ended (nil: nothing kept).
@@ -72,7 +77,7 @@ type Evidence struct {
 // driver's (driver.CaseRecord) among the runner's, as evidence was saved
 // before Evidence embedded the driver's record.
 const evidenceKeys = "format run index repeat case dialect script cwd home started duration answered exitWait scriptWait " +
-	"wire journal sideRequests steps procs writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies"
+	"wire journal sideRequests steps procs writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies pooledFailure"
 
 // MarshalJSON writes ev with its keys in the order of evidenceKeys. Nothing
 // is escaped for HTML here: an encoder that does (json.Marshal) escapes
@@ -198,7 +203,18 @@ type RunInfo struct {
 	Shard            string `json:"shard,omitempty"`
 	ToolVersion      string `json:"toolVersion,omitempty"`
 	CatalogueVersion int    `json:"catalogueVersion,omitempty"`
+	// Pool is PoolOn when the cases that need no fresh process ran as
+	// sessions of pooled agent processes (Config.Pool); "" (saved before
+	// there was a pool, or PoolOff) when every case had a process of its
+	// own.
+	Pool string `json:"pool,omitempty"`
 }
+
+// The pool modes (RunInfo.Pool, Report.Pool, conform --pool).
+const (
+	PoolOn  = "on"
+	PoolOff = "off"
+)
 
 // envNames is the names of K=V pairs.
 func envNames(env []string) []string {

@@ -189,7 +189,7 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	info := evs[0].Run
 	rep := &Report{ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion,
 		Agent: info.Agent, AgentInfo: agentInfo(evs), Dialect: evs[0].Dialect.Name, DialectSource: info.DialectSource, ToolsOffered: info.ToolsOffered,
-		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout, Strict: cfg.Strict}
+		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout, Strict: cfg.Strict, Pool: cmp.Or(info.Pool, PoolOff)}
 	var end time.Time
 	for _, ev := range evs {
 		if ev == nil || ev.Case == nil {
@@ -306,6 +306,9 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		return skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
 	}
 	v := c.eval(ev)
+	if f := ev.pooledFlaky(c, v); f != nil {
+		return *f
+	}
 	if missed := ev.keyStepMissed(); missed != "" && !c.Always && v.Outcome == Pass {
 		// What passed did not see what the case exists for.
 		return skipf("not judged: %s", missed)
@@ -423,12 +426,14 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 	if len(vs) == 0 {
 		return NotRun, NoCaseFeeds
 	}
-	var fails, xfails, incomplete []CaseVerdict
+	var fails, xfails, flaky, incomplete []CaseVerdict
 	passes := 0
 	for _, v := range vs {
 		switch {
 		case v.Outcome == Fail:
 			fails = append(fails, v)
+		case v.Outcome == Flaky:
+			flaky = append(flaky, v)
 		case v.Outcome == XFail:
 			xfails = append(xfails, v)
 		case v.incomplete:
@@ -447,6 +452,8 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 	switch {
 	case len(fails) > 0:
 		return firstOf(Fail, fails)
+	case len(flaky) > 0:
+		return firstOf(Flaky, flaky)
 	case len(xfails) > 0:
 		return firstOf(XFail, xfails)
 	case len(incomplete) > 0:

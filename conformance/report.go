@@ -41,6 +41,9 @@ type Report struct {
 	Duration time.Duration `json:"-"`
 	Parallel int           `json:"parallel"`
 	Timeout  time.Duration `json:"-"`
+	// Pool is PoolOn when the cases that need no fresh process ran as
+	// sessions of pooled agent processes (RunInfo.Pool), else PoolOff.
+	Pool string `json:"pool"`
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`

@@ -81,6 +81,11 @@ func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
 	if cfg.Env.Start.IsZero() {
 		cfg.Env.Start = time.Now()
 	}
+	if l := cfg.Lease; l != nil {
+		cfg.Env.Target = l.Target(cfg.Env.Target)
+		cfg.Env.Tenant, cfg.Env.ModelURL, cfg.Env.ModelBase = l.Model, l.URL, "/v1"
+		defer l.Release()
+	}
 	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}, script: cfg.Env.Script, sched: cfg.Scheduler}
 	if cr.sched == nil {
 		cr.sched = unscheduled{}
@@ -150,8 +155,11 @@ func (cr *caseRun) run() {
 		cr.settle(&cr.ev.Steps[n-1], false)
 	}
 	cr.endAgent("")
-	for _, e := range cr.env.Server.Journal().Errors() {
+	for _, e := range cr.env.model.Journal().Errors() {
 		cr.ev.ModelErrors = append(cr.ev.ModelErrors, fmt.Sprintf("model request %d: %s", e.Index+1, e.Error))
+	}
+	if l := cr.cfg.Lease; l != nil {
+		cr.ev.ModelErrors = append(cr.ev.ModelErrors, l.Unattributed()...)
 	}
 }
 
@@ -170,7 +178,7 @@ func (cr *caseRun) playScript() error {
 		return fmt.Errorf("the mock model's script: %w", err)
 	}
 	cr.script = s
-	return cr.env.Server.Play(s)
+	return cr.env.model.Play(s)
 }
 
 // watchFirstRequest tells the scheduler the tools of the first model
@@ -178,7 +186,7 @@ func (cr *caseRun) playScript() error {
 // request on an unknown endpoint (a client's probe of the API) and one
 // that offers no tools tell nothing of the agent's tools.
 func (cr *caseRun) watchFirstRequest(stop <-chan struct{}) {
-	j := cr.env.Server.Journal()
+	j := cr.env.model.Journal()
 	for {
 		changed := j.Changed() // taken before the entries are read: none is missed
 		for _, e := range j.Entries() {
@@ -217,6 +225,10 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		sr.Skipped = ev.LoadSkipped
 		ev.Steps = append(ev.Steps, sr)
 		return true
+	}
+	if st.Op == OpPrompt && ev.PromptsRun == 0 && cr.cfg.Lease != nil {
+		// The mock model tells the case's requests by it (Lease.Marker).
+		st.Text += "\n\n" + cr.cfg.Lease.Marker
 	}
 	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
 	t0 := time.Now()
@@ -389,7 +401,7 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 	// first.
 	held, release := make(chan string, 1), make(chan struct{})
 	if len(ids) > 0 {
-		cr.env.Server.SetHold(func(ctx context.Context, e mockmodel.JournalEntry) {
+		cr.env.model.SetHold(func(ctx context.Context, e mockmodel.JournalEntry) {
 			who := resultOf(e, ids)
 			if who == "" || e.Side {
 				return
@@ -463,7 +475,7 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 	return func() (int, string) {
 		close(done)
 		r := <-out
-		cr.env.Server.SetHold(nil)
+		cr.env.model.SetHold(nil)
 		return r.seq, r.after
 	}
 }
@@ -518,7 +530,11 @@ func (cr *caseRun) startAgent() error {
 		return err
 	}
 	idx := len(cr.ev.Procs)
-	cr.ev.Procs = append(cr.ev.Procs, ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: time.Since(cr.start)})
+	pr := ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: time.Since(cr.start)}
+	if l := cr.cfg.Lease; l != nil {
+		pr.Argv, pr.InProcess, pr.Pooled = l.m.env.target.argv, l.m.env.target.inproc != nil, l.Describe()
+	}
+	cr.ev.Procs = append(cr.ev.Procs, pr)
 	cr.curProc = &cr.ev.Procs[idx]
 	cr.cur, cr.live = a.c, false
 	return nil
@@ -583,8 +599,8 @@ func (cr *caseRun) teardown() {
 	if cr.env != nil {
 		ev.Wire = cr.env.Wire()
 		cr.env.Close()
-		if cr.env.Server != nil {
-			for _, e := range cr.env.Server.Journal().Entries() {
+		if cr.env.model != nil {
+			for _, e := range cr.env.model.Journal().Entries() {
 				if e.Side {
 					ev.SideRequests = append(ev.SideRequests, e)
 				} else {
@@ -619,7 +635,7 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 	t0 := time.Now()
 	defer func() { sr.Settle = time.Since(t0) }()
 	for {
-		act := cr.env.Server.Activity()
+		act := cr.env.model.Activity()
 		seq, at := cr.env.wire.last()
 		now := time.Now()
 		quietSince := t0

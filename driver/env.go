@@ -33,6 +33,12 @@ type EnvConfig struct {
 	ScriptLater bool
 	ModelURL    string
 	ModelBase   string
+	// Pooled starts a pooled mock model (mockmodel.NewPooledServer): a
+	// Pool's process serves the cases that lease it. Tenant, instead, is
+	// a case's share of such a model, at ModelURL: the case's script is
+	// played there (Script, or later).
+	Pooled bool
+	Tenant *mockmodel.Tenant
 	// Start is the zero of the wire log's times (default: now).
 	Start time.Time
 }
@@ -48,6 +54,9 @@ type Env struct {
 	// Server is the mock model (nil when EnvConfig.Script was nil and
 	// ScriptLater unset).
 	Server *mockmodel.Server
+
+	// model is what the case's script plays on: Server, or the Tenant.
+	model model
 
 	cfg     EnvConfig
 	target  resolved
@@ -75,14 +84,35 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		}
 	}
 	modelURL, baseURL := cfg.ModelURL, cfg.ModelURL+cfg.ModelBase
-	if cfg.Script != nil || cfg.ScriptLater {
+	switch {
+	case cfg.Tenant != nil:
+		e.model = cfg.Tenant
+		if cfg.Script != nil {
+			if err := cfg.Tenant.Play(cfg.Script); err != nil {
+				return e, err
+			}
+		}
+	case cfg.Pooled:
+		e.Server = mockmodel.NewPooledServer()
+		modelURL, baseURL = e.Server.URL, e.Server.BaseURL()
+	case cfg.Script != nil || cfg.ScriptLater:
 		e.Server = mockmodel.NewServer(cfg.Script)
+		e.model = e.Server
 		modelURL, baseURL = e.Server.URL, e.Server.BaseURL()
 	}
 	u, _ := url.Parse(modelURL)
 	e.Vars = Vars{BaseURL: baseURL, URL: modelURL, Host: u.Hostname(), Port: u.Port(),
 		Cwd: e.Cwd, Home: e.Home, Case: cfg.Name, Model: cfg.Model}
 	return e, nil
+}
+
+// model is the mock model a case's script plays on: a server of its own
+// (*mockmodel.Server) or its share of a pooled one (*mockmodel.Tenant).
+type model interface {
+	Journal() *mockmodel.Journal
+	Activity() mockmodel.Activity
+	SetHold(func(ctx context.Context, e mockmodel.JournalEntry))
+	Play(*mockmodel.Script) error
 }
 
 // Resolve expands the target's templates and writes its files (once; Start

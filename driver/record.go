@@ -49,6 +49,10 @@ type CaseConfig struct {
 	// what the case reached and asks it when the case may go on (nil: the
 	// case runs unscheduled, with Env.Script).
 	Scheduler Scheduler
+	// Lease, when set, runs the case as a session of a pooled process
+	// (Pool.Lease): its first prompt carries the lease's marker, and the
+	// lease is released when the case ends. Env.Target is the pooled one.
+	Lease *Lease
 }
 
 // Scheduler is what RunCase asks when a case may go on, and tells what it
@@ -208,6 +212,12 @@ type ProcResult struct {
 	// Shutdown says how the process ended; Exit its exit status.
 	Shutdown string `json:"shutdown"`
 	Exit     string `json:"exit"`
+	// Pooled names the pooled process the case ran as a session of
+	// (Lease.Describe; "" for a process of the case's own): the process
+	// was not started for the case and did not end with it (its exit is
+	// not judged on the case), and its initialize was answered once, when
+	// it started: the case's initialize got that answer, replayed.
+	Pooled string `json:"pooled,omitempty"`
 	// ExitedEarly: the process was gone before the runner closed its stdin.
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
 	Stderr         string          `json:"stderr,omitempty"`

@@ -48,6 +48,9 @@ type Server struct {
 	last     time.Time
 	// hold is SetHold's (under mu).
 	hold func(ctx context.Context, e JournalEntry)
+	// tenants are a pooled server's scenarios by marker (nil: the server
+	// plays its own script); see NewPooledServer.
+	tenants map[string]*Tenant
 }
 
 // SetHold has h called with each request the server takes a turn for,
@@ -307,21 +310,45 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, c turnCodec) 
 		c.wire.writeError(w, e)
 		return
 	}
-	if !s.p.wait(r.Context()) {
+	p, t := s.p, (*Tenant)(nil)
+	s.mu.Lock()
+	pooled := s.tenants != nil
+	s.mu.Unlock()
+	if pooled {
+		var rerr *RequestError
+		if t, rerr = s.attribute(req); rerr != nil {
+			s.p.refuse(req, rerr)
+			c.wire.writeError(w, rerr)
+			return
+		}
+		defer t.begin()()
+		p = t.p
+	}
+	if !p.wait(r.Context()) {
 		return // the client went away before the script was given (Play)
 	}
-	pl, je, rerr := s.p.take(req, c.fits)
+	pl, je, rerr := p.take(req, c.fits)
 	if rerr != nil {
 		c.wire.writeError(w, rerr)
 		return
 	}
-	s.mu.Lock()
-	hold := s.hold
-	s.mu.Unlock()
+	hold := s.holdFor(t)
 	if hold != nil {
 		hold(r.Context(), je)
 	}
 	c.answer(w, r, pl, req, je.Index+1)
+}
+
+// holdFor is the hold of the requests of tenant t (nil: the server's own).
+func (s *Server) holdFor(t *Tenant) func(ctx context.Context, e JournalEntry) {
+	if t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.hold
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hold
 }
 
 // readBody reads a request body, bounded by maxBody, into a buffer sized

@@ -268,6 +268,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		cpuMs = prog.cpu().Milliseconds()
 	}
 	res.cost(cfg.Now().Sub(start).Milliseconds(), cpuMs, prog.cpu != nil)
+	// Shrinks and their confirming re-runs use a fresh process a case
+	// (Config.Pool is for the batches): a failure is cut down, and
+	// confirmed, where nothing else shares its process.
+	cfg.Run.Pool = false
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure

@@ -71,6 +71,9 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	if len(r.Wires) > 0 {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
+	if r.Pool == conformance.PoolOn {
+		fmt.Fprintf(w, "pool: on: the cases that need no fresh process ran as sessions of %s; a case that failed there ran again alone in a fresh process\n", pooledProcs(r))
+	}
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
 	}
@@ -325,6 +328,18 @@ func painter(color bool) func(class, text string) string {
 // report holds one entry per run of a case, so it says "4 case runs", as
 // the run's header does, not "4 cases" (the "runs:" line above it says
 // how many times each case ran).
+// pooledProcs says how many pooled agent processes served how many cases.
+func pooledProcs(r *conformance.Report) string {
+	procs, cases := map[string]bool{}, 0
+	for _, c := range r.Cases {
+		if ev := c.Evidence(); ev != nil && len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" {
+			cases++
+			procs[ev.Procs[0].Pooled] = true
+		}
+	}
+	return fmt.Sprintf("%d pooled process(es) (%d case(s))", len(procs), cases)
+}
+
 func caseCount(r *conformance.Report) string {
 	if r.Repeat > 1 {
 		return fmt.Sprintf("%d case runs", len(r.Cases))

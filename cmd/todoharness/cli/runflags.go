@@ -24,6 +24,8 @@ type runFlags struct {
 	// settle and repeat: Config.Settle and Config.Repeat.
 	settle time.Duration
 	repeat int
+	// pool is --pool: conformance.PoolOn or PoolOff (Config.Pool).
+	pool string
 }
 
 // register defines --timeout, --grace, --parallel and -q on f; what names
@@ -34,6 +36,7 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
 	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
+	f.StringVar(&r.pool, "pool", conformance.PoolOff, "on: the cases that need no fresh process (no restart, no load, not the probe) run as sessions of pooled agent processes, one case at a time a process, each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY). off: a process per case. With --repeat every run is a process per case")
 }
 
 // check validates the options register defined (before any agent starts).
@@ -43,6 +46,9 @@ func (r runFlags) check() error {
 	}
 	if r.settle <= 0 {
 		return fmt.Errorf("--settle %s: want a positive duration", r.settle)
+	}
+	if r.pool != conformance.PoolOn && r.pool != conformance.PoolOff {
+		return fmt.Errorf("--pool %q: want %s or %s", r.pool, conformance.PoolOn, conformance.PoolOff)
 	}
 	return nil
 }
@@ -70,7 +76,7 @@ func (r runFlags) caseTimeout(p *driver.Preset) time.Duration {
 // lines go to progress unless -q.
 func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *driver.Preset, progress io.Writer) conformance.Config {
 	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
-		Settle: r.settle, Repeat: r.repeat}
+		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn}
 	if !r.quiet {
 		cfg.Progress = progress
 	}

@@ -1,0 +1,633 @@
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// Pool is agent processes that serve many cases each: a case that needs no
+// fresh process (no restart, no load, not the probe) runs as its own
+// session, with its own session/new and working directory, in a pooled
+// process, one case at a time a process, several processes at once.
+//
+// A case leases a process (Lease) and drives it as it drives a process of
+// its own: its agent is an in-process stand-in (Lease.Target) that
+// forwards what the case sends to the pooled process, with the ids of its
+// requests made unique in the process, and forwards back what the process
+// sends for the case's session. The process's initialize is sent once,
+// when it starts: a case's initialize is answered with that answer (the
+// process's, replayed; ProcResult.Pooled says so). The process's mock
+// model is pooled (mockmodel.NewPooledServer): the case's first prompt
+// carries the lease's Marker, and the model answers each request from the
+// script of the case whose marker it carries (Lease.Model).
+type Pool struct {
+	cfg PoolConfig
+	// ctx is the processes': cancelled by Close, which kills what is left.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	idle    []*member
+	all     []*member
+	leases  int
+	closed  bool
+	started int
+}
+
+// PoolConfig is the agent a Pool runs and where.
+type PoolConfig struct {
+	Target Target
+	// TempDir, KeepDirs and Model are EnvConfig's, for each process's
+	// folders (its home and its process working directory).
+	TempDir  string
+	KeepDirs bool
+	Model    string
+	// Grace is the shutdown grace of each process when the pool closes.
+	Grace time.Duration
+}
+
+// NewPool returns a pool of processes of cfg.Target (none started yet).
+func NewPool(cfg PoolConfig) *Pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool{cfg: cfg, ctx: ctx, cancel: cancel}
+}
+
+// member is one pooled process.
+type member struct {
+	pool *Pool
+	idx  int
+	env  *Env
+	p    *proc
+	// init is the process's answer to its initialize (the result, or
+	// error, members of the response), replayed to every case.
+	init map[string]json.RawMessage
+
+	wmu sync.Mutex // one line at a time to the process's stdin
+
+	mu      sync.Mutex
+	cur     *Lease
+	nextID  int
+	pending map[string]forwarded // the process's id of a forwarded request
+	past    map[string]bool      // the sessions of the cases that were leased it
+	dropped []string             // what came for no attached case
+	dead    error
+	// drained counts the bytes of stdout routed (Lease.idle compares it
+	// with the process's idle report).
+	drained atomic.Int64
+	done    chan struct{} // the reader reached EOF
+}
+
+// forwarded is a request forwarded to the process: the case's lease and
+// id (nil lease: the member's own, answered on reply).
+type forwarded struct {
+	l      *Lease
+	id     json.RawMessage
+	method string
+	reply  chan Envelope
+}
+
+// Lease is one case's session in a pooled process (Pool.Lease).
+type Lease struct {
+	// Marker is what the case's first prompt carries for the mock model
+	// to tell its requests (mockmodel.Tenant.Marker).
+	Marker string
+	// Model is the case's share of the process's mock model; URL and
+	// BaseURL are the model's addresses (the process's).
+	Model        *mockmodel.Tenant
+	URL, BaseURL string
+
+	m        *member
+	released atomic.Bool
+
+	omu      sync.Mutex
+	out      io.Writer // the stand-in's stdout
+	outBytes int64
+	sessions map[string]bool
+	// errsAt is how many requests the pooled model could not attribute
+	// when the case was leased the process.
+	errsAt int
+}
+
+// Lease gives a case a pooled process: an idle one, or a new one
+// (started and initialized here). The case must Release it when it ends.
+func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
+	pl.mu.Lock()
+	if pl.closed {
+		pl.mu.Unlock()
+		return nil, errors.New("conformance: the pool is closed")
+	}
+	pl.leases++
+	n := pl.leases
+	var m *member
+	if k := len(pl.idle); k > 0 {
+		m, pl.idle = pl.idle[k-1], pl.idle[:k-1]
+	}
+	pl.mu.Unlock()
+	if m == nil {
+		var err error
+		if m, err = pl.start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	marker := fmt.Sprintf("[todoharness scenario %d]", n)
+	t, err := m.env.Server.AddTenant(marker, nil)
+	if err != nil {
+		pl.put(m)
+		return nil, err
+	}
+	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m,
+		sessions: map[string]bool{}, errsAt: len(m.env.Server.Journal().Errors())}
+	return l, nil
+}
+
+// start starts a pooled process and sends its initialize.
+func (pl *Pool) start(ctx context.Context) (*member, error) {
+	pl.mu.Lock()
+	idx := pl.started
+	pl.started++
+	pl.mu.Unlock()
+	env, err := NewEnv(EnvConfig{Target: pl.cfg.Target, Name: fmt.Sprintf("pool-%d", idx+1), DirPrefix: fmt.Sprintf("conform-pool-%d", idx+1),
+		TempDir: pl.cfg.TempDir, KeepDirs: pl.cfg.KeepDirs, Model: pl.cfg.Model, Pooled: true})
+	if err == nil {
+		err = env.Resolve()
+	}
+	if err != nil {
+		env.Close()
+		return nil, fmt.Errorf("conformance: pooled process %d: %w", idx+1, err)
+	}
+	p, err := startProc(pl.ctx, env.target, env.Cwd)
+	if err != nil {
+		env.Close()
+		return nil, fmt.Errorf("conformance: pooled process %d: %w", idx+1, err)
+	}
+	m := &member{pool: pl, idx: idx, env: env, p: p, pending: map[string]forwarded{}, past: map[string]bool{}, done: make(chan struct{})}
+	pl.mu.Lock()
+	pl.all = append(pl.all, m)
+	pl.mu.Unlock()
+	go m.read()
+	method, params := stepRequest(Step{Op: OpInitialize}, "", "")
+	env2, err := m.call(ctx, method, params)
+	if err != nil {
+		m.retire(err)
+		return nil, fmt.Errorf("conformance: pooled process %d: initialize: %w", idx+1, err)
+	}
+	m.init = map[string]json.RawMessage{}
+	if env2.Error != nil {
+		b, _ := json.Marshal(env2.Error)
+		m.init["error"] = b
+	} else {
+		m.init["result"] = env2.Result
+	}
+	return m, nil
+}
+
+// put gives a member back to the idle ones (a dead one is ended instead).
+func (pl *Pool) put(m *member) {
+	m.mu.Lock()
+	dead := m.dead
+	m.mu.Unlock()
+	pl.mu.Lock()
+	closed := pl.closed
+	if dead == nil && !closed {
+		pl.idle = append(pl.idle, m)
+	}
+	pl.mu.Unlock()
+	if dead != nil || closed {
+		m.end(pl.cfg.Grace)
+	}
+}
+
+// Close ends every pooled process (close stdin, the grace, signals) and
+// releases their folders and models.
+func (pl *Pool) Close() {
+	pl.mu.Lock()
+	pl.closed = true
+	all := pl.all
+	pl.idle = nil
+	pl.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.end(pl.cfg.Grace)
+		}()
+	}
+	wg.Wait()
+	pl.cancel()
+}
+
+// Processes is how many processes the pool started.
+func (pl *Pool) Processes() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.started
+}
+
+// end shuts the process down and releases its environment (once).
+func (m *member) end(grace time.Duration) {
+	m.mu.Lock()
+	if m.dead == nil {
+		m.dead = errors.New("the pool ended it")
+	}
+	m.mu.Unlock()
+	m.p.shutdown(grace)
+	waitFor(m.done, time.Second)
+	m.env.Close()
+}
+
+// retire marks the member dead (err says why) and kills its process: it
+// is in a state no later case may inherit.
+func (m *member) retire(err error) {
+	m.mu.Lock()
+	if m.dead == nil {
+		m.dead = err
+	}
+	m.mu.Unlock()
+	m.p.kill("killed (process group): " + err.Error())
+}
+
+// write writes one line to the process's stdin.
+func (m *member) write(ctx context.Context, line []byte) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	stop := context.AfterFunc(ctx, func() { _ = m.p.stdin.SetWriteDeadline(time.Now()) })
+	defer stop()
+	_, err := m.p.stdin.Write(append(line, '\n'))
+	return err
+}
+
+// call sends the member's own request and waits for its answer.
+func (m *member) call(ctx context.Context, method string, params any) (Envelope, error) {
+	ch := make(chan Envelope, 1)
+	m.mu.Lock()
+	m.nextID++
+	id := m.nextID
+	m.pending[strconv.Itoa(id)] = forwarded{method: method, reply: ch}
+	m.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return Envelope{}, err
+	}
+	if err := m.write(ctx, b); err != nil {
+		return Envelope{}, err
+	}
+	select {
+	case e := <-ch:
+		return e, nil
+	case <-m.done:
+		return Envelope{}, fmt.Errorf("no answer to %s: %w (%s)", method, ErrAgentExited, m.p.exitDescription())
+	case <-ctx.Done():
+		return Envelope{}, fmt.Errorf("no answer to %s: %w", method, context.Cause(ctx))
+	}
+}
+
+// read routes every line the process writes: a response to the request it
+// answers (its case's id put back), anything else to the case leased the
+// process when it names that case's session or none; what names a past
+// case's session, or comes with no case leased, is dropped (and kept in
+// dropped).
+func (m *member) read() {
+	defer close(m.done)
+	in := &countingReader{r: m.p.stdout}
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, _, err := readLine(r, MaxWireLine)
+		if len(bytes.TrimSpace(line)) > 0 {
+			m.route(line)
+		}
+		m.drained.Store(in.n - int64(r.Buffered()))
+		if err != nil {
+			break
+		}
+	}
+	m.mu.Lock()
+	if m.dead == nil {
+		m.dead = fmt.Errorf("the pooled process closed its stdout (%s)", m.p.exitDescription())
+	}
+	cur := m.cur
+	m.mu.Unlock()
+	if cur != nil {
+		cur.closeOut()
+	}
+}
+
+func (m *member) route(line []byte) {
+	env, wm := Classify(line)
+	m.mu.Lock()
+	cur := m.cur
+	if wm.Kind == KindResponse {
+		f, ok := m.pending[idKey(env.ID)]
+		delete(m.pending, idKey(env.ID))
+		m.mu.Unlock()
+		switch {
+		case !ok:
+			cur.send(line) // a response to nothing: the case's conn says so
+		case f.l == nil:
+			f.reply <- env
+		default:
+			if f.method == "session/new" {
+				var ns struct {
+					SessionID string `json:"sessionId"`
+				}
+				if json.Unmarshal(env.Result, &ns) == nil && ns.SessionID != "" {
+					f.l.addSession(ns.SessionID)
+				}
+			}
+			if f.l == cur {
+				cur.send(withID(line, f.id))
+			} else {
+				m.drop(line, "the answer to a request of a case that has ended")
+			}
+		}
+		return
+	}
+	sid := sessionOf(env.Params)
+	past := sid != "" && m.past[sid]
+	m.mu.Unlock()
+	switch {
+	case cur == nil:
+		m.drop(line, "no case was leased the process")
+	case sid != "" && !cur.hasSession(sid) && past:
+		m.drop(line, "it names the session of a case that has ended")
+	default:
+		cur.send(line)
+	}
+}
+
+// drop keeps a line the process wrote for no attached case.
+func (m *member) drop(line []byte, why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.dropped) < 100 {
+		m.dropped = append(m.dropped, fmt.Sprintf("%s: %s", why, Truncate(string(line), 300)))
+	}
+}
+
+// sessionOf is the sessionId of a message's params ("" when none).
+func sessionOf(params json.RawMessage) string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.SessionID
+}
+
+// withID returns the JSON-RPC message line with its id set to id.
+func withID(line []byte, id json.RawMessage) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil {
+		return line
+	}
+	msg["id"] = id
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return b
+}
+
+func (l *Lease) addSession(id string) {
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	l.sessions[id] = true
+}
+
+func (l *Lease) hasSession(id string) bool {
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	return l.sessions[id]
+}
+
+// send writes a line to the stand-in's stdout (nothing when l is nil or
+// its stdout closed).
+func (l *Lease) send(line []byte) {
+	if l == nil {
+		return
+	}
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	if l.out == nil {
+		return
+	}
+	if n, err := l.out.Write(append(line, '\n')); err == nil {
+		l.outBytes += int64(n)
+	}
+}
+
+func (l *Lease) closeOut() {
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	if c, ok := l.out.(io.Closer); ok {
+		_ = c.Close()
+	}
+	l.out = nil
+}
+
+// Target is the case's agent: an in-process stand-in for its session in
+// the pooled process, with the pooled agent's files and templates (they
+// are written into the case's folders too: an agent may read its
+// configuration from a session's working directory).
+func (l *Lease) Target(t Target) Target {
+	t.Command, t.InProcess, t.IdleReport = nil, l.serve, true
+	if t.Name == "" {
+		t.Name = "pooled agent"
+	}
+	return t
+}
+
+// serve is the stand-in: it forwards the case's lines to the pooled
+// process until the case closes its stdin (the lease then ends and the
+// process serves another case) or ends it (the process is killed: a case
+// that had to end its agent leaves it in no state to inherit).
+func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
+	m := l.m
+	m.mu.Lock()
+	dead := m.dead
+	if dead == nil {
+		m.cur = l
+	}
+	m.mu.Unlock()
+	if dead != nil {
+		fmt.Fprintf(pio.Stderr, "the pooled process is gone: %v\n", dead)
+		return 1
+	}
+	l.omu.Lock()
+	l.out = pio.Stdout
+	l.omu.Unlock()
+	fmt.Fprintf(pio.Stderr, "a session of pooled agent process %d (pid %d)\n", m.idx+1, m.pid())
+	stopIdle := l.forwardIdle(pio.IdleReport)
+	defer stopIdle()
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReaderSize(pio.Stdin, 64<<10)
+		for {
+			line, _, err := readLine(r, MaxWireLine)
+			if len(bytes.TrimSpace(line)) > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				l.detach()
+				return 0
+			}
+			if err := l.forward(ctx, line); err != nil {
+				fmt.Fprintf(pio.Stderr, "pooled process %d: %v\n", m.idx+1, err)
+				l.detach()
+				return 1
+			}
+		case <-m.done:
+			fmt.Fprintf(pio.Stderr, "pooled process %d ended: %s\n", m.idx+1, m.p.exitDescription())
+			l.detach()
+			return 1
+		case <-ctx.Done():
+			m.retire(fmt.Errorf("its case ended it: %w", context.Cause(ctx)))
+			l.detach()
+			return 1
+		}
+	}
+}
+
+func (m *member) pid() int {
+	if m.p.cmd != nil && m.p.cmd.Process != nil {
+		return m.p.cmd.Process.Pid
+	}
+	return 0
+}
+
+// forward sends one line of the case to the process: a request with an id
+// of the process's own (its answer gets the case's back), an initialize
+// answered with the process's answer.
+func (l *Lease) forward(ctx context.Context, line []byte) error {
+	m := l.m
+	env, wm := Classify(line)
+	if wm.Kind != KindRequest {
+		return m.write(ctx, line)
+	}
+	if env.Method == "initialize" {
+		resp := map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "id": env.ID}
+		for k, v := range m.init {
+			resp[k] = v
+		}
+		b, err := json.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		l.send(b)
+		return nil
+	}
+	if sid := sessionOf(env.Params); sid != "" {
+		l.addSession(sid)
+	}
+	m.mu.Lock()
+	m.nextID++
+	id := strconv.Itoa(m.nextID)
+	m.pending[id] = forwarded{l: l, id: env.ID, method: env.Method}
+	m.mu.Unlock()
+	return m.write(ctx, withID(line, json.RawMessage(id)))
+}
+
+// detach ends the case's hold on the process: its sessions are past (what
+// the process sends for them later is dropped), and the process goes back
+// to the pool.
+func (l *Lease) detach() {
+	m := l.m
+	l.omu.Lock()
+	l.out = nil
+	sessions := l.sessions
+	l.omu.Unlock()
+	m.mu.Lock()
+	if m.cur == l {
+		m.cur = nil
+	}
+	for s := range sessions {
+		m.past[s] = true
+	}
+	m.mu.Unlock()
+	l.Release()
+}
+
+// Release gives the process back to the pool (once; detach does it when
+// the case's agent ends).
+func (l *Lease) Release() {
+	if l.released.Swap(true) {
+		return
+	}
+	l.m.pool.put(l.m)
+}
+
+// Unattributed returns the pooled model's refusals of requests it could
+// not attribute to a case that arrived since the case was leased the
+// process.
+func (l *Lease) Unattributed() []string {
+	var out []string
+	errs := l.m.env.Server.Journal().Errors()
+	for _, e := range errs[min(l.errsAt, len(errs)):] {
+		out = append(out, fmt.Sprintf("pooled model request %d: %s", e.Index+1, e.Error))
+	}
+	return out
+}
+
+// Describe names the process the lease was a session of, for
+// ProcResult.Pooled.
+func (l *Lease) Describe() string {
+	if pid := l.m.pid(); pid > 0 {
+		return fmt.Sprintf("a session of pooled agent process %d (pid %d)", l.m.idx+1, pid)
+	}
+	return fmt.Sprintf("a session of pooled agent process %d (in process)", l.m.idx+1)
+}
+
+// forwardIdle reports the stand-in idle (pio.IdleReport) each time the
+// pooled process reports it is, once every line it wrote was routed: the
+// case's settle then ends as it does with a process of its own.
+func (l *Lease) forwardIdle(w io.Writer) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		last := int64(-1)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			at := l.m.p.idleAt.Load()
+			if at < 0 || at == last || at != l.m.drained.Load() {
+				continue
+			}
+			last = at
+			l.omu.Lock()
+			n := l.outBytes
+			l.omu.Unlock()
+			fmt.Fprintf(w, "%d\n", n)
+		}
+	}()
+	return func() { close(done) }
+}
