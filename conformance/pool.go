@@ -18,7 +18,7 @@ import (
 // process to end, and a process of the case's own to load into), and no
 // exit check of its own (ACP-EXIT-1 judges how its process ends).
 func (c *Case) Poolable() bool {
-	if c.Probe || slices.Contains(c.Checks, "ACP-EXIT-1") {
+	if c.Probe || slices.Contains(c.Checks, ACPExit1) {
 		return false
 	}
 	for _, st := range c.Steps {
