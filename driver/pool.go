@@ -440,7 +440,8 @@ func (l *Lease) closeOut() {
 // are written into the case's folders too: an agent may read its
 // configuration from a session's working directory).
 func (l *Lease) Target(t Target) Target {
-	t.Command, t.InProcess, t.IdleReport = nil, l.serve, true
+	// The pooled process has the (prepared) home; the stand-in needs none.
+	t.Command, t.InProcess, t.IdleReport, t.HomeFrom = nil, l.serve, true, ""
 	if t.Name == "" {
 		t.Name = "pooled agent"
 	}
