@@ -72,7 +72,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
 	if r.Pool == conformance.PoolOn {
-		fmt.Fprintf(w, "pool: on: the cases that need no fresh process ran as sessions of %s; a case that failed there ran again alone in a fresh process\n", pooledProcs(r))
+		fmt.Fprintf(w, "pool: on: the cases that need no fresh process ran as sessions of %s\n", pooledProcs(r))
 	}
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
@@ -330,14 +330,19 @@ func painter(color bool) func(class, text string) string {
 // how many times each case ran).
 // pooledProcs says how many pooled agent processes served how many cases.
 func pooledProcs(r *conformance.Report) string {
-	procs, cases := map[string]bool{}, 0
+	procs, cases, alone := map[string]bool{}, 0, 0
 	for _, c := range r.Cases {
-		if ev := c.Evidence(); ev != nil && len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" {
+		ev := c.Evidence()
+		switch {
+		case ev == nil:
+		case ev.PooledFailure != nil:
+			alone++
+		case len(ev.Procs) > 0 && ev.Procs[0].Pooled != "":
 			cases++
 			procs[ev.Procs[0].Pooled] = true
 		}
 	}
-	return fmt.Sprintf("%d pooled process(es) (%d case(s))", len(procs), cases)
+	return fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", len(procs), cases, alone)
 }
 
 func caseCount(r *conformance.Report) string {
