@@ -770,7 +770,7 @@ script:
 		Entry("a --check that matches nothing", `--check "TW-PLAN-9" matches no check: did you mean TW-PLAN-1? (checks: `, "--check", "TW-PLAN-9"),
 		Entry("a --case that matches nothing", `--case "plan-basc" matches no case: did you mean plan-basic? (cases: `, "--case", "plan-basc"),
 		Entry("an unwritable --json", "--json /dev/null/r.json: cannot write there", "--json", "/dev/null/r.json"),
-		Entry("an unknown --format", `unknown format "yaml" (formats: text, github)`, "--format", "yaml"),
+		Entry("an unknown --format", `unknown format "yaml" (formats: text, github, markdown)`, "--format", "yaml"),
 		Entry("a mistyped --format", `unknown format "githb": did you mean github?`, "--format", "githb"),
 		Entry("an unwritable --out", "--out /dev/null/t", "--out", "/dev/null/t"),
 		Entry("a baseline naming an unknown check", `unknown check "TW-PLAN-9": did you mean TW-PLAN-1?`, "--expected-failures", "BASELINE:- id: TW-PLAN-9\n  reason: x\n"),
