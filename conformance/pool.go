@@ -69,24 +69,9 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 	}
 	again := map[int]*PooledFailure{}
 	for i, ev := range evs {
-		if !ev.pooled() || ev.Interrupted != "" || ev.NotRun != "" {
-			continue
+		if pf := pooledFailure(ev, r.cfg.Checks, v); pf != nil {
+			again[i] = pf
 		}
-		failed := slices.DeleteFunc(caseFailures(ev, r.cfg.Checks, v), func(id string) bool {
-			i := slices.IndexFunc(r.cfg.Checks, func(c Check) bool { return c.ID == id })
-			return i < 0 || r.cfg.Checks[i].Level == INFO
-		})
-		if len(failed) == 0 && ev.Aborted == "" {
-			continue
-		}
-		pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted}
-		e := judgeable(ev, v)
-		for _, c := range r.cfg.Checks {
-			if slices.Contains(failed, c.ID) {
-				pf.Failures = append(pf.Failures, c.ID+": "+driver.OneLine(judgeCheck(e, c).Reason, 300))
-			}
-		}
-		again[i] = pf
 	}
 	if len(again) == 0 {
 		return evs, nil
@@ -124,6 +109,32 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// pooledFailure is what a case that ran as a session of a pooled process
+// failed there, if it is to run again alone: a MUST or SHOULD check of
+// cat failed on it, or it did not complete (nil: it did not run pooled, it
+// was interrupted, or it failed nothing but INFO checks, which fail
+// nothing).
+func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *PooledFailure {
+	if !ev.pooled() || ev.Interrupted != "" || ev.NotRun != "" {
+		return nil
+	}
+	failed := slices.DeleteFunc(caseFailures(ev, cat, v), func(id string) bool {
+		i := slices.IndexFunc(cat, func(c Check) bool { return c.ID == id })
+		return i < 0 || cat[i].Level == INFO
+	})
+	if len(failed) == 0 && ev.Aborted == "" {
+		return nil
+	}
+	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted}
+	e := judgeable(ev, v)
+	for _, c := range cat {
+		if slices.Contains(failed, c.ID) {
+			pf.Failures = append(pf.Failures, c.ID+": "+driver.OneLine(judgeCheck(e, c).Reason, 300))
+		}
+	}
+	return pf
 }
 
 // rerunProgress writes the live line of a case run again alone.
