@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/todoharness
 
-.PHONY: all build test stress vet fmt-check unit bench tiers fuzz golden demo peers record record-mock cassette-from-log clean
+.PHONY: all build test stress vet fmt-check unit bench tiers fuzz golden demo peers record record-mock cassette-from-log release-check actionlint clean
 
 all: build
 
@@ -130,5 +130,24 @@ cassette-from-log: build
 		fixtures/e2e/todo-plan/cassette.yaml --scenario todo-plan --real-model-output \
 		--recorded-by "the original implementation against DeepSeek"
 
+# Release tooling, pinned in tools/goreleaser and tools/actionlint: modules of their own, so neither
+# GoReleaser nor actionlint is in the product's module graph. Built from the
+# Go module proxy into bin/ (GoReleaser: a few minutes the first time).
+bin/goreleaser: tools/goreleaser/go.mod tools/goreleaser/go.sum
+	cd tools/goreleaser && $(GO) build -o ../../bin/goreleaser github.com/goreleaser/goreleaser/v2
+bin/actionlint: tools/actionlint/go.mod tools/actionlint/go.sum
+	cd tools/actionlint && $(GO) build -o ../../bin/actionlint github.com/rhysd/actionlint/cmd/actionlint
+
+# goreleaser check, a snapshot release (six binaries, archives, checksums;
+# nothing published) and the npm packages built from it, installed with the
+# registry unreachable and run (scripts/release-check.sh, docs/releasing.md).
+# Not part of make test; .ci/run runs it after.
+release-check: bin/goreleaser
+	scripts/release-check.sh
+
+# The GitHub Action (action.yml) and the example workflows, linted.
+actionlint: bin/actionlint
+	bin/actionlint .github/workflows/*.yml docs/examples/workflows/*.yml
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -8,14 +8,54 @@ import (
 // revLen is how many hex digits of the VCS revision are shown.
 const revLen = 12
 
-// Version is this binary's version: Describe of its build information,
-// or "(unknown)" when the binary carries none.
+// What a release build stamps at link time (.goreleaser.yaml: -ldflags
+// "-X github.com/todoharness/todoharness/internal/buildinfo.version=..."):
+// the release's version, the full commit it was built from, and that
+// commit's date (RFC 3339). Empty in any other build (go install, go
+// build, go test). Set by the linker only, never assigned at run time: -X
+// can set nothing but a package-level string variable.
+var (
+	version string
+	commit  string
+	date    string
+)
+
+// Version is this binary's version: for a release build the release it
+// is (Release of what the linker stamped), else Describe of its build
+// information, or "(unknown)" when the binary carries none.
 func Version() string {
+	if version != "" {
+		return Release(version, commit, date)
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
 	}
 	return Describe(bi)
+}
+
+// Release is the version of a release build: its version (a leading v
+// added to a bare number: GoReleaser stamps 1.2.0 for the tag v1.2.0),
+// then the commit (its first revLen hex digits) and its date, each when
+// stamped:
+//
+//	v1.2.0 (commit 0123456789ab, 2026-12-07T04:15:00Z)
+func Release(version, commit, date string) string {
+	v := version
+	if v != "" && v[0] >= '0' && v[0] <= '9' {
+		v = "v" + v
+	}
+	var about []string
+	if commit != "" {
+		about = append(about, "commit "+commit[:min(len(commit), revLen)])
+	}
+	if date != "" {
+		about = append(about, date)
+	}
+	if len(about) > 0 {
+		v += " (" + strings.Join(about, ", ") + ")"
+	}
+	return v
 }
 
 // Describe is the version of a build: the main module's version ("v1.2.0",

@@ -38,3 +38,34 @@ func TestVersionOfThisBinary(t *testing.T) {
 		t.Errorf("Version() = %q, want the build's version", got)
 	}
 }
+
+// A release build says which release it is: version, commit and date, as
+// .goreleaser.yaml stamps them (make release-check runs the snapshot
+// binary's --version and checks the same against the commit built).
+func TestRelease(t *testing.T) {
+	for _, tc := range []struct{ version, commit, date, want string }{
+		{"1.2.0", "0123456789abcdef0123456789abcdef01234567", "2026-12-07T04:15:00Z", "v1.2.0 (commit 0123456789ab, 2026-12-07T04:15:00Z)"},
+		{"v1.2.0", "0123456789abcdef0123456789abcdef01234567", "2026-12-07T04:15:00Z", "v1.2.0 (commit 0123456789ab, 2026-12-07T04:15:00Z)"},
+		{"1.2.1-SNAPSHOT-0123456", "0123456", "", "v1.2.1-SNAPSHOT-0123456 (commit 0123456)"},
+		{"1.2.0", "", "", "v1.2.0"},
+	} {
+		if got := Release(tc.version, tc.commit, tc.date); got != tc.want {
+			t.Errorf("Release(%q, %q, %q) = %q, want %q", tc.version, tc.commit, tc.date, got, tc.want)
+		}
+	}
+}
+
+// A build nothing stamped (go install, go build, go test) says what its
+// build information says, never an empty release.
+func TestVersionUnstamped(t *testing.T) {
+	if version != "" {
+		t.Skipf("this test binary was stamped as release %q", version)
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Fatal("no build information")
+	}
+	if got, want := Version(), Describe(bi); got != want {
+		t.Errorf("Version() = %q, want Describe's %q", got, want)
+	}
+}
