@@ -15,10 +15,21 @@
 # Each step prints its time. Needs git, Go (the module proxy, for GoReleaser
 # in tools/goreleaser/go.mod the first time) and node with npm. GORELEASER names the
 # goreleaser binary (make release-check builds bin/goreleaser).
+#
+# It runs in a fresh clone of HEAD in a temporary folder (uncommitted changes
+# are not part of it), as fresh-clone-test.sh does: GoReleaser reads the
+# commit and its date from git, and wants a remote (the clone's origin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GORELEASER="${GORELEASER:-bin/goreleaser}"
+GORELEASER="$(cd "$(dirname "${GORELEASER:-bin/goreleaser}")" && pwd)/$(basename "${GORELEASER:-bin/goreleaser}")"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/todoharness-release.XXXXXX")"
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+git clone --quiet --no-hardlinks "$PWD" "$tmp/todoharness"
+cd "$tmp/todoharness"
 root="$PWD"
+# The commit the snapshot is built from.
+commit="$(git rev-parse HEAD)"
+echo "release-check: a fresh clone of ${commit:0:12} in $root"
 
 step_start=$SECONDS
 step() {
@@ -35,15 +46,17 @@ step "goreleaser check passed"
 
 # -p 2: at most two binaries compile at once (a CI runner's two cores, and
 # memory: each link of the binary takes about 0.5 GB).
-"$GORELEASER" release --snapshot --clean --skip=publish --parallelism 2 >dist.log 2>&1 || {
-	tail -n 40 dist.log >&2
-	fail "goreleaser release --snapshot failed (the whole log: dist.log)"
+log="$(mktemp "${TMPDIR:-/tmp}/goreleaser.XXXXXX")"
+"$GORELEASER" release --snapshot --clean --skip=publish --parallelism 2 >"$log" 2>&1 || {
+	tail -n 40 "$log" >&2
+	fail "goreleaser release --snapshot failed (the whole log: $log)"
 }
-mv dist.log dist/goreleaser.log
+mv "$log" dist/goreleaser.log
 step "snapshot release built in dist/"
 
 version="$(node -e 'process.stdout.write(require("./dist/metadata.json").version)')"
-commit="$(git rev-parse HEAD)"
+built="$(node -e 'process.stdout.write(require("./dist/metadata.json").commit)')"
+[ "$built" = "$commit" ] || fail "the snapshot was built from $built, not HEAD $commit (a commit during the build?)"
 # GoReleaser's CommitDate: the committer date in UTC, RFC 3339.
 date="$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD)"
 n=0
@@ -89,8 +102,8 @@ darwin/amd64) plat=darwin-x64 ;;
 darwin/arm64) plat=darwin-arm64 ;;
 *) fail "no npm platform package for $goos/$goarch here" ;;
 esac
-empty="$(mktemp -d "${TMPDIR:-/tmp}/todoharness-npm.XXXXXX")"
-trap 'rm -rf "$empty"' EXIT
+empty="$tmp/npm-check"
+mkdir "$empty"
 cd "$empty"
 # The registry is unreachable and the cache empty: nothing can come from the
 # network, so what runs is what the tarballs hold. The other platforms'

@@ -19,8 +19,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotRegular is the error of a read of something that is not a regular
@@ -233,7 +231,7 @@ func CheckWritable(path string) error {
 	case err == nil && fi.IsDir():
 		return errors.New("is a folder")
 	case err == nil && fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
-		return unix.Access(target, unix.W_OK)
+		return writableNode(target)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
