@@ -7,7 +7,10 @@ import "time"
 // Elsewhere than Linux the runner kills the agent's process group only:
 // no subreaper, no /proc to find children that left the group.
 
-type procEntry struct{ pid int }
+type procEntry struct {
+	pid   int
+	start uint64
+}
 
 func becomeSubreaper() error { return nil }
 

@@ -135,15 +135,6 @@ func recordedHolder(path string) *Holder {
 	return &h
 }
 
-func flock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
 func writeHolder(path string) error {
 	cmd := strings.Join(os.Args, " ")
 	cmd = textcut.Truncate(cmd, 300)
