@@ -133,5 +133,5 @@ if [ "$status" != 0 ] || [ "$verdict" != PASS ]; then
 	tail -n 30 conform.txt >&2
 	fail "npx todoharness conform: exit $status, verdict \"$verdict\", want 0 and PASS"
 fi
-step "npx todoharness conform: $(tail -n 1 conform.txt)"
+step "npx todoharness conform: exit 0, verdict PASS"
 echo "release-check: passed"
