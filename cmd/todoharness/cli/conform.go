@@ -68,7 +68,7 @@ func newConformCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "conform [--preset NAME] [--agent 'CMD ARGS'] [flags]",
 		Short:   "Run the todo_write conformance catalogue against an ACP agent",
-		Long:    strings.Replace(conformLong, "{{clientsWithoutV1}}", clientsWithoutV1(), 1),
+		Long:    strings.NewReplacer("{{clientsWithoutV1}}", clientsWithoutV1(), "{{presets}}", strings.Join(driver.PresetNames(), ", ")).Replace(conformLong),
 		Example: conformExample,
 		Args:    conformArgs,
 		// conform merge too: what it prints quotes the agents.
@@ -96,7 +96,7 @@ func (o *conformOptions) registerSelection(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.only, "case", nil, "run only this case ID (glob; repeatable)")
 	f.StringArrayVar(&o.checks, "check", nil, "report only the checks matching this ID (glob; repeatable), and run only the cases that feed them")
 	f.BoolVar(&o.fedOnly, "fed-only", false, "judge only the checks the selected cases feed (and those every case feeds): a run of kept cases (fixtures/explored, --out/explore-failures) passes when they pass, where the MUST checks none of them feeds would make it INCOMPLETE; the summary lists the checks left out")
-	f.StringVar(&o.dialect, "dialect", "", "force the dialect: todo_write, opencode, codex, gemini, claude (default: detect)")
+	f.StringVar(&o.dialect, "dialect", "", "force the dialect: "+strings.Join(driver.DialectNames(), ", ")+" (default: detect)")
 	o.run.register(f, "")
 }
 
@@ -147,11 +147,12 @@ throw-away home), {{.Case}} and {{.Model}}; TODOHARNESS_MODEL_URL is always
 set to the base URL. A --file whose DEST starts with ~/ is written into the
 throw-away home.
 
---preset NAME supplies the wiring for a known agent (reference, opencode,
-codex, gemini, claude): its command, env variables and config files, a
-throw-away HOME per case; --list-presets prints them and --preset NAME
---explain prints exactly what one writes. --agent still replaces the
-preset's command; --env and --file add to (and override) its own.
+--preset NAME supplies the wiring for a known agent
+({{presets}}):
+its command, env variables and config files, a throw-away HOME per case;
+--list-presets prints them and --preset NAME --explain prints exactly what
+one writes. --agent still replaces the preset's command; --env and --file
+add to (and override) its own.
 
 --explore N (or --explore-for 5m) also runs N generated scenarios from --seed
 (printed; the same seed gives the same scenarios) against the same agent,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // runStatus runs a command line in process and returns its exit status, stdout
@@ -190,4 +192,20 @@ func TestConformAgentThatDoesNotStart(t *testing.T) {
 			t.Errorf("exit %d, want 2 and one line starting %q; stdout %q, stderr:\n%s", code, want, out, errw)
 		}
 	})
+}
+
+// conform --help names every preset and every dialect: the lists come from
+// driver's, so a new preset or dialect cannot be left out of them.
+func TestConformHelpNamesEveryPresetAndDialect(t *testing.T) {
+	_, out, _ := runStatus(t, "conform", "--help")
+	for _, p := range driver.PresetNames() {
+		if !strings.Contains(out, p+",") && !strings.Contains(out, p+")") {
+			t.Errorf("conform --help does not name the preset %q", p)
+		}
+	}
+	for _, d := range driver.DialectNames() {
+		if !strings.Contains(grepLine(out, "--dialect "), d) {
+			t.Errorf("conform --help, the --dialect line, does not name %q:\n%s", d, grepLine(out, "--dialect "))
+		}
+	}
 }
