@@ -23,7 +23,7 @@ build:
 # (docs/performance.md says which); make stress still runs it under -race.
 # With-key specs skip (with a reason) when DEEPSEEK_API_KEY is unset and
 # replay their cassettes instead.
-PLAIN_RUN := ^(TestExplorationFindsEveryBreakage|TestReferenceAgreesWithTheOracle)$$
+PLAIN_RUN := ^(TestExplorationFindsEveryBreakage|TestReferenceAgreesWithTheOracle|TestPooledRunFailsWhatAProcessPerCaseFails)$$
 test: fmt-check vet
 	$(GO) run ./scripts/testrun -race -norace ./suites/conformance/ -plain ./conformance/explore/ -plain-run '$(PLAIN_RUN)' $(PKGS)
 
