@@ -70,12 +70,14 @@ func TestLateUpdatesSameVerdictAtEveryDelay(t *testing.T) {
 		if turn.Outcome != Fail || m == nil {
 			t.Fatalf("delay %s: ACP-TURN-1 %s %q, want a failure listing the late updates and their gap", delay, turn.Outcome, turn.Reason)
 		}
-		// The gap is between two receive times of the runner: the answer
-		// can be read a little late (a loaded machine; CI once reported
-		// 499ms for 500ms), so it may fall short of the delay by that much.
-		const jitter = 25 * time.Millisecond
-		if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay-jitter {
-			t.Errorf("delay %s: the last late update is reported %s after the answer (%v), want at least the delay (less %s of read jitter)", delay, m[1], err, jitter)
+		// The gap is a duration between two receive times of the runner.
+		// Its size is not asserted: the answer can be read late by any
+		// amount on a loaded machine (CI once reported 499ms for 500ms;
+		// beside two busy loops 272ms for 300ms), down to the two lines
+		// read together. That the settle waited for the late updates is
+		// shown by their being listed at all.
+		if gap, err := time.ParseDuration(m[1]); err != nil || gap < 0 {
+			t.Errorf("delay %s: the last late update is reported %s after the answer (%v), want a duration", delay, m[1], err)
 		}
 		if first == nil {
 			first = got
@@ -202,8 +204,9 @@ func TestSettleWaitsForAnOpenToolCall(t *testing.T) {
 	if turn.Outcome != Fail || m == nil || !strings.Contains(turn.Reason, "tool_call_update") {
 		t.Fatalf("ACP-TURN-1 %s %q, want a failure listing the late tool_call_update and plan", turn.Outcome, turn.Reason)
 	}
-	const jitter = 25 * time.Millisecond // as in TestLateUpdatesSameVerdictAtEveryDelay
-	if gap, err := time.ParseDuration(m[1]); err != nil || gap < delay-jitter {
-		t.Errorf("the last late update is reported %s after the answer (%v), want at least %s", m[1], err, delay-jitter)
+	// Its size is not asserted (see TestLateUpdatesSameVerdictAtEveryDelay):
+	// that the settle ended on the call's end is asserted above.
+	if gap, err := time.ParseDuration(m[1]); err != nil || gap < 0 {
+		t.Errorf("the last late update is reported %s after the answer (%v), want a duration", m[1], err)
 	}
 }
