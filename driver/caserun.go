@@ -759,21 +759,14 @@ func (cr *caseRun) lateUpdates(sr *StepResult) lateOfTurn {
 		if m.Dir != Received || m.Kind != KindNotification || (k != "tool_call" && k != "tool_call_update") {
 			continue
 		}
-		var n struct {
-			Params struct {
-				Update struct {
-					ToolCallID string `json:"toolCallId"`
-					Status     string `json:"status"`
-				} `json:"update"`
-			} `json:"params"`
-		}
-		if json.Unmarshal([]byte(m.Line), &n) != nil || n.Params.Update.ToolCallID == "" {
+		id, st := toolCallStatus(m.Line)
+		if id == "" {
 			continue
 		}
 		// An update without a status keeps the call's last one; a call
 		// announced without one is pending (ACP's default).
-		if u := n.Params.Update; u.Status != "" || k == "tool_call" {
-			status[u.ToolCallID] = u.Status
+		if st != "" || k == "tool_call" {
+			status[id] = st
 		}
 	}
 	for _, st := range status {
