@@ -316,16 +316,30 @@ func TestEvalsOnSavedEvidence(t *testing.T) {
 		failing[tc.check] = true
 	}
 	cat := catalogueIndex(Catalogue())
-	// Every eval fails on some captured case. A check that reuses one (a
-	// new validCheck) needs no capture of its own: its breakage row proves
-	// it fails live.
+	// Every eval fails on real evidence: a captured case of this table,
+	// or the run of a breakage row that fails a check of it (a check that
+	// reuses an eval, a new validCheck, needs nothing more). A row's run
+	// is real evidence judged in make test: TestRunFakeAgentFaults runs
+	// the fake agent's rows, the tier:conformance table the others (not
+	// the example agent's, which skip without python3), each failing
+	// exactly its Fails; the clean runs (TestRunFakeAgentPasses, the
+	// reference agent's spec) pass every check. So a new check with a new
+	// eval needs a row here only to pin the words of its failure.
 	evalFails := map[uintptr]bool{}
 	for id := range failing {
 		evalFails[reflect.ValueOf(cat[id].eval).Pointer()] = true
 	}
+	for _, b := range breakage.All() {
+		if b.Layer == breakage.Example {
+			continue
+		}
+		for _, id := range b.Fails {
+			evalFails[reflect.ValueOf(cat[id].eval).Pointer()] = true
+		}
+	}
 	for _, c := range Catalogue() {
 		if !evalFails[reflect.ValueOf(c.eval).Pointer()] {
-			t.Errorf("%s: no captured case fails its eval (add one to this table)", c.ID)
+			t.Errorf("%s: neither a captured case of this table nor a breakage row (conformance/breakage) fails its eval: add the row that must fail it", c.ID)
 		}
 	}
 	for _, tc := range cases {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoharness/todoharness/conformance/breakage"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/harness/todolist"
 )
@@ -77,6 +78,31 @@ type fakeState struct {
 	// own is a todo tool of the fake's own in place of todo_write (nil:
 	// none; see fakenoplan_test.go).
 	own *fakeTool
+	// mut is the fault the breakage rows of mode carry themselves
+	// (breakage.Mutation): they need no mode of the fake's own.
+	mut breakage.Mutation
+}
+
+// fakeMutation merges the mutations of the fake's breakage rows named in
+// mode (comma-separated).
+func fakeMutation(mode string) breakage.Mutation {
+	var m breakage.Mutation
+	for _, b := range breakage.In(breakage.Fake) {
+		if b.Mutation == nil || !slices.Contains(strings.Split(mode, ","), b.Name) {
+			continue
+		}
+		x := b.Mutation
+		if x.Schema != nil {
+			m.Schema = x.Schema
+		}
+		if x.Entry != nil {
+			m.Entry = x.Entry
+		}
+		if x.Result != nil {
+			m.Result = x.Result
+		}
+	}
+	return m
 }
 
 func (f *fakeState) has(m string) bool {
@@ -198,6 +224,7 @@ func fakeAgent(mode string) int {
 	}
 	f.noPlan = f.has("flip-plan") && flipPlan()
 	f.own = cmp.Or(ownTool(mode), swallowTool(mode))
+	f.mut = fakeMutation(mode)
 	for f.in.Scan() {
 		if f.turnDone != nil {
 			<-f.turnDone // a late turn ends before the next message is served
@@ -316,8 +343,8 @@ func (f *fakeState) entries(list []map[string]any) []any {
 	out := []any{}
 	for _, it := range list {
 		e := map[string]any{"content": it["content"], "status": it["status"], "priority": "medium"}
-		if f.has("no-priority") {
-			delete(e, "priority")
+		if f.mut.Entry != nil {
+			f.mut.Entry(e)
 		}
 		out = append(out, e)
 	}
@@ -332,6 +359,24 @@ func (f *fakeState) toolName() string {
 }
 
 const fakeSchema = `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["todos"]}`
+
+// schema is the parameters schema of the fake's todo_write: fakeSchema,
+// edited by its mutation.
+func (f *fakeState) schema() string {
+	if f.mut.Schema == nil {
+		return fakeSchema
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(fakeSchema), &s); err != nil {
+		panic(err) // a constant; TestRunFakeAgentPasses offers it
+	}
+	f.mut.Schema(s)
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // fakeModelMsg is the message of a chat completion answer.
 type fakeModelMsg struct {
@@ -380,10 +425,7 @@ func (f *fakeState) ask(tool, schema string) (fakeModelMsg, error) {
 // turn runs model calls until the model stops calling tools.
 func (f *fakeState) turn() error {
 	for step := 0; step < 10; step++ {
-		name, schema, run := f.toolName(), fakeSchema, f.runTool
-		if f.has("require-active-form") { // offered with a required activeForm it never asks for
-			schema = strings.Replace(fakeSchema, `"required":["content","status"]`, `"required":["content","status","activeForm"]`, 1)
-		}
+		name, schema, run := f.toolName(), f.schema(), f.runTool
 		if f.own != nil {
 			name, schema, run = f.own.name, f.own.schema, f.own.run
 		}
@@ -524,8 +566,8 @@ func (f *fakeState) validateWrite(raw string) (string, bool) {
 		p++
 	}
 	text := fmt.Sprintf("Updated todo list: %d pending, %d in progress, %d completed.", p, i, c)
-	if f.has("echo-list") {
-		text += "\n" + string(data)
+	if f.mut.Result != nil {
+		text = f.mut.Result(text, f.list)
 	}
 	return text, false
 }

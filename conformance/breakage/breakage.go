@@ -1,5 +1,7 @@
 package breakage
 
+import "encoding/json"
+
 // Layer says which broken agent carries a breakage.
 type Layer string
 
@@ -38,6 +40,41 @@ type Breakage struct {
 	Fails []string
 	// Why explains a Fails list that is not obvious from the name.
 	Why string
+	// Mutation is the fault itself, for a Fake row: the runner tests'
+	// fake agent applies it at its seams (nil: a mode of the fake's own
+	// carries the row, conformance/fakeagent_test.go).
+	Mutation *Mutation
+}
+
+// Mutation is how a test agent breaks its todo tool or its plans, carried
+// by the breakage row itself: a new Fake row that breaks one of these
+// seams needs no code in the agent. Each field is optional; the values are
+// the agent's JSON, decoded (an object is a map[string]any).
+type Mutation struct {
+	// Schema edits the parameters schema of the todo tool the agent
+	// offers the model.
+	Schema func(schema map[string]any)
+	// Entry edits each entry of the plan updates the agent sends (a
+	// write's and a load's replay).
+	Entry func(entry map[string]any)
+	// Result is the result text of an accepted todo call, from the text
+	// the agent would send and the list the call wrote.
+	Result func(text string, list []map[string]any) string
+}
+
+// requireOnItems is a Schema mutation: every item of the list requires
+// field too.
+func requireOnItems(list, field string) func(map[string]any) {
+	return func(schema map[string]any) {
+		props, _ := schema["properties"].(map[string]any)
+		arr, _ := props[list].(map[string]any)
+		items, _ := arr["items"].(map[string]any)
+		if items == nil {
+			return
+		}
+		req, _ := items["required"].([]any)
+		items["required"] = append(req, field)
+	}
 }
 
 // All returns every breakage, by layer, in a fixed order.
@@ -92,14 +129,19 @@ func All() []Breakage {
 		{Name: "no-plan", Layer: Fake, Fails: []string{"TW-EMPTY-1", "TW-FINAL-1", "TW-PLAN-1", "TW-REPLACE-1"},
 			Why: "the fake still replays on load"},
 		{Name: "null-entries", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-NONNULL-1"}},
-		{Name: "no-priority", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"}},
+		{Name: "no-priority", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-PRIORITY-2"},
+			Mutation: &Mutation{Entry: func(e map[string]any) { delete(e, "priority") }}},
 		{Name: "plan-on-reject", Layer: Fake, Fails: []string{"ACP-SCHEMA-1", "TW-FINAL-1", "TW-PLAN-1", "TW-REJECT-KEEP-1", "TW-VALID-BADSTATUS", "TW-VALID-DUP", "TW-VALID-EMPTY", "TW-VALID-MISSING", "TW-VALID-TWOACTIVE", "TW-VALID-WS"},
 			Why: "the plan for the bad-status call carries status \"done\": invalid ACP"},
 		{Name: "accept-empty", Layer: Fake, Fails: []string{"TW-VALID-EMPTY", "TW-VALID-WS"}},
 		{Name: "no-load-replay", Layer: Fake, Fails: []string{"TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2"}},
 		{Name: "replay-after-response", Layer: Fake, Fails: []string{"TW-LOAD-1"}},
 		{Name: "wrong-counts", Layer: Fake, Fails: []string{"TW-COUNTS-1", "TW-COUNTS-2"}},
-		{Name: "echo-list", Layer: Fake, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"}},
+		{Name: "echo-list", Layer: Fake, Fails: []string{"TW-COUNTS-2", "TW-HISTORY-1"},
+			Mutation: &Mutation{Result: func(text string, list []map[string]any) string {
+				b, _ := json.Marshal(list)
+				return text + "\n" + string(b)
+			}}},
 		{Name: "rename-tool", Layer: Fake, Fails: []string{"TW-TOOL-1"}},
 		{Name: "no-load", Layer: Fake, Fails: []string{"TW-LOAD-1", "TW-LOAD-2", "TW-LOAD-CAP-1"},
 			Why: "no loadSession capability: load is part of the contract, the load checks fail"},
@@ -110,7 +152,8 @@ func All() []Breakage {
 		{Name: "updates-after-response", Layer: Fake, Fails: []string{"ACP-TURN-1"},
 			Why: "answers the prompt when the model calls a tool and runs the rest of the turn after"},
 		{Name: "require-active-form", Layer: Fake, Fails: []string{"TW-SCHEMA-3"},
-			Why: "the schema requires an activeForm on every item (claude's field, on the todo_write tool), which the contract's calls do not send, and the agent accepts them without it: only the schema is wrong"},
+			Why:      "the schema requires an activeForm on every item (claude's field, on the todo_write tool), which the contract's calls do not send, and the agent accepts them without it: only the schema is wrong",
+			Mutation: &Mutation{Schema: requireOnItems("todos", "activeForm")}},
 		{Name: "go-trim", Layer: Fake, Fails: []string{"TW-PLAN-TRIM-1"},
 			Why: "trims content with Go's strings.TrimSpace, not the contract's JavaScript trim(): U+FEFF kept, U+0085 cut; its author did trim, so only the SHOULD check fails"},
 

@@ -26,6 +26,9 @@ func TestRegistry(t *testing.T) {
 		if len(b.Fails) == 0 && b.Why == "" {
 			t.Errorf("%s: fails nothing, and Why does not say why that is right", b.Label())
 		}
+		if b.Mutation != nil && b.Layer != breakage.Fake {
+			t.Errorf("%s: a Mutation, which only the fake agent applies", b.Label())
+		}
 		if !sort.StringsAreSorted(b.Fails) {
 			t.Errorf("%s: Fails not sorted: %v", b.Label(), b.Fails)
 		}

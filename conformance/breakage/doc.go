@@ -11,7 +11,10 @@
 // agent carries it; the Layer says which. The tier:conformance table, the
 // "every MUST check can be failed" spec and the runner's fake-agent table
 // iterate over All, so adding a MUST check means adding its ID to the
-// Fails of the breakage that must fail it (or a new row), nowhere else.
+// Fails of the breakage that must fail it (or a new row), nowhere else. A
+// row of the fake agent may carry its fault itself (Breakage.Mutation: an
+// edit of the offered schema, a plan entry or a result text), so a new such
+// row is this table's row alone.
 // The rule relaxations the tool-layer breakages use are harness code:
 // harness/breakage (Rules, RelaxTodo).
 package breakage
