@@ -53,6 +53,12 @@ type Bridge struct {
 	stopClosing context.CancelFunc
 	inflight    work
 
+	// surf is the surface initialize negotiated (a surface); negotiated
+	// is set by the first initialize (read and written by the input
+	// filter's goroutine only).
+	surf       atomic.Uint32
+	negotiated bool
+
 	mu       sync.Mutex
 	sessions map[string]*liveSession
 	loading  map[string]chan struct{} // ids being loaded; closed when done
@@ -99,7 +105,7 @@ func (b *Bridge) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.mu.Unlock()
 
 	inErr := make(chan error, 1)
-	go func() { inErr <- filterInput(in, pw, b.out, b.log) }()
+	go func() { inErr <- filterInput(in, pw, b.out, b.log, b.route) }()
 
 	select {
 	case <-b.conn.Done():

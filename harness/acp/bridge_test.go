@@ -64,6 +64,22 @@ func startUninitialized(t *testing.T, model *fakeModel, opts ...rigOpt) *rig {
 
 func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 	t.Helper()
+	b, dir := bridgeIn(t, dir, model, opts...)
+	// The connection's lifetime: it bounds a test that hangs, never one
+	// that is slow (the over-long lines take seconds under -race).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	r := &rig{t: t, dir: dir, conn: acptest.Serve(ctx, b), ctx: ctx}
+	t.Cleanup(func() {
+		r.close()
+		cancel()
+	})
+	return r
+}
+
+// bridgeIn makes a bridge over dir (a new temp dir when empty) with the
+// shipped tools and model, returning it and its sessions directory.
+func bridgeIn(t testing.TB, dir string, model *fakeModel, opts ...rigOpt) (*acp.Bridge, string) {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -79,15 +95,7 @@ func serve(t *testing.T, dir string, model *fakeModel, opts ...rigOpt) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The connection's lifetime: it bounds a test that hangs, never one
-	// that is slow (the over-long lines take seconds under -race).
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	r := &rig{t: t, dir: dir, conn: acptest.Serve(ctx, b), ctx: ctx}
-	t.Cleanup(func() {
-		r.close()
-		cancel()
-	})
-	return r
+	return b, dir
 }
 
 func (r *rig) close() {

@@ -50,6 +50,36 @@
 // todo_write call shows tool_call -> plan -> tool_call_update, and a
 // rejected call, which appends nothing, shows no plan.
 //
+// # Version 2 (Draft) and v1's plan operations
+//
+// The version is negotiated per connection, by the first initialize (see
+// Bridge.route): a client that offers protocolVersion 2 or more gets
+// version 2, served by the bridge itself (v2.go; the SDK speaks v1 only),
+// over the same sessions and the same Mapper; a client that offers 1 gets
+// version 1 exactly as described above. On v2:
+//
+//   - initialize answers protocolVersion 2, info and capabilities.session
+//     (the baseline: session/new, list, resume, close, prompt, cancel);
+//   - session/prompt answers {} once the turn holds the session; the turn
+//     sends user_message, state_update running, its updates, and ends with
+//     state_update idle carrying the stop reason (end_turn, cancelled after
+//     session/cancel, max_turn_requests; a model error is the extension
+//     reason _model_error, its text in _meta.todoharness.error);
+//   - text chunks carry a messageId derived from the log (the same on
+//     replay); the first tool_call_update of a call creates it (no
+//     tool_call); a todo/write is plan_update {type "items", planId PlanID,
+//     entries}: one planId for the session's list, across writes and
+//     resumes; no entry is ever "cancelled" (see PlanID);
+//   - session/resume with replayFrom {type "start"} is session/load (the
+//     history replayed, the plan included, before the answer); without
+//     replayFrom it reattaches without replay; there is no session/load;
+//   - session/list lists the sessions open on the connection; session/close
+//     cancels and waits for the session's turn and closes its log.
+//
+// On v1 a client whose initialize advertises clientCapabilities.plan (an
+// object; v1's unstable plan operations) gets plan_update in place of plan;
+// every other v1 client gets plan, as the draft requires.
+//
 // # Wire
 //
 // The SDK drops malformed input lines silently and stops reading for good at

@@ -113,8 +113,9 @@ func (fs Faults) String() string {
 // ParseFaults parses a comma-separated list of fault names (spaces and empty
 // items are ignored). An unknown name is an error that lists the known ones.
 func ParseFaults(s string) (Faults, error) {
+	all := append(KnownFaults(), SurfaceFaults()...)
 	known := map[Fault]bool{}
-	for _, f := range KnownFaults() {
+	for _, f := range all {
 		known[f] = true
 	}
 	fs := Faults{}
@@ -125,7 +126,7 @@ func ParseFaults(s string) (Faults, error) {
 		}
 		if !known[name] {
 			names := make([]string, 0, len(known))
-			for _, f := range KnownFaults() {
+			for _, f := range all {
 				names = append(names, string(f))
 			}
 			return nil, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(names, ", "))

@@ -20,8 +20,8 @@ type faultyPresenter struct {
 	faults Faults
 }
 
-func (p faultyPresenter) mapper(replay bool) eventMapper {
-	return &faultyMapper{inner: p.plain.mapper(replay), faults: p.faults, calls: map[string]session.ToolCall{}}
+func (p faultyPresenter) mapper(replay bool, s surface) eventMapper {
+	return &faultyMapper{inner: p.plain.mapper(replay, s), faults: p.faults, surface: s, calls: map[string]session.ToolCall{}}
 }
 
 func (p faultyPresenter) turnSender(send func(Update) error) turnSender {
@@ -39,8 +39,9 @@ func newTurnSender(fs Faults, send func(Update) error) turnSender {
 
 // faultyMapper maps events as inner does, then breaks the plans.
 type faultyMapper struct {
-	inner  eventMapper
-	faults Faults
+	inner   eventMapper
+	faults  Faults
+	surface surface
 	// calls are the todo_write calls waiting for their result
 	// (plan-on-reject).
 	calls map[string]session.ToolCall
@@ -56,6 +57,9 @@ func (m *faultyMapper) Map(e session.Event) ([]Update, error) {
 	case session.TypeTodoWrite:
 		if m.faults.Has(FaultNoPlan) {
 			return nil, nil
+		}
+		if alt, ok, err := m.surfacePlan(e); ok || err != nil {
+			return alt, err
 		}
 		for i, u := range ups {
 			if u.SDK.Plan == nil {

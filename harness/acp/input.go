@@ -124,6 +124,7 @@ type inputFilter struct {
 
 // verdict is what the filter does with one line.
 type verdict struct {
+	msg     message   // what the line is (when forwarded)
 	forward []byte    // the line to pass on, newline included
 	answer  *rpcError // the error to answer instead
 	drop    string    // why a line is dropped unanswered (a notification before initialize)
@@ -162,14 +163,15 @@ func (f *inputFilter) classify(ln inputLine) verdict {
 		}
 		f.initialized = true
 	}
-	return verdict{forward: append(ln.text, '\n')}
+	return verdict{msg: msg, forward: append(ln.text, '\n')}
 }
 
 // filterInput copies the lines of in that the filter forwards to out (the
-// SDK's reader) and writes its answers to lw. It closes out when in ends,
-// which tells the SDK the peer went away, and returns the error that ended
-// the input (nil at its end).
-func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Logger) error {
+// SDK's reader) and writes its answers to lw. route, when set, is offered
+// each line first and takes the ones it serves itself (a v2 connection's).
+// It closes out when in ends, which tells the SDK the peer went away, and
+// returns the error that ended the input (nil at its end).
+func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Logger, route func(line []byte, msg message) bool) error {
 	lr := newLineReader(in, MaxLine)
 	f := &inputFilter{max: MaxLine}
 	var err error
@@ -185,6 +187,7 @@ func filterInput(in io.Reader, out *io.PipeWriter, lw *lineWriter, log *slog.Log
 			}
 		case v.drop != "":
 			log.Warn("input dropped", "reason", v.drop)
+		case v.forward != nil && route != nil && route(v.forward, v.msg):
 		case v.forward != nil:
 			if _, werr := out.Write(v.forward); werr != nil {
 				err = werr

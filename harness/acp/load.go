@@ -178,7 +178,7 @@ func (b *Bridge) loadTurn(ctx context.Context, id string) (release func(), err e
 // replay sends the updates of every stored event of s, in order, as
 // updates of the session to.
 func (b *Bridge) replay(ctx context.Context, s *liveSession, to string) error {
-	m := b.present.mapper(true)
+	m := b.present.mapper(true, b.surface())
 	var err error
 	sent := 0
 	s.log.Range(func(e session.Event) bool {

@@ -39,6 +39,9 @@ func (u Update) MarshalJSON() ([]byte, error) {
 type Mapper struct {
 	tools  *tools.Registry
 	replay bool
+	// surface is the protocol surface the updates are for (v1's plan, v1's
+	// plan operations, v2).
+	surface surface
 	// streamed records the (turn, step) pairs whose text or reasoning was
 	// streamed as deltas, so their assistant/message is not shown twice.
 	streamed map[[2]int]bool
@@ -47,10 +50,19 @@ type Mapper struct {
 // NewMapper returns a mapper that presents tool calls through reg (nil: a
 // registry with no tools). replay selects the session/load flavour.
 func NewMapper(reg *tools.Registry, replay bool) *Mapper {
+	return newMapper(reg, replay, surfaceV1)
+}
+
+// NewMapperV2 returns a mapper of ACP version 2's updates (see Map).
+func NewMapperV2(reg *tools.Registry, replay bool) *Mapper {
+	return newMapper(reg, replay, surfaceV2)
+}
+
+func newMapper(reg *tools.Registry, replay bool, s surface) *Mapper {
 	if reg == nil {
 		reg = tools.NewRegistry()
 	}
-	return &Mapper{tools: reg, replay: replay, streamed: map[[2]int]bool{}}
+	return &Mapper{tools: reg, replay: replay, surface: s, streamed: map[[2]int]bool{}}
 }
 
 // Map returns the updates for one event, in order (often none). It fails
@@ -68,6 +80,14 @@ func NewMapper(reg *tools.Registry, replay bool) *Mapper {
 //     empty);
 //   - tool/result -> tool_call_update (completed, or failed, with the
 //     result's text as content).
+//
+// On version 2 (NewMapperV2) the same events map to v2's updates: every
+// text chunk carries a messageId (see messageID), user and steering
+// messages show live too, as user_message (the acknowledgment of the
+// prompt), a tool/call is the tool_call_update that creates the call
+// (v2 has no tool_call), and a todo/write is plan_update {type "items",
+// planId PlanID, entries}. A v1 client that advertised the plan capability
+// gets that plan_update too, in place of plan.
 func (m *Mapper) Map(e session.Event) ([]Update, error) {
 	switch e.Type {
 	case session.TypeAssistantChunk:
@@ -75,16 +95,25 @@ func (m *Mapper) Map(e session.Event) ([]Update, error) {
 	case session.TypeAssistantMessage:
 		return m.message(e)
 	case session.TypeUserMessage, session.TypeSteeringMessage:
+		if m.surface == surfaceV2 {
+			return userMessageV2(e)
+		}
 		if !m.replay {
 			return nil, nil
 		}
 		return userMessage(e)
 	case session.TypeToolCall:
+		if m.surface == surfaceV2 {
+			return m.toolCallV2(e)
+		}
 		return m.toolCall(e)
 	case session.TypeTodoWrite:
 		var d session.TodoWrite
 		if err := e.Decode(&d); err != nil {
 			return nil, err
+		}
+		if m.surface != surfaceV1 {
+			return []Update{PlanItemsUpdate(PlanID, d.Todos)}, nil
 		}
 		return []Update{{SDK: PlanUpdate(d.Todos)}}, nil
 	case session.TypeToolResult:
@@ -102,10 +131,10 @@ func (m *Mapper) chunk(e session.Event) ([]Update, error) {
 	switch d.Chunk.Type {
 	case llm.ChunkReasoningDelta:
 		m.streamed[[2]int{d.Turn, d.Step}] = true
-		return []Update{textChunk(kindThought, d.Chunk.Text)}, nil
+		return []Update{m.text(kindThought, d.Turn, d.Step, d.Chunk.Text)}, nil
 	case llm.ChunkTextDelta:
 		m.streamed[[2]int{d.Turn, d.Step}] = true
-		return []Update{textChunk(kindMessage, d.Chunk.Text)}, nil
+		return []Update{m.text(kindMessage, d.Turn, d.Step, d.Chunk.Text)}, nil
 	}
 	return nil, nil
 }
@@ -124,9 +153,9 @@ func (m *Mapper) message(e session.Event) ([]Update, error) {
 	for _, p := range d.Content {
 		switch p.Type {
 		case llm.PartReasoning:
-			out = append(out, textChunk(kindThought, p.Text))
+			out = append(out, m.text(kindThought, d.Turn, d.Step, p.Text))
 		case llm.PartText:
-			out = append(out, textChunk(kindMessage, p.Text))
+			out = append(out, m.text(kindMessage, d.Turn, d.Step, p.Text))
 		}
 	}
 	return out, nil
@@ -149,20 +178,30 @@ func userMessage(e session.Event) ([]Update, error) {
 
 // toolCall maps a tool/call as its tool presents it.
 func (m *Mapper) toolCall(e session.Event) ([]Update, error) {
-	var d session.ToolCall
-	if err := e.Decode(&d); err != nil {
+	d, p, kind, err := m.presentCall(e)
+	if err != nil {
 		return nil, err
-	}
-	p := m.tools.PresentCall(d.Name, d.Arguments)
-	kind := sdk.ToolKind(p.Kind)
-	if kind == "" {
-		kind = sdk.ToolKindOther
 	}
 	return one(sdk.StartToolCall(sdk.ToolCallId(d.CallID), p.Title,
 		sdk.WithStartKind(kind),
 		sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 		sdk.WithStartRawInput(p.RawInput),
 	)), nil
+}
+
+// presentCall decodes a tool/call and presents it as its tool does (kind
+// "other" when the tool names none).
+func (m *Mapper) presentCall(e session.Event) (session.ToolCall, tools.Presentation, sdk.ToolKind, error) {
+	var d session.ToolCall
+	if err := e.Decode(&d); err != nil {
+		return d, tools.Presentation{}, "", err
+	}
+	p := m.tools.PresentCall(d.Name, d.Arguments)
+	kind := sdk.ToolKind(p.Kind)
+	if kind == "" {
+		kind = sdk.ToolKindOther
+	}
+	return d, p, kind, nil
 }
 
 // toolResult maps a tool/result: completed or failed, its text as content.
@@ -215,15 +254,26 @@ const (
 // map, struct). The bytes are exactly the SDK's (keys sorted as its map
 // round trip sorts them, strings escaped by encoding/json); a test holds
 // them equal.
-func textChunk(kind, text string) Update {
+func textChunk(kind, text string) Update { return textChunkID(kind, "", text) }
+
+// textChunkID is textChunk with v2's messageId (none when id is empty),
+// its key in sorted place. id is the bridge's own (messageID): it needs
+// no escaping.
+func textChunkID(kind, id, text string) Update {
 	q, err := json.Marshal(validUTF8(text))
 	if err != nil { // a Go string always encodes
 		panic(err)
 	}
-	b := make([]byte, 0, len(q)+len(kind)+64)
+	b := make([]byte, 0, len(q)+len(kind)+len(id)+80)
 	b = append(b, `{"content":{"text":`...)
 	b = append(b, q...)
-	b = append(b, `,"type":"text"},"sessionUpdate":"`...)
+	b = append(b, `,"type":"text"},`...)
+	if id != "" {
+		b = append(b, `"messageId":"`...)
+		b = append(b, id...)
+		b = append(b, `",`...)
+	}
+	b = append(b, `"sessionUpdate":"`...)
 	b = append(b, kind...)
 	b = append(b, `"}`...)
 	return Update{Raw: b}

@@ -11,12 +11,15 @@ import (
 // Mapper and sends each update at once; the fault layer (faults.go) wraps
 // both.
 type presenter interface {
-	// mapper returns the mapping of one stream of events; replay selects
-	// session/load's flavour.
-	mapper(replay bool) eventMapper
+	// mapper returns the mapping of one stream of events for the
+	// connection's surface; replay selects session/load's flavour.
+	mapper(replay bool, s surface) eventMapper
 	// turnSender returns the sender of one prompt turn's updates, each
 	// sent through send.
 	turnSender(send func(Update) error) turnSender
+	// idle returns v2's updates that end a turn's foreground work: the
+	// idle state_update with its stop reason (stateUpdate's arguments).
+	idle(stopReason, errText string) []Update
 }
 
 // eventMapper turns one event into its updates (Mapper.Map).
@@ -38,7 +41,13 @@ type plainPresenter struct {
 	tools *tools.Registry
 }
 
-func (p plainPresenter) mapper(replay bool) eventMapper { return NewMapper(p.tools, replay) }
+func (p plainPresenter) mapper(replay bool, s surface) eventMapper {
+	return newMapper(p.tools, replay, s)
+}
+
+func (plainPresenter) idle(stopReason, errText string) []Update {
+	return []Update{stateUpdate("idle", stopReason, errText)}
+}
 
 func (p plainPresenter) turnSender(send func(Update) error) turnSender { return directSender(send) }
 

@@ -67,21 +67,34 @@ func (b *Bridge) startTurn(ctx context.Context, s *liveSession, blocks []sdk.Con
 // turn is the turnRunner of the correct agent: the turn runs in the
 // handler, cancelled with it or by session/cancel.
 func (b *Bridge) turn(ctx context.Context, s *liveSession, content []llm.Part) (sdk.PromptResponse, error) {
+	return b.acceptedTurn(ctx, s, content, nil)
+}
+
+// acceptedTurn is turn calling accepted, when set, once a session/cancel
+// reaches the turn (v2 answers the prompt there).
+func (b *Bridge) acceptedTurn(ctx context.Context, s *liveSession, content []llm.Part, accepted func()) (sdk.PromptResponse, error) {
 	defer func() { <-s.turn }()
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.setCancel(cancel)
 	defer s.setCancel(nil)
+	if accepted != nil {
+		accepted()
+	}
 	return b.runTurn(turnCtx, s, content, nil)
 }
 
 // runTurn runs one agent turn of s, holding its turn token, streaming an
 // update for every event the turn appends, and returns the answer to the
 // prompt. beforeTodo, if set, is called (once per event, before its
-// updates are sent) for each todo_write tool call event.
+// updates are sent) for each todo_write tool call event. On v2 the turn's
+// user_message is followed by state_update running, and the turn ends
+// with the idle state_update carrying its stop reason (endForeground).
 func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.Part, beforeTodo func()) (sdk.PromptResponse, error) {
 	id := s.id
-	m := b.present.mapper(false)
+	v2 := b.surface() == surfaceV2
+	running := false
+	m := b.present.mapper(false, b.surface())
 	out := b.present.turnSender(func(u Update) error { return b.send(id, u) })
 	var mapMu sync.Mutex
 	unsubscribe := s.log.Subscribe(func(e session.Event) {
@@ -98,6 +111,10 @@ func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.
 			b.log.Error("map event", "session", id, "err", err)
 			return
 		}
+		if v2 && !running && e.Type == session.TypeUserMessage {
+			running = true
+			ups = append(ups, stateUpdate("running", "", ""))
+		}
 		if err := out.event(e.Type, ups); err != nil {
 			b.log.Warn("send update", "session", id, "err", err)
 		}
@@ -109,6 +126,9 @@ func (b *Bridge) runTurn(turnCtx context.Context, s *liveSession, content []llm.
 		b.log.Warn("send update", "session", id, "err", err)
 	}
 	mapMu.Unlock()
+	if v2 {
+		b.endForeground(id, reason, err)
+	}
 	if err != nil {
 		b.log.Error("prompt failed", "session", id, "err", err)
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})

@@ -11,8 +11,6 @@ import (
 
 	"github.com/todoharness/todoharness/harness/acp"
 	"github.com/todoharness/todoharness/harness/acp/acpclient"
-	"github.com/todoharness/todoharness/harness/builtin"
-	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
 
@@ -80,17 +78,10 @@ func TestWritesToAStoppedAgentFail(t *testing.T) {
 // and a fake model; mod (if any) edits its configuration first.
 func newBridge(t *testing.T, mod func(*acp.Config)) *acp.Bridge {
 	t.Helper()
-	reg, err := builtin.Compose("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := acp.Config{Sessions: session.Dir{Path: t.TempDir()}, Model: newFake(), Tools: reg}
+	var opts []rigOpt
 	if mod != nil {
-		mod(&cfg)
+		opts = append(opts, mod)
 	}
-	b, err := acp.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := bridgeIn(t, "", newFake(), opts...)
 	return b
 }
