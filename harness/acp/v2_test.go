@@ -1,313 +1,115 @@
 package acp_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/todoharness/todoharness/harness/acp"
+	"github.com/todoharness/todoharness/harness/acp/acptest"
 )
 
-// acpSchema compiles the definitions of a schema copy in
-// testdata/acp-schema (see its README for source and licence).
-type acpSchema struct {
-	c    *jsonschema.Compiler
-	url  string
-	mu   sync.Mutex
-	defs map[string]*jsonschema.Schema
-}
-
-func loadSchema(t testing.TB, file string) *acpSchema {
+// schemaFile is a copy of an ACP schema in testdata/acp-schema (see its
+// README for source and licence).
+func schemaFile(t testing.TB, name string) *acptest.Schema {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "acp-schema", file))
+	s, err := acptest.LoadSchema(filepath.Join("testdata", "acp-schema", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "https://agentclientprotocol.com/" + file
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	return &acpSchema{c: c, url: url, defs: map[string]*jsonschema.Schema{}}
+	return s
 }
 
-// validate checks the JSON text raw against the schema's $defs/def.
-func (s *acpSchema) validate(def string, raw []byte) error {
-	s.mu.Lock()
-	sch, ok := s.defs[def]
-	if !ok {
-		var err error
-		if sch, err = s.c.Compile(s.url + "#/$defs/" + def); err != nil {
-			s.mu.Unlock()
-			return fmt.Errorf("compile %s: %w", def, err)
-		}
-		s.defs[def] = sch
-	}
-	s.mu.Unlock()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("%s: %w", def, err)
-	}
-	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("%s: %w", def, err)
-	}
-	return nil
-}
+type update = acptest.Update
 
-// v2ResultDefs names the v2 schema's definition of each method's result.
-var v2ResultDefs = map[string]string{
-	"initialize":     "InitializeResponse",
-	"session/new":    "NewSessionResponse",
-	"session/prompt": "PromptResponse",
-	"session/resume": "ResumeSessionResponse",
-	"session/list":   "ListSessionsResponse",
-	"session/close":  "CloseSessionResponse",
-}
-
-// wireMsg is one line from the agent.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-	raw    []byte
-}
-
-// update is the params of a session/update line.
-type update struct {
-	SessionID string         `json:"sessionId"`
-	Update    map[string]any `json:"update"`
-}
-
-func (m wireMsg) update(t testing.TB) (update, bool) {
-	if m.Method != "session/update" {
-		return update{}, false
-	}
-	var u update
-	if err := json.Unmarshal(m.Params, &u); err != nil {
-		t.Fatalf("session/update params: %v: %s", err, m.raw)
-	}
-	return u, true
-}
-
-func (u update) kind() string { s, _ := u.Update["sessionUpdate"].(string); return s }
-
-// v2client is a raw JSON-lines client of a bridge served in process: it
-// validates every line the agent sends against the v2 schema (once the
-// connection negotiated 2), by the method of the request it answers.
+// v2client is acptest.RawConn failing the test on an error; on a v2
+// connection (initV2) every line the agent sends is checked against the
+// v2 schema.
 type v2client struct {
-	t      testing.TB
-	ctx    context.Context
-	in     *io.PipeWriter
-	lines  chan []byte
-	schema *acpSchema // nil: no validation (a v1 connection)
-	// close ends the input and waits for the bridge to stop.
-	close func()
-
-	mu      sync.Mutex
-	nextID  int
-	methods map[string]string // request id -> method
-	seen    []wireMsg
+	t    testing.TB
+	ctx  context.Context
+	conn *acptest.RawConn
 }
 
 func serveRaw(t testing.TB, dir string, model *fakeModel, opts ...rigOpt) *v2client {
 	t.Helper()
 	b, _ := bridgeIn(t, dir, model, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- b.Serve(ctx, inR, outW)
-		_ = outW.Close()
-	}()
-	c := &v2client{t: t, ctx: ctx, in: inW, lines: make(chan []byte, 1024), methods: map[string]string{}}
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			c.lines <- append([]byte(nil), sc.Bytes()...)
-		}
-	}()
-	var once sync.Once
-	c.close = func() {
-		once.Do(func() {
-			_ = inW.Close()
-			for range c.lines { // drain: the bridge may still be writing
-			}
-			select {
-			case err := <-served:
-				if err != nil {
-					t.Errorf("serve: %v", err)
-				}
-			case <-time.After(time.Minute):
-				t.Errorf("the bridge did not stop within a minute of its input's end")
-			}
-			cancel()
-		})
-	}
-	t.Cleanup(c.close)
+	c := &v2client{t: t, ctx: ctx, conn: acptest.ServeRaw(ctx, b)}
+	t.Cleanup(func() {
+		c.close()
+		cancel()
+	})
 	return c
 }
 
-// send writes one message.
+// close ends the input and waits for the bridge to stop.
+func (c *v2client) close() {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.conn.Close(ctx); err != nil {
+		c.t.Errorf("close: %v", err)
+	}
+}
+
 func (c *v2client) send(v any) {
 	c.t.Helper()
-	b, err := json.Marshal(v)
+	if err := c.conn.Send(v); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *v2client) until(stop func(acptest.Msg) bool) []update {
+	c.t.Helper()
+	ups, err := c.conn.Until(c.ctx, stop)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
+	return ups
 }
 
-// request sends a request and returns its id.
-func (c *v2client) request(method string, params any) string {
+func (c *v2client) call(method string, params any) (acptest.Msg, []update) {
 	c.t.Helper()
-	c.mu.Lock()
-	c.nextID++
-	id := fmt.Sprint(c.nextID)
-	c.methods[id] = method
-	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
-	return id
-}
-
-// next reads the agent's next line, validated.
-func (c *v2client) next() wireMsg {
-	c.t.Helper()
-	select {
-	case l, ok := <-c.lines:
-		if !ok {
-			c.t.Fatal("the agent closed its output")
-		}
-		var m wireMsg
-		if err := json.Unmarshal(l, &m); err != nil {
-			c.t.Fatalf("agent line is not JSON: %v: %s", err, l)
-		}
-		m.raw = l
-		c.check(m)
-		c.mu.Lock()
-		c.seen = append(c.seen, m)
-		c.mu.Unlock()
-		return m
-	case <-time.After(time.Minute):
-		c.t.Fatal("no line from the agent within a minute")
-	}
-	return wireMsg{}
-}
-
-// check validates m against the v2 schema.
-func (c *v2client) check(m wireMsg) {
-	c.t.Helper()
-	if c.schema == nil {
-		return
-	}
-	var err error
-	switch {
-	case m.Method == "session/update":
-		err = c.schema.validate("UpdateSessionNotification", m.Params)
-	case m.Method != "":
-		err = fmt.Errorf("unexpected request or notification %s", m.Method)
-	case m.Error != nil:
-		err = c.schema.validate("Error", m.Error)
-	default:
-		c.mu.Lock()
-		method := c.methods[strings.Trim(string(m.ID), `"`)]
-		c.mu.Unlock()
-		def, ok := v2ResultDefs[method]
-		if !ok {
-			err = fmt.Errorf("a response to no request the client sent (id %s)", m.ID)
-			break
-		}
-		err = c.schema.validate(def, m.Result)
-	}
+	resp, ups, err := c.conn.Call(c.ctx, method, params)
 	if err != nil {
-		c.t.Errorf("v2 schema: %v\nline: %s", err, m.raw)
+		c.t.Fatal(err)
 	}
-}
-
-// until reads lines until stop holds for one, returning the updates read
-// before it (and its own when it is one).
-func (c *v2client) until(stop func(wireMsg) bool) []update {
-	c.t.Helper()
-	var ups []update
-	for {
-		m := c.next()
-		if u, ok := m.update(c.t); ok {
-			ups = append(ups, u)
-		}
-		if stop(m) {
-			return ups
-		}
-	}
-}
-
-// call sends a request and reads until its response, which it returns
-// with the updates read before it.
-func (c *v2client) call(method string, params any) (wireMsg, []update) {
-	c.t.Helper()
-	id := c.request(method, params)
-	var resp wireMsg
-	ups := c.until(func(m wireMsg) bool {
-		if m.Method == "" && strings.Trim(string(m.ID), `"`) == id {
-			resp = m
-			return true
-		}
-		return false
-	})
 	return resp, ups
 }
 
-// mustCall is call failing the test on an error response.
 func (c *v2client) mustCall(method string, params any) (json.RawMessage, []update) {
 	c.t.Helper()
-	resp, ups := c.call(method, params)
-	if resp.Error != nil {
-		c.t.Fatalf("%s: error %s", method, resp.Error)
+	res, ups, err := c.conn.Result(c.ctx, method, params)
+	if err != nil {
+		c.t.Fatal(err)
 	}
-	return resp.Result, ups
+	return res, ups
 }
 
-// initV2 initializes the connection offering version 2.
+// initV2 initializes the connection offering version 2, checking every
+// line from then on against the v2 schema.
 func (c *v2client) initV2(t testing.TB) json.RawMessage {
 	t.Helper()
-	c.schema = loadSchema(t, "v2-schema.json")
-	res, _ := c.mustCall("initialize", map[string]any{
-		"protocolVersion": 2, "info": map[string]any{"name": "test", "version": "0"}, "capabilities": map[string]any{},
-	})
+	c.conn.Check = schemaFile(t, "v2-schema.json").CheckV2
+	res, err := c.conn.InitV2(c.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return res
 }
 
 func (c *v2client) newSession() string {
 	c.t.Helper()
-	res, _ := c.mustCall("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
-	var r struct {
-		SessionID string `json:"sessionId"`
+	id, err := c.conn.NewSession(c.ctx, cwd)
+	if err != nil {
+		c.t.Fatal(err)
 	}
-	if err := json.Unmarshal(res, &r); err != nil || r.SessionID == "" {
-		c.t.Fatalf("session/new result %s: %v", res, err)
-	}
-	return r.SessionID
+	return id
 }
 
 // v1Prompt initializes a v1 connection (no client capability), makes a
@@ -315,34 +117,28 @@ func (c *v2client) newSession() string {
 func (c *v2client) v1Prompt() (json.RawMessage, []update) {
 	c.t.Helper()
 	c.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	sid := c.newSession()
-	return c.mustCall("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "x"}}})
-}
-
-// isIdle reports whether m is an idle state_update.
-func isIdle(t testing.TB, m wireMsg) bool {
-	u, ok := m.update(t)
-	return ok && u.kind() == "state_update" && u.Update["state"] == "idle"
+	return c.mustCall("session/prompt", acptest.TextPrompt(c.newSession(), "x"))
 }
 
 // promptTurn sends a prompt, checks its answer is the empty
-// acknowledgment, and reads the turn's updates to its idle state_update.
+// acknowledgment with no update before it, and returns the turn's updates
+// to its idle state_update.
 func (c *v2client) promptTurn(sid, text string) []update {
 	c.t.Helper()
-	res, before := c.mustCall("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+	res, before := c.mustCall("session/prompt", acptest.TextPrompt(sid, text))
 	if string(res) != "{}" {
 		c.t.Errorf("session/prompt result = %s, want {} (v2's answer only acknowledges)", res)
 	}
 	if len(before) != 0 {
 		c.t.Errorf("%d updates before the prompt's answer, want none: %v", len(before), before)
 	}
-	return c.until(func(m wireMsg) bool { return isIdle(c.t, m) })
+	return c.until(acptest.Msg.IsIdle)
 }
 
 func kindsOf(ups []update) []string {
 	out := make([]string, 0, len(ups))
 	for _, u := range ups {
-		out = append(out, u.kind())
+		out = append(out, u.Kind())
 	}
 	return out
 }
@@ -350,7 +146,7 @@ func kindsOf(ups []update) []string {
 func plansOf(ups []update) []map[string]any {
 	var out []map[string]any
 	for _, u := range ups {
-		if u.kind() == "plan_update" {
+		if u.Kind() == "plan_update" {
 			p, _ := u.Update["plan"].(map[string]any)
 			out = append(out, p)
 		}
@@ -371,7 +167,7 @@ func TestV2InitializeNegotiatesPerConnection(t *testing.T) {
 	for _, offered := range []int{2, 3} {
 		t.Run(fmt.Sprint("offered ", offered), func(t *testing.T) {
 			c := serveRaw(t, "", newFake())
-			c.schema = loadSchema(t, "v2-schema.json")
+			c.conn.Check = schemaFile(t, "v2-schema.json").CheckV2
 			res, _ := c.mustCall("initialize", map[string]any{"protocolVersion": offered, "info": map[string]any{"name": "t", "version": "0"}})
 			var r struct {
 				ProtocolVersion int `json:"protocolVersion"`
@@ -447,7 +243,7 @@ func TestV2PromptTurn(t *testing.T) {
 	}
 	created := map[string]bool{}
 	for _, u := range ups {
-		if u.kind() != "tool_call_update" {
+		if u.Kind() != "tool_call_update" {
 			continue
 		}
 		id, _ := u.Update["toolCallId"].(string)
@@ -462,7 +258,7 @@ func TestV2PromptTurn(t *testing.T) {
 		t.Errorf("tool calls created: %v, want c1 and c2", created)
 	}
 	for _, u := range ups {
-		if k := u.kind(); strings.HasSuffix(k, "_chunk") && u.Update["messageId"] == nil {
+		if k := u.Kind(); strings.HasSuffix(k, "_chunk") && u.Update["messageId"] == nil {
 			t.Errorf("%s without messageId: %v", k, u.Update)
 		}
 	}
@@ -530,12 +326,12 @@ func TestV2CancelEndsIdleCancelled(t *testing.T) {
 	c.initV2(t)
 	sid := c.newSession()
 	c.mustCall("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "x"}}})
-	c.until(func(m wireMsg) bool {
-		u, ok := m.update(t)
-		return ok && u.kind() == "agent_thought_chunk"
+	c.until(func(m acptest.Msg) bool {
+		u, ok, _ := m.AsUpdate()
+		return ok && u.Kind() == "agent_thought_chunk"
 	})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
-	ups := c.until(func(m wireMsg) bool { return isIdle(t, m) })
+	ups := c.until(acptest.Msg.IsIdle)
 	if last := ups[len(ups)-1]; last.Update["stopReason"] != "cancelled" {
 		t.Errorf("idle after cancel = %v, want stopReason cancelled", last.Update)
 	}
@@ -581,7 +377,7 @@ func TestV2Errors(t *testing.T) {
 // plan_update (valid in v1's unstable schema); one that did not gets plan,
 // never plan_update.
 func TestV1PlanOperations(t *testing.T) {
-	v1unstable := loadSchema(t, "v1-schema.unstable.json")
+	v1unstable := schemaFile(t, "v1-schema.unstable.json")
 	turns := func() *fakeModel {
 		return newFake(fakeTurn{calls: []fakeCall{{id: "c1", name: "todo_write", args: todos("a", "pending")}}}, fakeTurn{text: "ok"})
 	}
@@ -610,9 +406,13 @@ func TestV1PlanOperations(t *testing.T) {
 			if !contains(kinds, tc.want) || contains(kinds, other) || contains(kinds, "state_update") {
 				t.Errorf("updates %v: want %s, no %s, no state_update", kinds, tc.want, other)
 			}
-			for _, m := range c.seen {
-				if u, ok := m.update(t); ok && u.kind() == "plan_update" {
-					if err := v1unstable.validate("SessionNotification", m.Params); err != nil {
+			for _, l := range c.conn.Lines() {
+				var m acptest.Msg
+				if err := json.Unmarshal(l, &m); err != nil {
+					t.Fatal(err)
+				}
+				if u, ok, _ := m.AsUpdate(); ok && u.Kind() == "plan_update" {
+					if err := v1unstable.Validate("SessionNotification", m.Params); err != nil {
 						t.Errorf("v1 unstable schema: %v", err)
 					}
 				}
@@ -675,7 +475,7 @@ func TestSurfaceFaults(t *testing.T) {
 	t.Run("plan-on-v2", func(t *testing.T) {
 		c := serveRaw(t, "", twoWrites(), withFaults("plan-on-v2"))
 		c.initV2(t)
-		c.schema = nil // v1's plan is what is broken; the schema's verdict is the conformance runner's
+		c.conn.Check = nil // v1's plan is what is broken; the schema's verdict is the conformance runner's
 		kinds := kindsOf(c.promptTurn(c.newSession(), "x"))
 		if !contains(kinds, "plan") || contains(kinds, "plan_update") {
 			t.Errorf("updates %v: want v1's plan in place of plan_update", kinds)
@@ -695,4 +495,24 @@ func TestSurfaceFaults(t *testing.T) {
 			t.Errorf("v1 under v2 faults: %s %v, want v1 unchanged", res, kinds)
 		}
 	})
+}
+
+// The v2 schema check the tests rely on can fail: it rejects what v1 sends
+// where v2 differs.
+func TestV2SchemaCheckRejectsV1Shapes(t *testing.T) {
+	s := schemaFile(t, "v2-schema.json")
+	for name, m := range map[string]acptest.Msg{
+		"chunk without messageId":    {Method: "session/update", Params: json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`)},
+		"plan_update without planId": {Method: "session/update", Params: json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"type":"items","entries":[]}}}`)},
+		"v1 initialize answer":       {Answers: "initialize", Result: json.RawMessage(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`)},
+		"a request":                  {Method: "fs/read_text_file", Params: json.RawMessage(`{}`)},
+	} {
+		if err := s.CheckV2(m); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	ok := acptest.Msg{Method: "session/update", Params: json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}`)}
+	if err := s.CheckV2(ok); err != nil {
+		t.Errorf("idle end_turn: %v", err)
+	}
 }
