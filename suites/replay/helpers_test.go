@@ -47,6 +47,17 @@ func specCtx() context.Context {
 // unless the spec closed it first.
 func serveBridge(ctx context.Context, dir, script string, faults string) *acptest.Served {
 	GinkgoHelper()
+	srv := acptest.Serve(ctx, newBridge(dir, script, faults))
+	DeferCleanup(func() { closeBridge(srv) })
+	_, err := srv.Init(ctx)
+	Expect(err).NotTo(HaveOccurred(), "initialize")
+	return srv
+}
+
+// newBridge is a bridge over the sessions directory dir with the scripted
+// model of fixtures/replay/<script> ("": no turns) and faults.
+func newBridge(dir, script string, faults string) *acp.Bridge {
+	GinkgoHelper()
 	s := &mockmodel.Script{Name: "empty"}
 	if script != "" {
 		var err error
@@ -64,11 +75,7 @@ func serveBridge(ctx context.Context, dir, script string, faults string) *acptes
 		Faults:   fs,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	srv := acptest.Serve(ctx, b)
-	DeferCleanup(func() { closeBridge(srv) })
-	_, err = srv.Init(ctx)
-	Expect(err).NotTo(HaveOccurred(), "initialize")
-	return srv
+	return b
 }
 
 // closeBridge drops a bridge as an editor does: its input closes, and it
