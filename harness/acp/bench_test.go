@@ -94,22 +94,52 @@ func BenchmarkLoad(b *testing.B) {
 			if events > 100_000 && os.Getenv("TODOHARNESS_BENCH_LARGE") == "" {
 				b.Skip("set TODOHARNESS_BENCH_LARGE=1 for the 1M-event load (about 15 s and 2.3 GB allocated per load)")
 			}
-			dir := b.TempDir()
-			benchSession(b, dir, events, 1000)
-			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"bench","cwd":"/work/project","mcpServers":[]}}` + "\n")
-			var updates int
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				updates = loadOnce(b, reg, dir, req)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(updates), "updates/op")
-			b.ReportMetric(float64(events), "events/op")
+			benchReplay(b, reg, events, initV1+`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"bench","cwd":"/work/project","mcpServers":[]}}`+"\n")
 		})
 	}
 }
 
+// benchReplay measures req (loadOnce's) over a session of events events
+// and 1000 writes.
+func benchReplay(b *testing.B, reg *tools.Registry, events int, req string) {
+	dir := b.TempDir()
+	benchSession(b, dir, events, 1000)
+	var updates int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		updates = loadOnce(b, reg, dir, []byte(req))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(updates), "updates/op")
+	b.ReportMetric(float64(events), "events/op")
+}
+
+// The initialize lines of the benchmarks' connections (id 0): v1, and v2.
+const (
+	initV1 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
+	initV2 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"bench","version":"0"},"capabilities":{}}}` + "\n"
+)
+
+// BenchmarkResumeV2 is BenchmarkLoad on ACP version 2: session/resume with
+// replayFrom {type: "start"}, the same history replayed as v2 updates.
+//
+//	go test -run '^$' -bench 'BenchmarkLoad|BenchmarkResumeV2' -benchmem ./harness/acp/
+func BenchmarkResumeV2(b *testing.B) {
+	reg, err := builtin.Compose("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, events := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d/writes=1000", events), func(b *testing.B) {
+			benchReplay(b, reg, events, initV2+`{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"bench","cwd":"/work/project","replayFrom":{"type":"start"}}}`+"\n")
+		})
+	}
+}
+
+// loadOnce serves a fresh bridge over dir, writes req (an initialize, id
+// 0, and the request to measure, id 1) and reads to the answer of id 1,
+// returning the updates before it.
 func loadOnce(b *testing.B, reg *tools.Registry, dir string, req []byte) int {
 	b.Helper()
 	br, err := acp.New(acp.Config{Sessions: session.Dir{Path: dir}, Model: newFake(), Tools: reg})
@@ -128,6 +158,9 @@ func loadOnce(b *testing.B, reg *tools.Registry, dir string, req []byte) int {
 	updates := 0
 	for sc.Scan() {
 		line := sc.Bytes()
+		if bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":0,`)) {
+			continue // initialize's answer
+		}
 		if bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":1,`)) {
 			if !bytes.Contains(line, []byte(`"result"`)) {
 				b.Fatalf("load failed: %s", line)
@@ -143,4 +176,97 @@ func loadOnce(b *testing.B, reg *tools.Registry, dir string, req []byte) int {
 	}
 	_ = outW.Close()
 	return updates
+}
+
+// loopModel answers every prompt with one todo_write call (five items) and,
+// once the call's result is in, a short text: a prompt turn of two model
+// steps, for ever.
+type loopModel struct{}
+
+func (loopModel) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Chunk) error) (llm.Response, error) {
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleTool {
+		return streamTurn(ctx, fakeTurn{text: "Done with this step of the plan."}, onChunk)
+	}
+	list := todos("read the code", "completed", "write the fix", "in_progress", "run the tests", "pending", "update the docs", "pending", "ship it", "pending")
+	return streamTurn(ctx, fakeTurn{reasoning: "Update the plan.", calls: []fakeCall{{id: fmt.Sprintf("call_%d", len(req.Messages)), name: "todo_write", args: list}}}, onChunk)
+}
+
+// BenchmarkPromptTurn measures one prompt turn of the reference agent on
+// each protocol version, over one connection and one session: a
+// todo_write call (tool call, plan, result) and a short answer, read by a
+// raw client to the turn's end (v1: the prompt's answer; v2: the idle
+// state_update after the {} answer). Reported: time, allocations, and the
+// lines and bytes the agent wrote per turn. The session log is not fsynced
+// (as conform runs the agent, --fsync=false) unless
+// TODOHARNESS_BENCH_FSYNC is set: the fsyncs of a turn (its tool call,
+// result, list and end) would otherwise be most of its time.
+//
+//	go test -run '^$' -bench BenchmarkPromptTurn -benchmem -benchtime 200x -count 5 ./harness/acp/
+func BenchmarkPromptTurn(b *testing.B) {
+	for _, v := range []struct {
+		name, init string
+		end        []byte
+	}{
+		{"v1", initV1, []byte(`{"jsonrpc":"2.0","id":`)},
+		{"v2", initV2, []byte(`"state":"idle"`)},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			br, _ := bridgeIn(b, "", newFake(), func(c *acp.Config) {
+				c.Model = loopModel{}
+				c.Sessions.NoFsync = os.Getenv("TODOHARNESS_BENCH_FSYNC") == ""
+			})
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan error, 1)
+			go func() { done <- br.Serve(context.Background(), inR, outW) }()
+			sc := bufio.NewScanner(outR)
+			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+			write := func(s string) {
+				if _, err := io.WriteString(inW, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			readTo := func(sub []byte) (lines, n int) {
+				for sc.Scan() {
+					lines++
+					n += len(sc.Bytes()) + 1
+					if bytes.Contains(sc.Bytes(), sub) && !bytes.Contains(sc.Bytes(), []byte(`"result":{}`)) {
+						return lines, n
+					}
+				}
+				b.Fatalf("the agent's output ended: %v", sc.Err())
+				return
+			}
+			write(v.init)
+			readTo([]byte(`"id":0`))
+			write(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/work/project","mcpServers":[]}}` + "\n")
+			var sid string
+			for sc.Scan() {
+				var r struct {
+					Result struct {
+						SessionID string `json:"sessionId"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(sc.Bytes(), &r) == nil && r.Result.SessionID != "" {
+					sid = r.Result.SessionID
+					break
+				}
+			}
+			var lines, written int
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"next"}]}}`+"\n", i+2, sid))
+				lines, written = readTo(v.end)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(lines), "lines/op")
+			b.ReportMetric(float64(written), "wire-B/op")
+			_ = inW.Close()
+			go func() { _, _ = io.Copy(io.Discard, outR) }()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
 }
