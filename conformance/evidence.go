@@ -134,8 +134,9 @@ func orderKeys(obj []byte, keys []string) ([]byte, error) {
 
 // judgeMemo keeps what several checks derive from one case's evidence,
 // found once: the messages' schema validation (ACP-SCHEMA-1 and
-// ACP-SCHEMA-2 read the same) and the plan updates (read by every plan
-// check, some once per write). A case is judged twice (its progress line,
+// ACP-SCHEMA-2 read the same), the plan updates (read by every plan
+// check, some once per write), the writes' verdicts and the sessions the
+// updates name (updateSessions). A case is judged twice (its progress line,
 // then the run): the judge's copies of the evidence (judgeable) share it.
 // What it keeps is read, never changed.
 type judgeMemo struct {
@@ -146,18 +147,33 @@ type judgeMemo struct {
 		bad, draft []schemaProblem
 		n          int
 	}
-	plans struct {
-		mu          sync.Mutex
-		done        bool
-		wire, steps int // the messages and steps the plans are from
-		plans       []planObs
-	}
+	plans  wireMemo[[]planObs]
 	writes struct {
 		mu   sync.Mutex
 		done bool
 		key  writesKey // what of the evidence they are from
 		obs  []writeObs
 	}
+	sessions wireMemo[sessionUse]
+}
+
+// wireMemo keeps one thing derived from a case's messages and steps.
+type wireMemo[T any] struct {
+	mu          sync.Mutex
+	done        bool
+	wire, steps int // the messages and steps it is from
+	val         T
+}
+
+// get returns what find derives from ev, found again when ev's messages
+// or steps are not those it was found from (a copy that grew).
+func (m *wireMemo[T]) get(ev *Evidence, find func() T) T {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.done || m.wire != len(ev.Wire) || m.steps != len(ev.Steps) {
+		m.val, m.wire, m.steps, m.done = find(), len(ev.Wire), len(ev.Steps), true
+	}
+	return m.val
 }
 
 // writesKey is what of the evidence the writes' verdicts are derived
@@ -179,6 +195,7 @@ func (ev *Evidence) warmJudgeMemo(v *driver.SchemaValidator) {
 	schemaProblems(e)
 	e.plans()
 	e.writes()
+	e.updateSessions()
 }
 
 // RunInfo is what a case's evidence records of the run it was part of:
@@ -343,13 +360,7 @@ func (ev *Evidence) plans() []planObs {
 	if ev.memo == nil {
 		return ev.findPlans()
 	}
-	m := &ev.memo.plans
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.done || m.wire != len(ev.Wire) || m.steps != len(ev.Steps) {
-		m.plans, m.wire, m.steps, m.done = ev.findPlans(), len(ev.Wire), len(ev.Steps), true
-	}
-	return m.plans
+	return ev.memo.plans.get(ev, ev.findPlans)
 }
 
 // findPlans finds the plan updates of the wire (plans).
@@ -499,8 +510,18 @@ type sessionProblem struct {
 // updateSessions checks the session each session/update names against
 // the sessions the client created (session/new, from its request on) or
 // loaded (session/load) on that process; between a load's request and its
-// answer only the loaded session is right.
+// answer only the loaded session is right. ACP-SESSION-1, the plans, the
+// tool calls' statuses and the seen-words read it: the memo keeps it for
+// them, who read it, never change it.
 func (ev *Evidence) updateSessions() sessionUse {
+	if ev.memo == nil {
+		return ev.findUpdateSessions()
+	}
+	return ev.memo.sessions.get(ev, ev.findUpdateSessions)
+}
+
+// findUpdateSessions finds what updateSessions returns.
+func (ev *Evidence) findUpdateSessions() sessionUse {
 	u := sessionUse{foreign: map[int]bool{}}
 	type stepAt struct {
 		op      string
