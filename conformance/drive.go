@@ -502,11 +502,14 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
 		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched}
 	if r.pool != nil && gate == nil && c.Poolable() {
-		// A pooled process that cannot start or initialize leaves the
-		// case to a process of its own, where that is seen as it is.
-		if l, err := r.pool.Lease(ctx); err == nil {
+		// A pooled process that cannot start or initialize (within the
+		// case's timeout) leaves the case to a process of its own, where
+		// that is seen as it is.
+		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		if l, err := r.pool.Lease(lctx); err == nil {
 			dc.Lease = l
 		}
+		cancel()
 	}
 	if gate != nil {
 		s, err := sched.script(ctx)

@@ -113,22 +113,72 @@ func TestRunFakeAgentPasses(t *testing.T) {
 }
 
 // Each breakage of the fake agent must fail exactly the checks the registry
-// (conformance/breakage) lists; the ones that fail RUN-1 are run by
-// TestRunBrokenAgents, with a short timeout.
+// (conformance/breakage) lists, with a process per case and with pooled
+// agent processes; the ones that fail RUN-1 are run by
+// TestRunBrokenAgents, with a short timeout. With $TODOHARNESS_POOL_TABLE
+// set, the rows of both modes are written to fake.md in that folder
+// (scripts/pool-table.sh).
 func TestRunFakeAgentFaults(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
+	rows := map[string]*breakage.PoolRow{}
+	t.Cleanup(func() { writePoolTable(t, "fake.md", breakage.In(breakage.Fake), rows) })
 	for _, b := range breakage.In(breakage.Fake) {
 		if b.FailsCheck("RUN-1") {
 			continue
 		}
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			rep := runFake(t, b.Name, nil)
-			if got := rep.FailedIDs(); !reflect.DeepEqual(got, b.Fails) {
-				dumpFailures(t, rep)
-				t.Fatalf("failed %v, want %v (%s)", got, b.Fails, b.Why)
-			}
-		})
+		mu.Lock()
+		rows[b.Name] = &breakage.PoolRow{Breakage: b}
+		mu.Unlock()
+		for _, pool := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pool=%v", b.Name, pool), func(t *testing.T) {
+				t.Parallel()
+				rep := runFake(t, b.Name, func(c *Config) { c.Pool = pool })
+				got := rep.FailedIDs()
+				mu.Lock()
+				if pool {
+					rows[b.Name].On, rows[b.Name].Cases, rows[b.Name].Alone = got, len(rep.Cases), ranAlone(rep)
+				} else {
+					rows[b.Name].Off = got
+				}
+				mu.Unlock()
+				if !reflect.DeepEqual(got, b.Fails) {
+					dumpFailures(t, rep)
+					t.Fatalf("pool %v: failed %v, want %v (%s)", pool, got, b.Fails, b.Why)
+				}
+			})
+		}
+	}
+}
+
+// ranAlone counts the cases of rep that failed in a pooled process and
+// ran again alone.
+func ranAlone(rep *Report) int {
+	n := 0
+	for _, c := range rep.Cases {
+		if ev := c.Evidence(); ev != nil && ev.PooledFailure != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// writePoolTable writes the rows of bs found in rows (in bs's order) as
+// breakage.PoolTable to name in the folder $TODOHARNESS_POOL_TABLE names
+// (nothing when it is unset).
+func writePoolTable(t *testing.T, name string, bs []breakage.Breakage, rows map[string]*breakage.PoolRow) {
+	dir := os.Getenv("TODOHARNESS_POOL_TABLE")
+	if dir == "" {
+		return
+	}
+	var out []breakage.PoolRow
+	for _, b := range bs {
+		if r := rows[b.Name]; r != nil {
+			out = append(out, *r)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(breakage.PoolTable(out)), 0o644); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -225,20 +275,31 @@ func TestRunBrokenAgents(t *testing.T) {
 		// slow: the agent is this test binary (race-instrumented, a
 		// process start of its own), not a shell script of milliseconds.
 		slow bool
+		// pool runs the case pooled (Config.Pool); row is the fake
+		// agent's breakage the agent carries, for the pool table.
+		pool bool
+		row  *breakage.Breakage
 	}
 	agents := []brokenAgent{
-		{"hang", func(*testing.T) driver.Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline", false},
-		{"hang-with-child", func(*testing.T) driver.Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started", false},
-		{"crash", func(*testing.T) driver.Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3", false},
-		{"not-json", func(*testing.T) driver.Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline", false},
-		{"no-such-command", func(*testing.T) driver.Target { return driver.Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent", false},
+		{"hang", func(*testing.T) driver.Target { return shellTarget("echo starting >&2; sleep 600") }, []string{"ACP-INIT-1", "RUN-1"}, "deadline", false, false, nil},
+		{"hang-with-child", func(*testing.T) driver.Target { return shellTarget("sleep 600 & echo child started >&2; wait") }, []string{"ACP-INIT-1", "RUN-1"}, "child started", false, false, nil},
+		{"crash", func(*testing.T) driver.Target { return shellTarget("read line; echo boom >&2; exit 3") }, []string{"ACP-INIT-1", "RUN-1"}, "exit status 3", false, false, nil},
+		{"not-json", func(*testing.T) driver.Target { return shellTarget("echo 'Welcome to my agent!'; cat >/dev/null") }, []string{"ACP-INIT-1", "ACP-JSONRPC-1", "RUN-1"}, "deadline", false, false, nil},
+		{"no-such-command", func(*testing.T) driver.Target { return driver.Target{Command: []string{"/nonexistent/agent"}} }, []string{"ACP-INIT-1", "RUN-1"}, "nonexistent", false, false, nil},
 	}
 	// The fake agent's breakages that fail RUN-1, and what it says on
 	// stderr when it breaks.
 	says := map[string]string{"hang-on-prompt": "hanging on purpose", "crash-on-prompt": "crashing on purpose"}
+	var mu sync.Mutex
+	rows := map[string]*breakage.PoolRow{}
+	t.Cleanup(func() { writePoolTable(t, "fake-run1.md", breakage.In(breakage.Fake), rows) })
 	for _, b := range breakage.In(breakage.Fake) {
 		if b.FailsCheck("RUN-1") {
-			agents = append(agents, brokenAgent{"fake " + b.Name, func(t *testing.T) driver.Target { return fakeTarget(t, b.Name) }, b.Fails, says[b.Name], true})
+			rows[b.Name] = &breakage.PoolRow{Breakage: b}
+			for _, pool := range []bool{false, true} {
+				agents = append(agents, brokenAgent{fmt.Sprintf("fake %s/pool=%v", b.Name, pool), func(t *testing.T) driver.Target { return fakeTarget(t, b.Name) },
+					b.Fails, says[b.Name], true, pool, &b})
+			}
 		}
 	}
 	for _, tc := range agents {
@@ -253,14 +314,30 @@ func TestRunBrokenAgents(t *testing.T) {
 			var rep *Report
 			hangCheck(t, hangLimit, "Run with a short case timeout", func() {
 				var err error
-				rep, err = Run(context.Background(), Config{Agent: tc.target(t), Cases: oneCase(t, "plan-basic"),
-					Dialect: driver.DialectTodoWrite, Timeout: timeout, Grace: 200 * time.Millisecond})
+				cases := oneCase(t, "plan-basic")
+				if tc.row != nil {
+					// The first case of a run has a process of its own
+					// (it shows the agent's tools): a second one is the
+					// one the pool runs.
+					cases = append(cases, oneCase(t, "reject-duplicate")...)
+				}
+				rep, err = Run(context.Background(), Config{Agent: tc.target(t), Cases: cases,
+					Dialect: driver.DialectTodoWrite, Timeout: timeout, Grace: 200 * time.Millisecond, Pool: tc.pool})
 				if err != nil {
 					t.Error(err)
 				}
 			})
 			if rep == nil {
 				return
+			}
+			if tc.row != nil {
+				mu.Lock()
+				if r := rows[tc.row.Name]; tc.pool {
+					r.On, r.Cases, r.Alone = rep.FailedIDs(), len(rep.Cases), ranAlone(rep)
+				} else {
+					r.Off = rep.FailedIDs()
+				}
+				mu.Unlock()
 			}
 			if got := rep.FailedIDs(); !reflect.DeepEqual(got, tc.want) {
 				dumpFailures(t, rep)
@@ -275,6 +352,9 @@ func TestRunBrokenAgents(t *testing.T) {
 			}
 			if rep.Cases[0].Completed {
 				t.Error("case reported completed")
+			}
+			if tc.pool && ranAlone(rep) != 1 {
+				t.Errorf("%d case(s) failed pooled and ran again alone, want the second one", ranAlone(rep))
 			}
 			// Checks the case feeds are not run, not failed.
 			if c, _ := rep.Check("TW-PLAN-1"); c.Outcome != NotRun {
@@ -483,5 +563,35 @@ func TestProbeToolsOfAnEarlierRun(t *testing.T) {
 	})
 	if rep.Dialect != driver.DialectCodex || len(rep.Cases) != 1 {
 		t.Errorf("given update_plan: dialect %s (%s), %d case(s)", rep.Dialect, rep.DialectSource, len(rep.Cases))
+	}
+}
+
+// Pooled, an agent that never answers initialize costs each case its
+// timeout, as a process per case does, never a hung run: the pooled
+// process's initialize is bounded by the case's timeout, and once it
+// failed no case waits for another pooled process (each runs in a process
+// of its own and fails there).
+func TestPoolOfAnAgentThatNeverInitializes(t *testing.T) {
+	t.Parallel()
+	var rep *Report
+	hangCheck(t, hangLimit, "a pooled run against an agent that never answers initialize", func() {
+		var err error
+		rep, err = Run(context.Background(), Config{Agent: shellTarget("cat >/dev/null"), Cases: builtinCases(t)[:6], KeepGoing: true, Pool: true,
+			Dialect: driver.DialectTodoWrite, Parallel: 6, Timeout: time.Second, Grace: 100 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if rep == nil {
+		return
+	}
+	if got := rep.FailedIDs(); !reflect.DeepEqual(got, []string{"ACP-INIT-1", "RUN-1"}) {
+		dumpFailures(t, rep)
+		t.Errorf("failed %v, want ACP-INIT-1 and RUN-1", got)
+	}
+	for _, c := range rep.Cases {
+		if ev := c.Evidence(); ev != nil && len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" {
+			t.Errorf("case %s ran as %s: no pooled process was ever initialized", c.ID, ev.Procs[0].Pooled)
+		}
 	}
 }

@@ -43,6 +43,11 @@ type Pool struct {
 	leases  int
 	closed  bool
 	started int
+	// broken is why a process of the pool could not start or get its
+	// initialize answered: every later Lease fails with it at once (the
+	// cases run in processes of their own, where that is seen as it is),
+	// rather than each waiting it out again.
+	broken error
 }
 
 // PoolConfig is the agent a Pool runs and where.
@@ -120,12 +125,18 @@ type Lease struct {
 }
 
 // Lease gives a case a pooled process: an idle one, or a new one
-// (started and initialized here). The case must Release it when it ends.
+// (started and initialized here, within ctx: give it the case's timeout).
+// The case must Release it when it ends. Once a process could not start
+// or initialize, every later Lease fails at once.
 func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	pl.mu.Lock()
 	if pl.closed {
 		pl.mu.Unlock()
 		return nil, errors.New("conformance: the pool is closed")
+	}
+	if pl.broken != nil {
+		pl.mu.Unlock()
+		return nil, pl.broken
 	}
 	pl.leases++
 	n := pl.leases
@@ -137,6 +148,11 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	if m == nil {
 		var err error
 		if m, err = pl.start(ctx); err != nil {
+			pl.mu.Lock()
+			if pl.broken == nil {
+				pl.broken = err
+			}
+			pl.mu.Unlock()
 			return nil, err
 		}
 	}

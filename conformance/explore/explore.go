@@ -170,6 +170,12 @@ type Result struct {
 	// agree on both (a report of an older version has neither).
 	ToolVersion      string `json:"toolVersion,omitempty"`
 	CatalogueVersion int    `json:"catalogueVersion,omitempty"`
+	// Pool is conformance.PoolOn when the scenarios that need no fresh
+	// process ran as sessions of pooled agent processes (Config.Run.Pool),
+	// PoolOff when every scenario had a process of its own ("" in a
+	// report of a version before pooling). Shrinks and their re-runs use
+	// a process per case either way.
+	Pool string `json:"pool,omitempty"`
 
 	// from is the file ReadResult read the report from, for errors.
 	from string
@@ -227,6 +233,9 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if res.Dialect == "" {
 			res.Dialect = rep.Dialect
+		}
+		if res.Pool == "" {
+			res.Pool = rep.Pool // the batches' mode (the shrinks' is off)
 		}
 		// The later runs detect the dialect from the first one's probe
 		// instead of running one each: against a slow agent a probe
@@ -739,6 +748,8 @@ func (r *Result) validate() error {
 		return CheckSize(r.N, r.Shards)
 	case r.N < 0 || r.Scenarios < 0 || r.NotJudged < 0 || r.DurationMs < 0 || r.CatalogueVersion < 0:
 		return fmt.Errorf("a negative count (n %d, scenarios %d, notJudged %d, durationMs %d, catalogueVersion %d)", r.N, r.Scenarios, r.NotJudged, r.DurationMs, r.CatalogueVersion)
+	case r.Pool != "" && r.Pool != conformance.PoolOn && r.Pool != conformance.PoolOff:
+		return fmt.Errorf("pool %q: want %q or %q", r.Pool, conformance.PoolOn, conformance.PoolOff)
 	case r.ScenariosMs < 0 || r.ScenariosMs > maxCostMs || r.CPUMs < 0 || r.CPUMs > maxCostMs || r.ScenariosPerMinute < 0 || r.CPUPerScenarioMs < 0:
 		return fmt.Errorf("scenariosMs %d, cpuMs %d (want 0 to %d), scenariosPerMinute %g, cpuPerScenarioMs %g (want 0 or more): not the times of a run", r.ScenariosMs, r.CPUMs, int64(maxCostMs), r.ScenariosPerMinute, r.CPUPerScenarioMs)
 	}
@@ -789,7 +800,7 @@ func Merge(rs []*Result) (*Result, error) {
 	}
 	r0 := rs[0]
 	out := &Result{Seed: r0.Seed, N: r0.N, Shards: 1, Agent: r0.Agent, Policy: r0.Policy, Dialect: r0.Dialect,
-		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion}
+		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion, Pool: r0.Pool}
 	seen := map[int]*Result{}
 	byKey := map[string]*Failure{}
 	// The shards' scenario times and CPU times add up: the merged rate is
@@ -806,7 +817,7 @@ func Merge(rs []*Result) (*Result, error) {
 		}
 		for _, d := range []struct{ what, a, b string }{
 			{"agent", r.Agent, r0.Agent}, {"policy", r.Policy, r0.Policy}, {"dialect", r.Dialect, r0.Dialect},
-			{"tool version", r.ToolVersion, r0.ToolVersion},
+			{"tool version", r.ToolVersion, r0.ToolVersion}, {"pool", r.Pool, r0.Pool},
 			{"catalogue version", fmt.Sprint(r.CatalogueVersion), fmt.Sprint(r0.CatalogueVersion)},
 		} {
 			if d.a != d.b {
@@ -873,7 +884,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	for _, f := range r.Failures {
 		checks[f.Check] = true
 	}
-	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s), %d distinct failure(s) of %d check(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, len(r.Failures), len(checks))
+	pool := ""
+	if r.Pool != "" {
+		pool = ", pool " + r.Pool
+	}
+	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s%s), %d distinct failure(s) of %d check(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, pool, len(r.Failures), len(checks))
 	if r.ScenariosMs > 0 {
 		cpu := ""
 		if r.CPUMs > 0 {

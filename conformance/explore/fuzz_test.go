@@ -9,7 +9,7 @@ import (
 
 // seedResult is a consistent report of shard shard of 2.
 func seedResult(shard int) []byte {
-	r := Result{Seed: 7, N: 10, Shard: shard, Shards: 2, Agent: "a", Policy: "single", Scenarios: 5, ToolVersion: "v1", CatalogueVersion: 3,
+	r := Result{Seed: 7, N: 10, Shard: shard, Shards: 2, Agent: "a", Policy: "single", Scenarios: 5, ToolVersion: "v1", CatalogueVersion: 3, Pool: "on",
 		Failures: []Failure{{Check: "TW-PLAN-1", Hits: 2, Seed: 7, Index: shard + 2, Reason: "r", CaseYAML: "id: x\n"}}}
 	b, _ := json.Marshal(r)
 	return b
@@ -37,6 +37,7 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 		"negative cpuMs":        func(r *Result) { r.CPUMs = -1 },
 		"cpuMs past a lifetime": func(r *Result) { r.CPUMs = maxCostMs + 1 },
 		"a negative rate":       func(r *Result) { r.ScenariosPerMinute = -1 },
+		"an unknown pool mode":  func(r *Result) { r.Pool = "yes" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var r Result
@@ -77,6 +78,7 @@ func TestMergeRefusesShardsOfOtherRuns(t *testing.T) {
 		"another tool version":      func(r *Result) { r.ToolVersion = "v2" },
 		"another catalogue version": func(r *Result) { r.CatalogueVersion = 4 },
 		"no versions (older)":       func(r *Result) { r.ToolVersion, r.CatalogueVersion = "", 0 },
+		"another pool mode":         func(r *Result) { r.Pool = "off" },
 		"the same shard twice":      func(r *Result) { r.Shard, r.Failures[0].Index = 0, 2 },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -303,6 +303,7 @@ func htmlInfo(r *conformance.Report) []htmlKV {
 	if r.Repeat > 1 {
 		info = append(info, htmlKV{"runs", fmt.Sprintf("every case %d times", r.Repeat)})
 	}
+	info = append(info, htmlKV{"pool", PoolLine(r)})
 	info = append(info,
 		htmlKV{"cases", fmt.Sprintf("%d in %.2fs (parallel %d)", len(r.Cases), r.Duration.Seconds(), r.Parallel)},
 		htmlKV{"todoharness", fmt.Sprintf("%s, catalogue version %d", r.ToolVersion, r.CatalogueVersion)})
@@ -323,6 +324,9 @@ func htmlEnv(r *conformance.Report) []htmlKV {
 	}
 	if r.Strict {
 		flags += " --strict"
+	}
+	if r.Pool != conformance.PoolOn {
+		flags += " --pool off"
 	}
 	env := []htmlKV{{"flags", flags + dialectFlags(r)}}
 	var ev *conformance.Evidence

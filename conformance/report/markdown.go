@@ -61,7 +61,7 @@ func WriteMarkdown(w io.Writer, r *conformance.Report) error {
 	if r.AgentInfo != nil {
 		fmt.Fprintf(&b, " (its initialize answer: %s)", mdCode(CutReason(r.AgentInfo.String(), 200)))
 	}
-	fmt.Fprintf(&b, "; dialect %s", mdText(r.Dialect))
+	fmt.Fprintf(&b, "; dialect %s; pool %s", mdText(r.Dialect), mdText(PoolLine(r)))
 	if r.Strict {
 		b.WriteString("; `--strict`: a failed SHOULD check fails the run")
 	}

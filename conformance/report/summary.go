@@ -71,9 +71,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 	if len(r.Wires) > 0 {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
-	if r.Pool == conformance.PoolOn {
-		fmt.Fprintf(w, "pool: on: the cases that need no fresh process ran as sessions of %s\n", pooledProcs(r))
-	}
+	fmt.Fprintf(w, "pool: %s\n", PoolLine(r))
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
 	}
@@ -328,6 +326,19 @@ func painter(color bool) func(class, text string) string {
 // report holds one entry per run of a case, so it says "4 case runs", as
 // the run's header does, not "4 cases" (the "runs:" line above it says
 // how many times each case ran).
+// PoolLine says which mode ran (Report.Pool): with pooled processes, how
+// many served how many cases and how many cases ran again alone; without,
+// a process per case. The text, Markdown and HTML reports all say it.
+func PoolLine(r *conformance.Report) string {
+	if r.Pool == conformance.PoolOn {
+		return "on: the cases that need no fresh process ran as sessions of " + pooledProcs(r)
+	}
+	if r.Repeat > 1 {
+		return "off: a process per run of a case (every run of --repeat has a process of its own)"
+	}
+	return "off: a process per case"
+}
+
 // pooledProcs says how many pooled agent processes served how many cases.
 func pooledProcs(r *conformance.Report) string {
 	procs, cases, alone := map[string]bool{}, 0, 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -177,5 +178,56 @@ func TestLongReasonsShortInReports(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "step 120 of the plan") {
 		t.Error("the HTML report has the whole reason nowhere")
+	}
+}
+
+// The text summary, the Markdown summary and the HTML report each say
+// which mode ran: a process per case (saved evidence of before the pool
+// reads as such), or pooled processes, with how many served how many
+// cases and how many cases ran again alone.
+func TestEveryReportSaysWhichPoolModeRan(t *testing.T) {
+	t.Parallel()
+	pooled := func() []*conformance.Evidence {
+		var out []*conformance.Evidence
+		for i, ev := range savedRun(t, "fake-ok") {
+			e := *ev
+			e.Run.Pool = conformance.PoolOn
+			e.Procs = slices.Clone(e.Procs)
+			switch {
+			case len(e.Procs) == 0:
+			case i == 0:
+				e.PooledFailure = &conformance.PooledFailure{Session: "a session of pooled agent process 1 (pid 7)", Failed: []string{"TW-PLAN-1"}}
+			case e.Case.Poolable():
+				e.Procs[0].Pooled = fmt.Sprintf("a session of pooled agent process %d (pid %d)", 1+i%2, 7+i%2)
+			}
+			out = append(out, &e)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		evs                 []*conformance.Evidence
+		text, md, html, flg string
+	}{
+		{savedRun(t, "fake-ok"), "pool: off: a process per case\n", "; pool off: a process per case", "<dt>pool</dt><dd>off: a process per case</dd>", " --pool off"},
+		{pooled(), "pool: on: the cases that need no fresh process ran as sessions of 2 pooled process(es) (", "; pool on: the cases that need no fresh process ran as sessions of 2 pooled process\\(es\\) \\(",
+			"<dt>pool</dt><dd>on: the cases that need no fresh process ran as sessions of 2 pooled process(es) (", ""},
+	} {
+		rep, page := htmlOf(t, tc.evs)
+		var b strings.Builder
+		if err := WriteSummary(&b, rep, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.text) {
+			t.Errorf("pool %s: the summary does not say %q:\n%s", rep.Pool, tc.text, b.String())
+		}
+		if md := markdownOf(t, rep); !strings.Contains(md, tc.md) {
+			t.Errorf("pool %s: the Markdown summary does not say %q:\n%s", rep.Pool, tc.md, md)
+		}
+		if !strings.Contains(page, tc.html) || strings.Contains(page, "--pool off") != (tc.flg != "") {
+			t.Errorf("pool %s: the HTML report does not say %q (flags %q)", rep.Pool, tc.html, tc.flg)
+		}
+		if rep.Pool == conformance.PoolOn && !strings.Contains(b.String(), "; 1 case(s) that failed there ran again alone") {
+			t.Errorf("the pooled summary does not count the case run again alone:\n%s", b.String())
+		}
 	}
 }

@@ -277,31 +277,56 @@ func breakageTargetE(b breakage.Breakage) (driver.Target, error) {
 
 var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure, func() {
 	// The runs are independent, one after another: those that hang wait
-	// out hangTimeout once (every case at once, in this process).
-	runs := map[string]func() *conformance.Report{}
-	for _, b := range suiteBreakages() {
-		runs[b.Label()] = once(func() (*conformance.Report, error) {
-			if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
-				return nil, nil // skipped below, saying why
-			}
-			t, err := breakageTargetE(b)
-			if err != nil {
-				return nil, err
-			}
-			return runE(t, func(c *conformance.Config) {
-				c.Timeout, c.Settle = timeoutFor(b), settleFor(b)
-				if b.FailsCheck("RUN-1") {
-					// The agent cannot show its tools when it hangs
-					// or dies: no probe to wait out first.
-					c.Dialect = driver.DialectTodoWrite
-				}
-			})
-		})
+	// out hangTimeout once (every case at once, in this process). Each
+	// row runs twice: with a process per case (results) and with pooled
+	// agent processes, conform's default (pooled).
+	type rowRun struct {
+		label string
+		pool  bool
+		get   func() *conformance.Report
 	}
-	results := map[string]*conformance.Report{}
+	var runs []rowRun
+	for _, b := range suiteBreakages() {
+		for _, pool := range []bool{false, true} {
+			runs = append(runs, rowRun{b.Label(), pool, once(func() (*conformance.Report, error) {
+				if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
+					return nil, nil // skipped below, saying why
+				}
+				t, err := breakageTargetE(b)
+				if err != nil {
+					return nil, err
+				}
+				return runE(t, func(c *conformance.Config) {
+					c.Timeout, c.Settle, c.Pool = timeoutFor(b), settleFor(b), pool
+					if b.FailsCheck("RUN-1") {
+						// The agent cannot show its tools when it hangs
+						// or dies: no probe to wait out first.
+						c.Dialect = driver.DialectTodoWrite
+					}
+				})
+			})})
+		}
+	}
+	results, pooled := map[string]*conformance.Report{}, map[string]*conformance.Report{}
 	BeforeAll(func() {
-		for label, get := range runs {
-			results[label] = get()
+		for _, r := range runs {
+			if r.pool {
+				pooled[r.label] = r.get()
+			} else {
+				results[r.label] = r.get()
+			}
+		}
+	})
+	AfterAll(func() {
+		// $TODOHARNESS_POOL_TABLE names a folder for the table of every
+		// row's failing checks in both modes (docs/performance.md;
+		// scripts/pool-table.sh).
+		if dir := os.Getenv("TODOHARNESS_POOL_TABLE"); dir != "" {
+			var rows []breakage.PoolRow
+			for _, b := range suiteBreakages() {
+				rows = append(rows, poolRow(b, results[b.Label()], pooled[b.Label()]))
+			}
+			Expect(os.WriteFile(filepath.Join(dir, "suite.md"), []byte(breakage.PoolTable(rows)), 0o644)).To(Succeed())
 		}
 	})
 
@@ -309,20 +334,22 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 	for _, b := range suiteBreakages() {
 		entries = append(entries, Entry(b.Label(), b))
 	}
-	DescribeTable("fails exactly these checks", func(b breakage.Breakage) {
+	DescribeTable("fails exactly these checks, with a process per case and pooled", func(b breakage.Breakage) {
 		if _, missing := python3(); missing != "" && b.Layer == breakage.Example {
 			Skip(missing)
 		}
-		rep := results[b.Label()]
-		Expect(rep).NotTo(BeNil())
-		Expect(rep.FailedIDs()).To(Equal(b.Fails), explained(rep, "%s", b.Why))
 		// The run fails exactly when a MUST check does (a breakage of a
 		// SHOULD rule is reported, the run passes).
 		failsMust := false
 		for _, c := range conformance.Catalogue() {
 			failsMust = failsMust || (c.Level == conformance.MUST && b.FailsCheck(c.ID))
 		}
-		Expect(rep.OK).To(Equal(!failsMust), explained(rep, "verdict %s", rep.Verdict))
+		for mode, rep := range map[string]*conformance.Report{conformance.PoolOff: results[b.Label()], conformance.PoolOn: pooled[b.Label()]} {
+			Expect(rep).NotTo(BeNil(), "pool %s", mode)
+			Expect(rep.Pool).To(Equal(mode))
+			Expect(rep.FailedIDs()).To(Equal(b.Fails), explained(rep, "pool %s: %s", mode, b.Why))
+			Expect(rep.OK).To(Equal(!failsMust), explained(rep, "pool %s: verdict %s", mode, rep.Verdict))
+		}
 	}, entries)
 
 	It("fails every MUST check with at least one breakage", func() {

@@ -284,7 +284,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return exploreStatus(nil, res)
 	}
 	if !o.run.quiet {
-		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout)
+		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case, %s\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout, poolHeader(cfg))
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -841,4 +841,13 @@ func matchesAny(pat string, ids []string, pats ...string) bool {
 		}
 	}
 	return false
+}
+
+// poolHeader says in the run's first line which mode runs (--pool): the
+// summary and the reports say it again with what the pool served.
+func poolHeader(cfg conformance.Config) string {
+	if cfg.Pool && cfg.Repeat <= 1 {
+		return "pool on (sessions of pooled agent processes where no fresh process is needed)"
+	}
+	return "pool off (a process per case)"
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/driver"
 )
 
@@ -80,6 +82,45 @@ func TestConformUsesTheGivenValidator(t *testing.T) {
 		if own < given || own-given < compile/2 {
 			t.Errorf("conform %q allocated %d times compiling its own validator and %d with one given: want at least %d fewer (half a compilation's %d)",
 				args, own, given, compile/2, compile)
+		}
+	}
+}
+
+// conform pools by default, for the catalogue and for an exploration:
+// the first line, the JSON report and explore.json say which mode ran;
+// --pool off restores a process per case.
+func TestConformPoolsByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		want, header string
+	}{
+		{nil, "on", ", pool on (sessions of pooled agent processes where no fresh process is needed)\n"},
+		{[]string{"--pool", "off"}, "off", ", pool off (a process per case)\n"},
+	} {
+		dir := t.TempDir()
+		report := filepath.Join(dir, "report.json")
+		var out bytes.Buffer
+		args := append([]string{"conform", "--in-process", "--check", "TW-PLAN-1", "--settle", "50ms", "--json", report,
+			"--explore", "4", "--seed", "1", "--out", filepath.Join(dir, "explored")}, tc.args...)
+		if code := Run(context.Background(), args, strings.NewReader(""), &out, &out); code != 0 {
+			t.Fatalf("conform %q: exit %d\n%s", tc.args, code, out.String())
+		}
+		var rep struct{ Pool string }
+		var res struct{ Pool string }
+		for f, v := range map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rep.Pool != tc.want || res.Pool != tc.want {
+			t.Errorf("conform %q: the report says pool %q, explore.json %q, want %q", tc.args, rep.Pool, res.Pool, tc.want)
+		}
+		if !strings.Contains(out.String(), tc.header) || !strings.Contains(out.String(), "pool: "+tc.want+": ") {
+			t.Errorf("conform %q: the output does not say %q and the summary's pool line:\n%s", tc.args, tc.header, out.String())
 		}
 	}
 }

@@ -36,7 +36,7 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
 	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
-	f.StringVar(&r.pool, "pool", conformance.PoolOff, "on: the cases that need no fresh process (no restart, no load, not the probe) run as sessions of pooled agent processes, one case at a time a process, each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY). off: a process per case. With --repeat every run is a process per case")
+	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process, each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY). off: a process per case. Shrinks and every run of --repeat use a process per case")
 }
 
 // check validates the options register defined (before any agent starts).

@@ -55,14 +55,14 @@ func TestRunFlagsSettleRepeat(t *testing.T) {
 	if err := f.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || cfg.Pool || r.check() != nil {
-		t.Errorf("defaults: settle %s, repeat %d, pool %v, check %v", cfg.Settle, cfg.Repeat, cfg.Pool, r.check())
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || !cfg.Pool || r.check() != nil {
+		t.Errorf("defaults: settle %s, repeat %d, pool %v (want on), check %v", cfg.Settle, cfg.Repeat, cfg.Pool, r.check())
 	}
-	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4", "--pool", "on"}); err != nil {
+	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4", "--pool", "off"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 || !cfg.Pool {
-		t.Errorf("settle %s, repeat %d, pool %v; want 40ms, 4, true", cfg.Settle, cfg.Repeat, cfg.Pool)
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 || cfg.Pool {
+		t.Errorf("settle %s, repeat %d, pool %v; want 40ms, 4, false", cfg.Settle, cfg.Repeat, cfg.Pool)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"--repeat=0", "--repeat 0: want at least 1"},
