@@ -10,6 +10,7 @@ import (
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
 	"github.com/todoharness/todoharness/internal/termtext"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // Poolable reports whether the case may run as a session of a pooled
@@ -53,7 +54,15 @@ type PooledFailure struct {
 	Failed   []string `json:"failed,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 	Aborted  string   `json:"aborted,omitempty"`
+	// Stderr is the last pooledStderrKeep bytes of what the pooled
+	// process wrote on stderr while it started and while the case held it
+	// (its ProcResult.Stderr there): the fresh run's evidence replaces
+	// the pooled one's.
+	Stderr string `json:"stderr,omitempty"`
 }
+
+// pooledStderrKeep bounds PooledFailure.Stderr.
+const pooledStderrKeep = 16 << 10
 
 // rerunAlone runs again, alone in a fresh process, each case that failed
 // as a session of a pooled process (a MUST or SHOULD check failed on it,
@@ -127,7 +136,7 @@ func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *Pooled
 	if len(failed) == 0 && ev.Aborted == "" {
 		return nil
 	}
-	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted}
+	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted, Stderr: textcut.Suffix(ev.Procs[0].Stderr, pooledStderrKeep)}
 	e := judgeable(ev, v)
 	for _, c := range cat {
 		if slices.Contains(failed, c.ID) {

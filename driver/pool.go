@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +78,10 @@ type member struct {
 	// init is the process's answer to its initialize (the result, or
 	// error, members of the response), replayed to every case.
 	init map[string]json.RawMessage
+	// startErr is what the process wrote on stderr until its initialize
+	// was answered (at most startErrKeep bytes): every case it serves
+	// gets it, ahead of what it writes while the case holds it.
+	startErr string
 
 	wmu sync.Mutex // one line at a time to the process's stdin
 
@@ -198,6 +203,7 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 		m.retire(err)
 		return nil, fmt.Errorf("conformance: pooled process %d: initialize: %w", idx+1, err)
 	}
+	m.startErr = Truncate(m.p.stderr.String(), startErrKeep)
 	m.init = map[string]json.RawMessage{}
 	if env2.Error != nil {
 		b, _ := json.Marshal(env2.Error)
@@ -483,7 +489,7 @@ func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
 	l.omu.Lock()
 	l.out = pio.Stdout
 	l.omu.Unlock()
-	fmt.Fprintf(pio.Stderr, "a session of pooled agent process %d (pid %d)\n", m.idx+1, m.pid())
+	l.teeStderr(pio.Stderr)
 	stopIdle := l.forwardIdle(pio.IdleReport)
 	defer stopIdle()
 	lines := make(chan []byte)
@@ -517,15 +523,38 @@ func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
 				return 1
 			}
 		case <-m.done:
-			fmt.Fprintf(pio.Stderr, "pooled process %d ended: %s\n", m.idx+1, m.p.exitDescription())
+			waitFor(m.p.errDone, time.Second) // its last words, a crash's stack
+			fmt.Fprintf(pio.Stderr, "\n[todoharness] pooled process %d ended: %s\n", m.idx+1, m.p.exitDescription())
 			l.detach()
 			return 1
 		case <-ctx.Done():
 			m.retire(fmt.Errorf("its case ended it: %w", context.Cause(ctx)))
+			waitFor(m.p.errDone, time.Second)
 			l.detach()
 			return 1
 		}
 	}
+}
+
+// startErrKeep bounds the start-up stderr of a pooled process that each
+// case it serves is given (member.startErr).
+const startErrKeep = 4 << 10
+
+// teeStderr gives the case (w: its stand-in's stderr, which its evidence
+// keeps as its process's, bounded, and the reports show escaped as all of
+// an agent's output) what the pooled process wrote on stderr while it
+// started, then, until detach, everything it writes while the case holds
+// it: the stderr of a shared process, attributed by time, which a note
+// ahead of it says.
+func (l *Lease) teeStderr(w io.Writer) {
+	m := l.m
+	fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after. ", l.Describe())
+	if m.startErr != "" {
+		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(m.startErr, "\n"))
+	} else {
+		fmt.Fprintf(w, "What it wrote on stderr while this case held it:\n")
+	}
+	m.p.stderr.setTee(w)
 }
 
 func (m *member) pid() int {
@@ -579,6 +608,7 @@ func (l *Lease) detach() {
 	m.mu.Lock()
 	if m.cur == l {
 		m.cur = nil
+		m.p.stderr.setTee(nil) // before the process can serve another case
 	}
 	for s := range sessions {
 		m.past[s] = true

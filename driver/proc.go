@@ -538,6 +538,17 @@ type tailBuffer struct {
 	buf     []byte
 	max     int
 	dropped int64
+	// tee also gets every write while set (setTee): a pooled process's
+	// stderr goes to the case that holds it too.
+	tee io.Writer
+}
+
+// setTee makes w get every later write too (nil: none); once it returns
+// the writer it replaces gets no more.
+func (t *tailBuffer) setTee(w io.Writer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tee = w
 }
 
 func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
@@ -546,6 +557,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
+	if t.tee != nil {
+		_, _ = t.tee.Write(p)
+	}
 	// The tail starts between characters: a character the bound splits
 	// is dropped whole.
 	if over := len(t.buf) - len(textcut.Suffix(t.buf, t.max)); over > 0 {

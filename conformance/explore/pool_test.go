@@ -2,10 +2,15 @@ package explore_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/todoharness/todoharness/conformance"
+	"github.com/todoharness/todoharness/conformance/explore"
+	"github.com/todoharness/todoharness/conformance/report"
+	"github.com/todoharness/todoharness/driver"
 	conformancefixtures "github.com/todoharness/todoharness/fixtures/conformance"
 	"github.com/todoharness/todoharness/internal/testutil"
 )
@@ -39,22 +44,9 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 	if testing.Short() || testutil.RaceEnabled {
 		faults = []string{"", "crash-on-prompt"}
 	}
-	v := validator(t)
-	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := catalogueRun(t)
 	for _, fault := range faults {
-		run := func(pool bool) *conformance.Report {
-			cfg := runConfig(t, reference(fault), v)
-			cfg.Cases, cfg.Parallel, cfg.Pool = cases, 2, pool
-			rep, err := conformance.Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rep
-		}
-		alone, pooled := run(false), run(true)
+		alone, pooled := run(fault, false), run(fault, true)
 		if alone.Pool != conformance.PoolOff || pooled.Pool != conformance.PoolOn {
 			t.Errorf("fault %q: the reports say pool %q and %q, want off and on", fault, alone.Pool, pooled.Pool)
 		}
@@ -93,6 +85,26 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 	}
 }
 
+// catalogueRun returns a run of the built-in catalogue against the
+// reference agent with a fault ("" for none), pooled or not, two cases at
+// once (so that each pooled process serves several).
+func catalogueRun(t *testing.T) func(fault string, pool bool) *conformance.Report {
+	v := validator(t)
+	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(fault string, pool bool) *conformance.Report {
+		cfg := runConfig(t, reference(fault), v)
+		cfg.Cases, cfg.Parallel, cfg.Pool = cases, 2, pool
+		rep, err := conformance.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+}
+
 func countNotPoolable(rep *conformance.Report) int {
 	n := 0
 	for _, c := range rep.Cases {
@@ -117,4 +129,104 @@ func mapsEqual(a, b map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+// The exploration's report says which mode its scenarios ran in (the
+// pooled processes are the default of conform; Config.Run.Pool here), in
+// explore.json and in its summary.
+func TestTheExplorationSaysWhichPoolModeRan(t *testing.T) {
+	v := validator(t)
+	for _, pool := range []bool{true, false} {
+		want := map[bool]string{true: conformance.PoolOn, false: conformance.PoolOff}[pool]
+		cfg := runConfig(t, reference(""), v)
+		cfg.Pool, cfg.Parallel = pool, 2
+		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: 3, N: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := res.WriteSummary(&b); err != nil {
+			t.Fatal(err)
+		}
+		if res.Pool != want || !strings.Contains(b.String(), "(policy single, pool "+want+")") {
+			t.Errorf("pool %v: the report says pool %q, want %q; summary:\n%s", pool, res.Pool, want, b.String())
+		}
+	}
+}
+
+// newSessionID is the sessionId the case's first session/new was
+// answered with ("" when none).
+func newSessionID(ev *conformance.Evidence) string {
+	for _, s := range ev.Steps {
+		if s.Op == driver.OpNewSession {
+			var r struct {
+				SessionID string `json:"sessionId"`
+			}
+			_ = json.Unmarshal(s.Result, &r)
+			return r.SessionID
+		}
+	}
+	return ""
+}
+
+// A pooled process's stderr goes into the evidence of the cases it
+// served, attributed by time: each pooled case's stderr says whose it is
+// and that it is shared, holds the process's start-up lines and the lines
+// it wrote while the case held it (the reference agent logs each session
+// it creates), and none of another case's. A case that failed pooled and
+// ran again alone keeps what the pooled process wrote (its crash), and
+// the HTML report shows it beside the fresh run's.
+func TestPooledStderrGoesToTheCasesItServed(t *testing.T) {
+	run := catalogueRun(t)
+	rep := run("", true)
+	ids := map[string]string{}
+	for _, c := range rep.Cases {
+		ids[c.ID] = newSessionID(c.Evidence())
+	}
+	pooled := 0
+	for _, c := range rep.Cases {
+		ev := c.Evidence()
+		if len(ev.Procs) == 0 || ev.Procs[0].Pooled == "" {
+			continue
+		}
+		pooled++
+		stderr := ev.Procs[0].Stderr
+		if !strings.HasPrefix(stderr, "[todoharness] "+ev.Procs[0].Pooled+", shared:") || !strings.Contains(stderr, "todoharness agent ready") {
+			t.Errorf("%s: its stderr does not start with the note naming the shared process and its start-up:\n%s", c.ID, stderr)
+		}
+		for other, id := range ids {
+			if id == "" {
+				continue
+			}
+			if mine := other == c.ID; strings.Contains(stderr, "session="+id) != mine {
+				t.Errorf("%s: its stderr has the log of session %s (case %s): %v, want %v\n%s", c.ID, id, other, !mine, mine, stderr)
+			}
+		}
+	}
+	if pooled == 0 {
+		t.Fatal("no case ran pooled")
+	}
+	rep = run("crash-on-prompt", true)
+	alone := 0
+	for _, c := range rep.Cases {
+		ev := c.Evidence()
+		pf := ev.PooledFailure
+		if pf == nil {
+			continue
+		}
+		alone++
+		if !strings.Contains(pf.Stderr, "fault crash-on-prompt: exiting with status 3") || !strings.HasPrefix(pf.Stderr, "[todoharness] "+pf.Session+", shared:") {
+			t.Errorf("%s: the pooled failure keeps no stderr of its crash:\n%s", c.ID, pf.Stderr)
+		}
+	}
+	if alone == 0 {
+		t.Fatal("no case failed pooled and ran again alone")
+	}
+	var page strings.Builder
+	if err := report.WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "stderr, before the fresh run, as a session of pooled agent process") {
+		t.Error("the HTML report does not show the pooled run's stderr of a case that ran again alone")
+	}
 }

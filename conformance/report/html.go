@@ -607,8 +607,15 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 	}
 	for _, p := range ev.Procs {
 		if p.Stderr != "" {
-			hc.Stderr = append(hc.Stderr, htmlKV{fmt.Sprintf("process %d", p.Index+1), p.Stderr})
+			name := fmt.Sprintf("process %d", p.Index+1)
+			if p.Pooled != "" {
+				name += " (" + p.Pooled + ": shared with other cases)"
+			}
+			hc.Stderr = append(hc.Stderr, htmlKV{name, p.Stderr})
 		}
+	}
+	if pf := ev.PooledFailure; pf != nil && pf.Stderr != "" {
+		hc.Stderr = append(hc.Stderr, htmlKV{"before the fresh run, as " + pf.Session + ", where it failed (shared with other cases)", pf.Stderr})
 	}
 }
 
