@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,6 +206,15 @@ type agentProc struct {
 // and shown in the spec's output.
 func startAgent(cwd string, env []string, args ...string) *agentProc {
 	GinkgoHelper()
+	p, stdin, stdout := launchAgent(cwd, env, args...)
+	p.Conn = acptest.Connect(stdin, stdout)
+	return p
+}
+
+// launchAgent starts `todoharness agent` as startAgent does and returns
+// its stdin and stdout for the caller's client.
+func launchAgent(cwd string, env []string, args ...string) (*agentProc, io.WriteCloser, io.Reader) {
+	GinkgoHelper()
 	cmd := exec.Command(selfexec.Path(), append([]string{"agent"}, args...)...)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "DEEPSEEK_API_KEY=", "TODOHARNESS_FAULT=")
@@ -219,7 +229,6 @@ func startAgent(cwd string, env []string, args ...string) *agentProc {
 	cmd.Stderr = p.stderr
 	Expect(cmd.Start()).To(Succeed())
 	Expect(outW.Close()).To(Succeed()) // the child holds the write end
-	p.Conn = acptest.Connect(stdin, outR)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -229,7 +238,7 @@ func startAgent(cwd string, env []string, args ...string) *agentProc {
 		_ = outR.Close()
 		AddReportEntry("agent stderr", p.stderr.String(), ReportEntryVisibilityFailureOrVerbose)
 	})
-	return p
+	return p, stdin, outR
 }
 
 // stop closes the agent's stdin and waits up to grace for it to exit, as an

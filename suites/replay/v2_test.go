@@ -20,15 +20,22 @@ import (
 // closed it first.
 func serveV2(ctx context.Context, dir, script, faults string) *acptest.RawConn {
 	GinkgoHelper()
+	c := acptest.ServeRaw(ctx, newBridge(dir, script, faults))
+	DeferCleanup(func() { closeV2(c) })
+	initV2(ctx, c)
+	return c
+}
+
+// initV2 checks every line of c from now on against ACP's v2 schema and
+// initializes it offering version 2, which the agent must answer.
+func initV2(ctx context.Context, c *acptest.RawConn) {
+	GinkgoHelper()
 	schema, err := acptest.LoadSchema(filepath.Join(testutil.RepoRoot(), "harness", "acp", "testdata", "acp-schema", "v2-schema.json"))
 	Expect(err).NotTo(HaveOccurred())
-	c := acptest.ServeRaw(ctx, newBridge(dir, script, faults))
 	c.Check = schema.CheckV2
-	DeferCleanup(func() { closeV2(c) })
 	res, err := c.InitV2(ctx)
 	Expect(err).NotTo(HaveOccurred(), "initialize")
 	Expect(res).To(ContainSubstring(`"protocolVersion":2`))
-	return c
 }
 
 // closeV2 ends the bridge's input and waits for it to stop.
@@ -197,5 +204,39 @@ var _ = Describe("v2: session/resume from the start after a prompt, in process",
 		_, replayed, err := broken.Result(ctx, "session/resume", acptest.ResumeFromStart(id, projectCwd))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v2Plans(replayed)).To(BeEmpty())
+	})
+})
+
+var _ = Describe("v2 across processes: todoharness agent over stdio", func() {
+	It("negotiates v2 with a client that offers it, and restores the plan in a second process with session/resume", func() {
+		ctx := specCtx()
+		sessions, cwd := GinkgoT().TempDir(), GinkgoT().TempDir()
+		run := func(script string) (*agentProc, *acptest.RawConn) {
+			p, stdin, stdout := launchAgent(cwd, nil, "--script", fixture(script), "--sessions", sessions, "--fsync=false")
+			c := acptest.ConnectRaw(stdin, stdout)
+			initV2(ctx, c)
+			return p, c
+		}
+		stop := func(p *agentProc, c *acptest.RawConn) {
+			Expect(c.Close(ctx)).To(Succeed())
+			Eventually(p.done).Should(BeClosed())
+			Expect(exitCode(p.err)).To(Equal(0), "exit status 0 on stdin EOF")
+		}
+
+		first, c := run("todo-plan.yaml")
+		id, err := c.NewSession(ctx, cwd)
+		Expect(err).NotTo(HaveOccurred())
+		res, live, err := c.PromptV2(ctx, id, "Plan three todos, then say DONE.")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(MatchJSON(`{}`))
+		Expect(live[len(live)-1].Update).To(HaveKeyWithValue("stopReason", "end_turn"))
+		Expect(v2Plans(live)).To(Equal([][]planEntry{threeTodos}))
+		stop(first, c)
+
+		second, c2 := run("todo-plan.yaml")
+		_, replayed, err := c2.Result(ctx, "session/resume", acptest.ResumeFromStart(id, cwd))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v2Plans(replayed)).To(Equal([][]planEntry{threeTodos}))
+		stop(second, c2)
 	})
 })

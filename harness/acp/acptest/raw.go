@@ -70,11 +70,10 @@ type RawConn struct {
 	nextID  int
 	methods map[string]string // request id -> method
 	seen    [][]byte
-	closed  bool
-	done    error
 }
 
-// ServeRaw serves b on pipes until ctx ends or Close.
+// ServeRaw serves b on pipes until ctx ends or Close, which then returns
+// Serve's error.
 func ServeRaw(ctx context.Context, b *acp.Bridge) *RawConn {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -83,26 +82,39 @@ func ServeRaw(ctx context.Context, b *acp.Bridge) *RawConn {
 		served <- b.Serve(ctx, inR, outW)
 		_ = outW.Close()
 	}()
-	c := &RawConn{in: inW, lines: make(chan []byte, 1024), methods: map[string]string{}}
+	return connectRaw(inW, outR, func() error { return <-served })
+}
+
+// ConnectRaw is a RawConn writing to toAgent (the agent's stdin) and
+// reading fromAgent (its stdout), as of a process; Close closes toAgent
+// and reads fromAgent to its end.
+func ConnectRaw(toAgent io.WriteCloser, fromAgent io.Reader) *RawConn {
+	return connectRaw(toAgent, fromAgent, func() error { return nil })
+}
+
+// connectRaw starts reading fromAgent; wait is what Close waits for once
+// the agent's output ended.
+func connectRaw(toAgent io.WriteCloser, fromAgent io.Reader, wait func() error) *RawConn {
+	c := &RawConn{in: toAgent, lines: make(chan []byte, 1024), methods: map[string]string{}}
 	go func() {
 		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
+		sc := bufio.NewScanner(fromAgent)
 		sc.Buffer(nil, acp.MaxLine+1)
 		for sc.Scan() {
 			c.lines <- append([]byte(nil), sc.Bytes()...)
 		}
 	}()
 	var once sync.Once
-	var serveErr error
+	var err error
 	c.stop = func() error {
 		once.Do(func() {
-			_ = inW.Close()
-			for l := range c.lines { // the bridge may still be writing
+			_ = toAgent.Close()
+			for l := range c.lines { // the agent may still be writing
 				c.keep(l)
 			}
-			serveErr = <-served
+			err = wait()
 		})
-		return serveErr
+		return err
 	}
 	return c
 }
