@@ -27,10 +27,14 @@ func Main(args []string) int {
 // (log check: 1 on a broken log; conform: 1 on a failed MUST check), or 2
 // with the error printed to stderr.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runRoot(ctx, rootFor(args), args, stdin, stdout, stderr)
+}
+
+// runRoot is Run with the command tree root.
+func runRoot(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if args == nil {
 		args = []string{} // cobra reads os.Args for a nil slice
 	}
-	root := NewRootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -51,7 +55,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // NewRootCmd returns the todoharness command with every subcommand.
-func NewRootCmd() *cobra.Command {
+func NewRootCmd() *cobra.Command { return newRoot(subcommands()) }
+
+// newRoot returns the todoharness command with the subcommands cmds.
+func newRoot(cmds []*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "todoharness",
 		Short:         "Test and conformance harness for the todo_write tool contract",
@@ -62,7 +69,7 @@ func NewRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("todoharness {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
-	for _, c := range subcommands() {
+	for _, c := range cmds {
 		root.AddCommand(c)
 	}
 	registerCompletions(root)
