@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -47,16 +45,7 @@ func layerOf(rel string) (name string, l layer, ok bool) {
 // The folders show the layers: no package imports one of a higher layer,
 // and conformance, snapshot and recording import none of each other.
 func TestPackagesImportOnlyLowerLayers(t *testing.T) {
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
-	cmd.Dir = testutil.RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("go list: %v", err)
-	}
+	out := goList(t, "-json=ImportPath,Imports", "./...")
 	const module = testutil.ModulePath + "/"
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0

@@ -12,6 +12,10 @@
 // does not expect, refused in the API's own error shape with a message the
 // SDK surfaces.
 //
+// The reference agent's own chat-completions client (harness/llm/openaichat)
+// is held here to the request bytes openai-go sends for the same
+// conversation, so that cassettes recorded through the SDK keep matching.
+//
 // BenchmarkWireSDK measures requests per second per wire through the SDKs;
 // mockmodel's BenchmarkWire measures the server alone.
 package wire

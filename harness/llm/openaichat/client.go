@@ -1,21 +1,17 @@
 package openaichat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"sort"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
+	"strings"
 
 	"github.com/todoharness/todoharness/harness/llm"
 )
@@ -77,11 +73,12 @@ func ConfigFromLookup(getenv func(string) string, model string) ClientConfig {
 }
 
 // Client is a streaming client for OpenAI-compatible chat completions
-// (DeepSeek, the mock model server), built on openai-go. It implements
-// llm.Model. It never reads the OPENAI_* environment variables.
+// (DeepSeek, the mock model server), on net/http and encoding/json. It
+// implements llm.Model. It never reads the OPENAI_* environment variables.
 type Client struct {
 	cfg ClientConfig
-	svc openai.ChatCompletionService
+	hc  *http.Client
+	url string // the chat-completions endpoint
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -102,85 +99,73 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(cfg.MaxRetries),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	// The service is built directly (not through openai.NewClient) so that
-	// no OPENAI_* variable of the environment leaks into requests.
-	return &Client{cfg: cfg, svc: openai.NewChatCompletionService(opts...)}, nil
+	return &Client{cfg: cfg, hc: hc, url: endpoint(u)}, nil
 }
 
-// APIError is an error answer of the API (HTTP status >= 400) with the
-// message of its OpenAI-shaped error body.
-type APIError struct {
-	StatusCode int
-	Type       string
-	Code       string
-	Message    string
-	err        error
-}
-
-func (e *APIError) Error() string {
-	s := fmt.Sprintf("model API error: %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Message != "" {
-		s += ": " + e.Message
+// endpoint is "chat/completions" resolved against the base URL with a
+// trailing slash, as openai-go resolved it: the base URL's path is kept,
+// a query or fragment of it is not sent.
+func endpoint(base *url.URL) string {
+	b := *base
+	if !strings.HasSuffix(b.Path, "/") {
+		b.Path += "/"
+		if b.RawPath != "" {
+			b.RawPath += "/"
+		}
 	}
-	return s
-}
-
-func (e *APIError) Unwrap() error { return e.err }
-
-// wrapErr turns SDK errors into errors that say what happened.
-func wrapErr(ctx context.Context, what string, err error) error {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		return fmt.Errorf("llm: %s: %w", what, &APIError{
-			StatusCode: apiErr.StatusCode, Type: apiErr.Type, Code: apiErr.Code, Message: apiErr.Message, err: err,
-		})
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("llm: %s: %w (%w)", what, ctxErr, err)
-	}
-	return fmt.Errorf("llm: %s: %w", what, err)
+	return b.ResolveReference(&url.URL{Path: "chat/completions"}).String()
 }
 
 // Stream sends req and streams the answer as chunks (see llm.Model).
 func (c *Client) Stream(ctx context.Context, req llm.Request, onChunk func(llm.Chunk) error) (llm.Response, error) {
-	params, err := c.params(req)
+	body, err := c.body(req)
 	if err != nil {
 		return llm.Response{}, err
 	}
 	st := newStreamState(onChunk)
 	if c.cfg.DisableStreaming {
-		return c.complete(ctx, params, st)
+		return c.complete(ctx, body, st)
 	}
-	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
-	// As ChatCompletionService.NewStreaming, but each event is decoded
-	// into wireChunk, the few fields read, with encoding/json: the SDK's
-	// reflective decoder of the whole ChatCompletionChunk was the largest
-	// CPU share of a scripted turn (docs/performance.md).
-	var raw *http.Response
-	_, err = c.svc.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
-	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(raw), err)
-	defer func() { _ = stream.Close() }()
-	for stream.Next() {
-		if err := st.chunk(stream.Current()); err != nil {
+	body.StreamOptions = &streamOptions{IncludeUsage: true}
+	body.Stream = true
+	const what = "chat completions stream"
+	res, err := c.post(ctx, what, body)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer func() { _ = res.Body.Close() }()
+	events := newEventReader(res.Body)
+	for n := 1; ; n++ {
+		data, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return llm.Response{}, wrapErr(ctx, what, err)
+		}
+		if bytes.HasPrefix(data, []byte("[DONE]")) {
+			break
+		}
+		var wc wireChunk
+		if err := json.Unmarshal(data, &wc); err != nil {
+			return llm.Response{}, fmt.Errorf("llm: %s: event %d: %w: %s", what, n, err, snippet(data))
+		}
+		if len(wc.Error) > 0 && string(wc.Error) != "null" {
+			return llm.Response{}, fmt.Errorf("llm: %s: event %d: %w", what, n, streamError(wc.Error))
+		}
+		if err := st.chunk(wc); err != nil {
 			return llm.Response{}, err
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return llm.Response{}, wrapErr(ctx, "chat completions stream", err)
-	}
 	if err := ctx.Err(); err != nil {
-		return llm.Response{}, fmt.Errorf("llm: chat completions stream: %w", err)
+		return llm.Response{}, fmt.Errorf("llm: %s: %w", what, err)
 	}
 	if st.finish == "" {
-		return llm.Response{}, errors.New("llm: chat completions stream ended without a finish reason (connection closed mid-stream?)")
+		msg := "llm: chat completions stream ended without a finish reason (connection closed mid-stream?)"
+		if events.count == 0 && !isEventStream(res.Header) {
+			msg = fmt.Sprintf("llm: chat completions stream: the answer (Content-Type %q) holds no server-sent event", res.Header.Get("Content-Type"))
+		}
+		return llm.Response{}, errors.New(msg)
 	}
 	if err := st.end(); err != nil {
 		return llm.Response{}, err
@@ -189,16 +174,26 @@ func (c *Client) Stream(ctx context.Context, req llm.Request, onChunk func(llm.C
 }
 
 // complete does a stream:false request and replays it as chunks.
-func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewParams, st *streamState) (llm.Response, error) {
-	res, err := c.svc.New(ctx, params)
+func (c *Client) complete(ctx context.Context, body *chatRequest, st *streamState) (llm.Response, error) {
+	const what = "chat completions"
+	res, err := c.post(ctx, what, body)
 	if err != nil {
-		return llm.Response{}, wrapErr(ctx, "chat completions", err)
+		return llm.Response{}, err
 	}
-	if len(res.Choices) == 0 {
+	defer func() { _ = res.Body.Close() }()
+	raw, err := readAtMost(res.Body, maxAnswer)
+	if err != nil {
+		return llm.Response{}, wrapErr(ctx, what, fmt.Errorf("read the answer: %w", err))
+	}
+	var cc chatCompletion
+	if err := json.Unmarshal(raw, &cc); err != nil {
+		return llm.Response{}, fmt.Errorf("llm: %s: the answer is not a chat completion: %w: %s", what, err, snippet(raw))
+	}
+	if len(cc.Choices) == 0 {
 		return llm.Response{}, errors.New("llm: chat completions: answer has no choices")
 	}
-	ch := res.Choices[0]
-	if r, err := extraString(ch.Message.JSON.ExtraFields, "reasoning_content"); err != nil {
+	ch := cc.Choices[0]
+	if r, err := rawString("reasoning_content", ch.Message.ReasoningContent); err != nil {
 		return llm.Response{}, err
 	} else if err := st.reasoning(r); err != nil {
 		return llm.Response{}, err
@@ -217,12 +212,8 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 			return llm.Response{}, err
 		}
 	}
-	if res.JSON.Usage.Valid() {
-		u := res.Usage
-		hit, _ := extraInt(u.JSON.ExtraFields, "prompt_cache_hit_tokens")
-		st.setUsage(wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, PromptCacheHitTokens: hit,
-			PromptTokensDetails:     tokenDetails{CachedTokens: u.PromptTokensDetails.CachedTokens},
-			CompletionTokensDetails: tokenDetails{ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}})
+	if cc.Usage != nil {
+		st.setUsage(*cc.Usage)
 	}
 	st.finish = mapFinish(ch.FinishReason)
 	if st.finish == "" {
@@ -234,68 +225,61 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 	return st.asm.Response(), nil
 }
 
-// params maps an llm.Request onto chat-completions parameters. Reasoning parts
-// are not sent back: DeepSeek rejects reasoning_content in input messages.
-func (c *Client) params(req llm.Request) (openai.ChatCompletionNewParams, error) {
+// body maps an llm.Request onto a chat-completions request body. Reasoning
+// parts are not sent back: DeepSeek rejects reasoning_content in input
+// messages.
+func (c *Client) body(req llm.Request) (*chatRequest, error) {
 	model := req.Model
 	if model == "" {
 		model = c.cfg.Model
 	}
 	if model == "" {
-		return openai.ChatCompletionNewParams{}, errors.New("llm: no model: set Request.Model or ClientConfig.Model")
+		return nil, errors.New("llm: no model: set Request.Model or ClientConfig.Model")
 	}
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	b := &chatRequest{Model: model}
 	if c.cfg.MaxTokens > 0 {
-		p.MaxTokens = param.NewOpt(int64(c.cfg.MaxTokens))
+		b.MaxTokens = int64(c.cfg.MaxTokens)
 	}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		b.Messages = append(b.Messages, chatMessage{Role: llm.RoleSystem, Content: &req.System})
 	}
 	for i, m := range req.Messages {
+		text := m.Text()
 		switch m.Role {
-		case llm.RoleSystem:
-			p.Messages = append(p.Messages, openai.SystemMessage(m.Text()))
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, openai.UserMessage(m.Text()))
+		case llm.RoleSystem, llm.RoleUser:
+			b.Messages = append(b.Messages, chatMessage{Role: m.Role, Content: &text})
 		case llm.RoleAssistant:
-			var a openai.ChatCompletionAssistantMessageParam
+			a := chatMessage{Role: llm.RoleAssistant}
 			calls := m.ToolCalls()
-			if text := m.Text(); text != "" || len(calls) == 0 {
-				a.Content.OfString = param.NewOpt(text)
+			if text != "" || len(calls) == 0 {
+				a.Content = &text
 			}
 			for _, tc := range calls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
-					},
-				})
+				a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
+					Function: chatFunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			b.Messages = append(b.Messages, a)
 		case llm.RoleTool:
 			if m.ToolCallID == "" {
-				return p, fmt.Errorf("llm: messages[%d]: tool message without ToolCallID", i)
+				return nil, fmt.Errorf("llm: messages[%d]: tool message without ToolCallID", i)
 			}
-			p.Messages = append(p.Messages, openai.ToolMessage(m.Text(), m.ToolCallID))
+			b.Messages = append(b.Messages, chatMessage{Role: llm.RoleTool, Content: &text, ToolCallID: m.ToolCallID})
 		default:
-			return p, fmt.Errorf("llm: messages[%d]: unknown role %q", i, m.Role)
+			return nil, fmt.Errorf("llm: messages[%d]: unknown role %q", i, m.Role)
 		}
 	}
 	for i, t := range req.Tools {
-		def := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			def.Description = param.NewOpt(t.Description)
-		}
+		def := chatFunction{Name: t.Name, Description: t.Description}
 		if len(t.Parameters) > 0 {
-			var schema shared.FunctionParameters
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("llm: tools[%d] %s: parameters must be a JSON object: %w", i, t.Name, err)
+			// Decoded into a map and encoded again, as openai-go sent it:
+			// keys sorted, numbers as float64.
+			if err := json.Unmarshal(t.Parameters, &def.Parameters); err != nil {
+				return nil, fmt.Errorf("llm: tools[%d] %s: parameters must be a JSON object: %w", i, t.Name, err)
 			}
-			def.Parameters = schema
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+		b.Tools = append(b.Tools, chatTool{Type: "function", Function: def})
 	}
-	return p, nil
+	return b, nil
 }
 
 // streamState turns wire deltas into chunks: reasoning is block 0, text and
@@ -382,46 +366,6 @@ func (s *streamState) toolCall(wireIdx int64, id, name, args string) error {
 	}
 	b.Arguments += args
 	return s.emit(llm.Chunk{Type: llm.ChunkToolCallDelta, Index: llm.IntPtr(idx), ID: b.ID, Name: b.Name, ArgumentsDelta: llm.StrPtr(args)})
-}
-
-// wireChunk is what Stream reads of a streamed chat.completion.chunk.
-type wireChunk struct {
-	Choices []struct {
-		Index int64 `json:"index"`
-		Delta struct {
-			Content string `json:"content"`
-			// ReasoningContent is DeepSeek's; absent or null is none.
-			ReasoningContent json.RawMessage `json:"reasoning_content"`
-			ToolCalls        []struct {
-				Index    int64  `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	// Usage is nil when absent or null (every chunk but the last).
-	Usage *wireUsage `json:"usage"`
-}
-
-// wireUsage is the usage of a chat completion; PromptCacheHitTokens is
-// DeepSeek's (0 when absent).
-type wireUsage struct {
-	PromptTokens            int64        `json:"prompt_tokens"`
-	CompletionTokens        int64        `json:"completion_tokens"`
-	PromptTokensDetails     tokenDetails `json:"prompt_tokens_details"`
-	CompletionTokensDetails tokenDetails `json:"completion_tokens_details"`
-	PromptCacheHitTokens    int64        `json:"prompt_cache_hit_tokens"`
-}
-
-// tokenDetails is prompt_tokens_details (cached_tokens) or
-// completion_tokens_details (reasoning_tokens).
-type tokenDetails struct {
-	CachedTokens    int64 `json:"cached_tokens"`
-	ReasoningTokens int64 `json:"reasoning_tokens"`
 }
 
 func (s *streamState) chunk(c wireChunk) error {
@@ -517,16 +461,6 @@ func mapFinish(r string) string {
 	}
 }
 
-// extraString reads a string field the SDK does not type (reasoning_content)
-// from the raw JSON it keeps for unknown fields. Absent or null is "".
-func extraString(fields map[string]respjson.Field, name string) (string, error) {
-	f, ok := fields[name]
-	if !ok {
-		return "", nil
-	}
-	return rawString(name, json.RawMessage(f.Raw()))
-}
-
 // rawString decodes the JSON string of field name; absent (empty) or null
 // is "".
 func rawString(name string, raw json.RawMessage) (string, error) {
@@ -538,14 +472,4 @@ func rawString(name string, raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("llm: %s: want a string, got %s: %w", name, raw, err)
 	}
 	return s, nil
-}
-
-func extraInt(fields map[string]respjson.Field, name string) (int64, error) {
-	f, ok := fields[name]
-	if !ok || f.Raw() == "" || f.Raw() == "null" {
-		return 0, errors.New("absent")
-	}
-	var n int64
-	err := json.Unmarshal([]byte(f.Raw()), &n)
-	return n, err
 }
