@@ -69,6 +69,15 @@ type SchemaValidator struct {
 	// sessionUpdate names, and Validate checks that one branch instead of
 	// trying every other (the profile's largest part of the judge).
 	updateByBranch bool
+
+	// quick is this validator on a copy of the schema whose oneOfs of
+	// constants (enums written as a oneOf, as PlanEntryStatus) are enums
+	// (enumsForConstChoices): it accepts exactly the messages this one
+	// accepts, without building an error for each other branch of every
+	// such oneOf it meets (a plan's status and priority in each entry).
+	// Validate asks it first and this one only for a message it rejects,
+	// so every error reads as before. nil inside quick itself.
+	quick *SchemaValidator
 }
 
 // envelopeDef is the definition the validator adds to its copy of the
@@ -116,6 +125,10 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	qc := jsonschema.NewCompiler()
+	if err := qc.AddResource(schemaURL, enumsForConstChoices(copyJSON(doc))); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema with enums: %w", err)
 	}
 	var raw struct {
 		Defs map[string]struct {
@@ -175,7 +188,86 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 			return nil, err
 		}
 	}
+	// The quick copy shares what was read from the schema; it compiles
+	// each definition the first time a message needs it.
+	v.quick = &SchemaValidator{c: qc, agentDefs: v.agentDefs, clientDefs: v.clientDefs, cache: map[string]*jsonschema.Schema{},
+		printer: v.printer, updateBranch: v.updateBranch, updateKinds: v.updateKinds, updateByBranch: v.updateByBranch}
 	return v, nil
+}
+
+// copyJSON copies a decoded JSON document (maps, slices and scalars).
+func copyJSON(x any) any {
+	switch x := x.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyJSON(e)
+		}
+		return out
+	default:
+		return x
+	}
+}
+
+// enumsForConstChoices rewrites, in the decoded schema doc, every oneOf
+// whose branches are each a string constant and nothing else (a const, a
+// type "string", a title, a description), all different, as an enum of
+// those strings, and returns doc. Exactly one branch of such a oneOf
+// accepts a value when the value is one of the strings, so the schema
+// accepts the same instances; only its errors differ.
+func enumsForConstChoices(doc any) any {
+	switch x := doc.(type) {
+	case map[string]any:
+		for _, e := range x {
+			enumsForConstChoices(e)
+		}
+		if values, ok := constChoices(x["oneOf"]); ok {
+			if _, has := x["enum"]; !has {
+				delete(x, "oneOf")
+				x["enum"] = values
+			}
+		}
+	case []any:
+		for _, e := range x {
+			enumsForConstChoices(e)
+		}
+	}
+	return doc
+}
+
+// constChoices returns the strings of a oneOf's branches when each branch
+// is only a distinct string const (see enumsForConstChoices).
+func constChoices(oneOf any) ([]any, bool) {
+	branches, _ := oneOf.([]any)
+	if len(branches) == 0 {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	values := make([]any, 0, len(branches))
+	for _, b := range branches {
+		bm, _ := b.(map[string]any)
+		c, isString := bm["const"].(string)
+		if !isString || seen[c] {
+			return nil, false
+		}
+		for k, e := range bm {
+			switch {
+			case k == "const", k == "title", k == "description":
+			case k == "type" && e == "string":
+			default:
+				return nil, false
+			}
+		}
+		seen[c] = true
+		values = append(values, c)
+	}
+	return values, true
 }
 
 // addEnvelopeDef adds envelopeDef to the decoded schema doc, and reports
@@ -246,6 +338,9 @@ func (v *SchemaValidator) schema(ptr string) (*jsonschema.Schema, error) {
 // nil for a valid message, else an error naming the definition and the
 // first problems.
 func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
+	if v.quick != nil && v.quick.Validate(m, fromAgent) == nil {
+		return nil
+	}
 	if m.Kind == KindInvalid {
 		return fmt.Errorf("not a JSON-RPC message: %s", m.Problem)
 	}
