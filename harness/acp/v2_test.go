@@ -516,3 +516,28 @@ func TestV2SchemaCheckRejectsV1Shapes(t *testing.T) {
 		t.Errorf("idle end_turn: %v", err)
 	}
 }
+
+// The first initialize decides the connection's version: a later one
+// offering 2 leaves a v1 connection v1, and an initialize whose version is
+// not a number is the SDK's to answer, as before.
+func TestV2NegotiationIsTheFirstInitializes(t *testing.T) {
+	c := serveRaw(t, "", newFake(fakeTurn{text: "hello"}))
+	c.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	res, _ := c.mustCall("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "t", "version": "0"}})
+	if !strings.Contains(string(res), `"protocolVersion":1`) {
+		t.Errorf("a second initialize offering 2 on a v1 connection answered %s, want v1's", res)
+	}
+	if _, ups := c.v1Prompt(); contains(kindsOf(ups), "state_update") {
+		t.Errorf("a v1 connection sent v2's state_update: %v", kindsOf(ups))
+	}
+
+	c2 := serveRaw(t, "", newFake())
+	resp, _ := c2.call("initialize", map[string]any{"protocolVersion": "2"})
+	if strings.Contains(string(resp.Result), `"protocolVersion":2`) {
+		t.Errorf("a string version got v2: %s", resp.Result)
+	}
+	c2.initV2(t)
+	if _, err := c2.conn.NewSession(c2.ctx, cwd); err != nil {
+		t.Errorf("after a refused initialize, v2 was not negotiated: %v", err)
+	}
+}
