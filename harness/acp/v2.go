@@ -13,6 +13,7 @@ import (
 
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/session"
+	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // ProtocolVersion2 is ACP version 2 (a Draft since 2026-07-20), which the
@@ -302,9 +303,10 @@ func (b *Bridge) resumeV2(ctx context.Context, raw json.RawMessage, reply func(a
 		}
 		_, err = loader.LoadSession(ctx, req)
 	default:
+		typ := textcut.Prefix(p.ReplayFrom.Type, 64) // the client's text, echoed: bounded
 		err = &sdk.RequestError{Code: -32602,
-			Message: fmt.Sprintf("Invalid params: replayFrom type %q is not supported (only \"start\")", p.ReplayFrom.Type),
-			Data:    map[string]any{"field": "replayFrom.type", "error": "unsupported replay cursor", "type": p.ReplayFrom.Type}}
+			Message: fmt.Sprintf("Invalid params: replayFrom type %q is not supported (only \"start\")", typ),
+			Data:    map[string]any{"field": "replayFrom.type", "error": "unsupported replay cursor", "type": typ}}
 	}
 	if err != nil {
 		reply(nil, err)

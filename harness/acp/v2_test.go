@@ -362,6 +362,10 @@ func TestV2Errors(t *testing.T) {
 	if resp, _ := c.call("session/set_mode", map[string]any{"sessionId": "x", "modeId": "y"}); !strings.Contains(string(resp.Error), "-32601") {
 		t.Errorf("session/set_mode (not in v2) answered %s %s, want -32601", resp.Result, resp.Error)
 	}
+	long := "_" + strings.Repeat("x", 10000)
+	if resp, _ := c.call("session/resume", map[string]any{"sessionId": "s", "cwd": cwd, "replayFrom": map[string]any{"type": long}}); resp.Error == nil || len(resp.Error) > 1000 || !strings.Contains(string(resp.Error), "_xxx") {
+		t.Errorf("a 10 kB replay cursor type answered %d bytes: %.200s, want -32602 naming it, cut", len(resp.Error), resp.Error)
+	}
 	sid := c.newSession()
 	res, _ := c.mustCall("session/list", map[string]any{})
 	if !strings.Contains(string(res), sid) {
