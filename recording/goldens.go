@@ -16,7 +16,8 @@ import (
 )
 
 // PlanLines keeps the plan notifications of a normalised ACP transcript,
-// one compact JSON object per line with sorted keys.
+// one compact JSON object per line with sorted keys: v1's plan, and the
+// plan operations of v1's draft and of v2 (plan_update, plan_removed).
 func PlanLines(lines [][]byte) ([]byte, error) {
 	var out bytes.Buffer
 	for n, l := range lines {
@@ -27,7 +28,9 @@ func PlanLines(lines [][]byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ACP stdout line %d: %w", n+1, err)
 		}
-		if kind != "plan" {
+		switch kind {
+		case "plan", "plan_update", "plan_removed":
+		default:
 			continue
 		}
 		var v any
