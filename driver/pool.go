@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +21,10 @@ import (
 // Pool is agent processes that serve many cases each: a case that needs no
 // fresh process (no restart, no load, not the probe) runs as its own
 // session, with its own session/new and working directory, in a pooled
-// process, one case at a time a process, several processes at once.
+// process, several processes at once. A process serves one case at a time,
+// or up to Target.PoolSessions at once when the agent answers concurrent
+// prompts of different sessions (then what it sends is routed to the case
+// whose session it names).
 //
 // A case leases a process (Lease) and drives it as it drives a process of
 // its own: its agent is an in-process stand-in (Lease.Target) that
@@ -39,7 +43,6 @@ type Pool struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	idle    []*member
 	all     []*member
 	leases  int
 	closed  bool
@@ -85,13 +88,20 @@ type member struct {
 
 	wmu sync.Mutex // one line at a time to the process's stdin
 
-	mu      sync.Mutex
-	cur     *Lease
-	nextID  int
-	pending map[string]forwarded // the process's id of a forwarded request
-	past    map[string]bool      // the sessions of the cases that were leased it
-	dropped []string             // what came for no attached case
-	dead    error
+	// held counts the leases of the process not yet released (guarded by
+	// the pool's mu): at most the pool's sessions.
+	held    int
+	endOnce sync.Once
+
+	mu sync.Mutex
+	// attached are the cases whose stand-ins serve now (at most the pool's
+	// sessions).
+	attached map[*Lease]bool
+	nextID   int
+	pending  map[string]forwarded // the process's id of a forwarded request
+	past     map[string]bool      // the sessions of the cases that were leased it
+	dropped  []string             // what came for no attached case
+	dead     error
 	// drained counts the bytes of stdout routed (Lease.idle compares it
 	// with the process's idle report).
 	drained atomic.Int64
@@ -118,7 +128,11 @@ type Lease struct {
 	URL, BaseURL string
 
 	m        *member
+	n        int // the lease's number in the pool (its marker's)
 	released atomic.Bool
+	// stderr is the stand-in's stderr while the lease is attached (a tee
+	// of the process's stderr).
+	stderr io.Writer
 
 	omu      sync.Mutex
 	out      io.Writer // the stand-in's stdout
@@ -129,8 +143,9 @@ type Lease struct {
 	errsAt int
 }
 
-// Lease gives a case a pooled process: an idle one, or a new one
-// (started and initialized here, within ctx: give it the case's timeout).
+// Lease gives a case a pooled process: one with room for another session
+// (the least busy), or a new one (started and initialized here, within
+// ctx: give it the case's timeout).
 // The case must Release it when it ends. Once a process could not start
 // or initialize, every later Lease fails at once.
 func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
@@ -146,8 +161,13 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	pl.leases++
 	n := pl.leases
 	var m *member
-	if k := len(pl.idle); k > 0 {
-		m, pl.idle = pl.idle[k-1], pl.idle[:k-1]
+	for _, c := range pl.all {
+		if c.held < pl.sessions() && !c.isDead() && (m == nil || c.held < m.held) {
+			m = c
+		}
+	}
+	if m != nil {
+		m.held++
 	}
 	pl.mu.Unlock()
 	if m == nil {
@@ -167,12 +187,24 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 		pl.put(m)
 		return nil, err
 	}
-	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m,
+	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m, n: n,
 		sessions: map[string]bool{}, errsAt: len(m.env.Server.Journal().Errors())}
 	return l, nil
 }
 
-// start starts a pooled process and sends its initialize.
+// sessions is how many cases a process serves at once
+// (Target.PoolSessions, at least one).
+func (pl *Pool) sessions() int { return max(1, pl.cfg.Target.PoolSessions) }
+
+// isDead reports whether the process may serve no more cases.
+func (m *member) isDead() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dead != nil
+}
+
+// start starts a pooled process and sends its initialize: it is leased
+// once (held) when it is in the pool's list.
 func (pl *Pool) start(ctx context.Context) (*member, error) {
 	pl.mu.Lock()
 	idx := pl.started
@@ -192,15 +224,14 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 		env.Close()
 		return nil, fmt.Errorf("conformance: pooled process %d: %w", idx+1, err)
 	}
-	m := &member{pool: pl, idx: idx, env: env, p: p, pending: map[string]forwarded{}, past: map[string]bool{}, done: make(chan struct{})}
-	pl.mu.Lock()
-	pl.all = append(pl.all, m)
-	pl.mu.Unlock()
+	m := &member{pool: pl, idx: idx, env: env, p: p, pending: map[string]forwarded{}, past: map[string]bool{}, attached: map[*Lease]bool{},
+		done: make(chan struct{})}
 	go m.read()
 	method, params := stepRequest(Step{Op: OpInitialize}, "", "")
 	env2, err := m.call(ctx, method, params)
 	if err != nil {
 		m.retire(err)
+		m.end(0)
 		return nil, fmt.Errorf("conformance: pooled process %d: initialize: %w", idx+1, err)
 	}
 	m.startErr = Truncate(m.p.stderr.String(), startErrKeep)
@@ -211,21 +242,31 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 	} else {
 		m.init["result"] = env2.Result
 	}
+	pl.mu.Lock()
+	m.held = 1
+	pl.all = append(pl.all, m)
+	closed := pl.closed
+	pl.mu.Unlock()
+	if closed {
+		m.end(pl.cfg.Grace)
+		return nil, errors.New("conformance: the pool is closed")
+	}
 	return m, nil
 }
 
-// put gives a member back to the idle ones (a dead one is ended instead).
+// put ends a lease of a member: it serves another case, or when it is
+// dead (or the pool closed) and no case holds it any more, it is ended.
 func (pl *Pool) put(m *member) {
-	m.mu.Lock()
-	dead := m.dead
-	m.mu.Unlock()
+	dead := m.isDead()
 	pl.mu.Lock()
-	closed := pl.closed
-	if dead == nil && !closed {
-		pl.idle = append(pl.idle, m)
+	m.held--
+	last := m.held == 0
+	if last && dead {
+		pl.all = slices.DeleteFunc(pl.all, func(c *member) bool { return c == m })
 	}
+	closed := pl.closed
 	pl.mu.Unlock()
-	if dead != nil || closed {
+	if last && (dead || closed) {
 		m.end(pl.cfg.Grace)
 	}
 }
@@ -236,7 +277,6 @@ func (pl *Pool) Close() {
 	pl.mu.Lock()
 	pl.closed = true
 	all := pl.all
-	pl.idle = nil
 	pl.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, m := range all {
@@ -259,14 +299,16 @@ func (pl *Pool) Processes() int {
 
 // end shuts the process down and releases its environment (once).
 func (m *member) end(grace time.Duration) {
-	m.mu.Lock()
-	if m.dead == nil {
-		m.dead = errors.New("the pool ended it")
-	}
-	m.mu.Unlock()
-	m.p.shutdown(grace)
-	waitFor(m.done, time.Second)
-	m.env.Close()
+	m.endOnce.Do(func() {
+		m.mu.Lock()
+		if m.dead == nil {
+			m.dead = errors.New("the pool ended it")
+		}
+		m.mu.Unlock()
+		m.p.shutdown(grace)
+		waitFor(m.done, time.Second)
+		m.env.Close()
+	})
 }
 
 // retire marks the member dead (err says why) and kills its process: it
@@ -338,24 +380,41 @@ func (m *member) read() {
 	if m.dead == nil {
 		m.dead = fmt.Errorf("the pooled process closed its stdout (%s)", m.p.exitDescription())
 	}
-	cur := m.cur
+	attached := m.attachedLeases()
 	m.mu.Unlock()
-	if cur != nil {
-		cur.closeOut()
+	for _, l := range attached {
+		l.closeOut()
 	}
+}
+
+// attachedLeases lists the attached cases (m.mu held), oldest first.
+func (m *member) attachedLeases() []*Lease {
+	out := make([]*Lease, 0, len(m.attached))
+	for l := range m.attached {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *Lease) int { return a.n - b.n })
+	return out
 }
 
 func (m *member) route(line []byte) {
 	env, wm := Classify(line)
 	m.mu.Lock()
-	cur := m.cur
+	attached := m.attachedLeases()
 	if wm.Kind == KindResponse {
 		f, ok := m.pending[idKey(env.ID)]
 		delete(m.pending, idKey(env.ID))
+		live := ok && m.attached[f.l]
 		m.mu.Unlock()
 		switch {
 		case !ok:
-			cur.send(line) // a response to nothing: the case's conn says so
+			// A response to nothing: the cases' conns say so.
+			for _, l := range attached {
+				l.send(line)
+			}
+			if len(attached) == 0 {
+				m.drop(line, "a response to no request, with no case leased the process")
+			}
 		case f.l == nil:
 			f.reply <- env
 		default:
@@ -367,8 +426,8 @@ func (m *member) route(line []byte) {
 					f.l.addSession(ns.SessionID)
 				}
 			}
-			if f.l == cur {
-				cur.send(withID(line, f.id))
+			if live {
+				f.l.send(withID(line, f.id))
 			} else {
 				m.drop(line, "the answer to a request of a case that has ended")
 			}
@@ -378,13 +437,34 @@ func (m *member) route(line []byte) {
 	sid := sessionOf(env.Params)
 	past := sid != "" && m.past[sid]
 	m.mu.Unlock()
+	var owner *Lease
+	if sid != "" {
+		for _, l := range attached {
+			if l.hasSession(sid) {
+				owner = l
+			}
+		}
+	}
 	switch {
-	case cur == nil:
+	case owner != nil:
+		owner.send(line)
+	case len(attached) == 0:
 		m.drop(line, "no case was leased the process")
-	case sid != "" && !cur.hasSession(sid) && past:
+	case past:
 		m.drop(line, "it names the session of a case that has ended")
+	case len(attached) == 1:
+		// One case: what names no session, or one not yet answered.
+		attached[0].send(line)
+	case sid != "":
+		m.drop(line, "it names a session none of the cases the process serves at once has")
+	case wm.Kind == KindRequest:
+		// A request of no session, with several cases at once: one
+		// answers it (the oldest).
+		attached[0].send(line)
 	default:
-		cur.send(line)
+		for _, l := range attached {
+			l.send(line)
+		}
 	}
 }
 
@@ -479,7 +559,7 @@ func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
 	m.mu.Lock()
 	dead := m.dead
 	if dead == nil {
-		m.cur = l
+		m.attached[l] = true
 	}
 	m.mu.Unlock()
 	if dead != nil {
@@ -548,13 +628,18 @@ const startErrKeep = 4 << 10
 // ahead of it says.
 func (l *Lease) teeStderr(w io.Writer) {
 	m := l.m
-	fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after. ", l.Describe())
+	at := ""
+	if n := m.pool.sessions(); n > 1 {
+		at = fmt.Sprintf(", and up to %d at once (what it writes while several hold it goes to each)", n)
+	}
+	fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
 	if m.startErr != "" {
 		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(m.startErr, "\n"))
 	} else {
 		fmt.Fprintf(w, "What it wrote on stderr while this case held it:\n")
 	}
-	m.p.stderr.setTee(w)
+	l.stderr = w
+	m.p.stderr.addTee(w)
 }
 
 func (m *member) pid() int {
@@ -606,9 +691,9 @@ func (l *Lease) detach() {
 	sessions := l.sessions
 	l.omu.Unlock()
 	m.mu.Lock()
-	if m.cur == l {
-		m.cur = nil
-		m.p.stderr.setTee(nil) // before the process can serve another case
+	if m.attached[l] {
+		delete(m.attached, l)
+		m.p.stderr.removeTee(l.stderr) // before the process can serve another case
 	}
 	for s := range sessions {
 		m.past[s] = true

@@ -49,6 +49,10 @@ type Preset struct {
 	// PrepareHome starts every case's home as a copy of one the agent
 	// initialised once per run (Target.PrepareHome).
 	PrepareHome bool `json:"prepareHome,omitempty"`
+	// PoolSessions is how many cases a pooled process serves at once
+	// (Target.PoolSessions; 0: one): set for an agent known to answer
+	// concurrent prompts of different sessions.
+	PoolSessions int `json:"poolSessions,omitempty"`
 	// Timeout is the per-case timeout the preset suggests (real agents
 	// take seconds to start); 0 keeps DefaultTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -63,7 +67,7 @@ type Preset struct {
 // Target is the preset as the agent under test.
 func (p Preset) Target() Target {
 	t := Target{Name: p.Name + " (" + p.Agent + ")", Command: append([]string(nil), p.Command...),
-		Env: append([]string(nil), p.Env...), Home: p.Home, PrepareHome: p.PrepareHome}
+		Env: append([]string(nil), p.Env...), Home: p.Home, PrepareHome: p.PrepareHome, PoolSessions: p.PoolSessions}
 	for _, f := range p.Files {
 		t.Files = append(t.Files, f)
 	}
@@ -184,18 +188,24 @@ func claudeEnv() []string {
 	}
 }
 
+// ReferencePoolSessions is how many cases a pooled process of the
+// reference agent serves at once: it answers concurrent prompts of
+// different sessions (each session's turn runs on its own).
+const ReferencePoolSessions = 4
+
 // Presets returns the known presets, reference first.
 func Presets() []Preset {
 	return []Preset{
 		{
-			Name:    "reference",
-			Agent:   "todoharness agent (the built-in reference agent)",
-			Package: "this executable",
-			Command: []string{"todoharness", "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--fsync=false"},
-			Self:    true,
-			Wire:    mockmodel.WireOpenAIChat,
-			Dialect: DialectTodoWrite,
-			Notes:   []string{"the default when neither --agent nor --preset is given"},
+			Name:         "reference",
+			Agent:        "todoharness agent (the built-in reference agent)",
+			Package:      "this executable",
+			Command:      []string{"todoharness", "agent", "--model-url", "{{.BaseURL}}", "--sessions", "{{.Cwd}}/.sessions", "--fsync=false"},
+			Self:         true,
+			Wire:         mockmodel.WireOpenAIChat,
+			Dialect:      DialectTodoWrite,
+			PoolSessions: ReferencePoolSessions,
+			Notes:        []string{"the default when neither --agent nor --preset is given"},
 		},
 		{
 			Name:    "opencode",

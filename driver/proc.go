@@ -538,17 +538,23 @@ type tailBuffer struct {
 	buf     []byte
 	max     int
 	dropped int64
-	// tee also gets every write while set (setTee): a pooled process's
-	// stderr goes to the case that holds it too.
-	tee io.Writer
+	// tees also get every write (addTee): a pooled process's stderr goes
+	// to the cases that hold it too.
+	tees []io.Writer
 }
 
-// setTee makes w get every later write too (nil: none); once it returns
-// the writer it replaces gets no more.
-func (t *tailBuffer) setTee(w io.Writer) {
+// addTee makes w get every later write too.
+func (t *tailBuffer) addTee(w io.Writer) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tee = w
+	t.tees = append(t.tees, w)
+}
+
+// removeTee undoes addTee: once it returns w gets no more writes.
+func (t *tailBuffer) removeTee(w io.Writer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tees = slices.DeleteFunc(t.tees, func(x io.Writer) bool { return x == w })
 }
 
 func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
@@ -557,8 +563,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if t.tee != nil {
-		_, _ = t.tee.Write(p)
+	for _, w := range t.tees {
+		_, _ = w.Write(p)
 	}
 	// The tail starts between characters: a character the bound splits
 	// is dropped whole.

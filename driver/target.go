@@ -72,6 +72,11 @@ type Target struct {
 	// in-process agent's ProcIO.IdleReport. Only for an agent that means
 	// it: the reference agent (`todoharness agent`) does.
 	IdleReport bool `json:"idleReport,omitempty"`
+	// PoolSessions is how many cases a pooled process of the agent
+	// serves at once (Pool): more than one only for an agent that answers
+	// concurrent prompts of different sessions (the reference agent
+	// does); 0 or 1: one case at a time a process.
+	PoolSessions int `json:"poolSessions,omitempty"`
 }
 
 // IdleFDEnv names the file descriptor an agent with Target.IdleReport

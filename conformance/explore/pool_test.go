@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/explore"
@@ -87,8 +88,9 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 
 // catalogueRun returns a run of the built-in catalogue against the
 // reference agent with a fault ("" for none), pooled or not, two cases at
-// once (so that each pooled process serves several).
-func catalogueRun(t *testing.T) func(fault string, pool bool) *conformance.Report {
+// once (so that each pooled process serves several), each pooled process
+// serving one case at a time; mod, when given, changes the run.
+func catalogueRun(t *testing.T, mod ...func(*conformance.Config)) func(fault string, pool bool) *conformance.Report {
 	v := validator(t)
 	cases, err := conformance.LoadCases(conformancefixtures.FS, ".")
 	if err != nil {
@@ -97,11 +99,76 @@ func catalogueRun(t *testing.T) func(fault string, pool bool) *conformance.Repor
 	return func(fault string, pool bool) *conformance.Report {
 		cfg := runConfig(t, reference(fault), v)
 		cfg.Cases, cfg.Parallel, cfg.Pool = cases, 2, pool
+		for _, f := range mod {
+			f(&cfg)
+		}
 		rep, err := conformance.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rep
+	}
+}
+
+// sessionsAtOnce counts the pairs of cases that were sessions of one
+// pooled process at the same time: their ACP traffic (first to last
+// message) overlaps.
+func sessionsAtOnce(rep *conformance.Report) int {
+	type span struct {
+		proc       string
+		start, end time.Time
+	}
+	var spans []span
+	for _, c := range rep.Cases {
+		ev := c.Evidence()
+		if len(ev.Procs) == 0 || ev.Procs[0].Pooled == "" || len(ev.Wire) == 0 {
+			continue
+		}
+		spans = append(spans, span{ev.Procs[0].Pooled, ev.Wire[0].Time, ev.Wire[len(ev.Wire)-1].Time})
+	}
+	n := 0
+	for i, a := range spans {
+		for _, b := range spans[i+1:] {
+			if a.proc == b.proc && a.start.Before(b.end) && b.start.Before(a.end) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// An agent that answers concurrent prompts (Target.PoolSessions, the
+// reference agent's) has several sessions at once in one pooled process,
+// and fails what a process per case fails: nothing on the reference agent,
+// the same checks on the same cases on a breakage, none flaky; with one
+// session at a time a process (the default), no two ever overlap.
+func TestPooledProcessServesSessionsAtOnce(t *testing.T) {
+	four := catalogueRun(t, func(c *conformance.Config) { c.Agent.PoolSessions, c.Parallel = 4, 4 })
+	for _, fault := range []string{"", "wrong-counts"} {
+		alone, pooled := four(fault, false), four(fault, true)
+		if a, p := failing(alone), failing(pooled); !mapsEqual(a, p) {
+			t.Errorf("fault %q: a process per case fails %v, four sessions a process %v", fault, a, p)
+		}
+		for _, c := range pooled.Checks {
+			if c.Outcome == conformance.Flaky {
+				t.Errorf("fault %q: %s is flaky: %s", fault, c.ID, c.Reason)
+			}
+		}
+		procs := map[string]bool{}
+		for _, c := range pooled.Cases {
+			if ev := c.Evidence(); len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" {
+				procs[ev.Procs[0].Pooled] = true
+			}
+			if fault == "" && c.Evidence().PooledFailure != nil {
+				t.Errorf("reference agent: case %s failed as a session of a pooled process (%+v)", c.ID, c.Evidence().PooledFailure)
+			}
+		}
+		if n := sessionsAtOnce(pooled); n == 0 {
+			t.Errorf("fault %q: no two cases were sessions of one process at once (%d processes)", fault, len(procs))
+		}
+	}
+	if n := sessionsAtOnce(catalogueRun(t)("", true)); n != 0 {
+		t.Errorf("one session at a time a process: %d pairs of cases overlapped in one process", n)
 	}
 }
 

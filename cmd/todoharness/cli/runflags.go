@@ -24,8 +24,10 @@ type runFlags struct {
 	// settle and repeat: Config.Settle and Config.Repeat.
 	settle time.Duration
 	repeat int
-	// pool is --pool: conformance.PoolOn or PoolOff (Config.Pool).
-	pool string
+	// pool is --pool: conformance.PoolOn or PoolOff (Config.Pool);
+	// poolSessions --pool-sessions (0: the agent's Target.PoolSessions).
+	pool         string
+	poolSessions int
 }
 
 // register defines --timeout, --grace, --parallel and -q on f; what names
@@ -36,7 +38,8 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
 	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
-	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process, each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY). off: a process per case. Shrinks and every run of --repeat use a process per case")
+	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process (or --pool-sessions at once), each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY). off: a process per case. Shrinks and every run of --repeat use a process per case")
+	f.IntVar(&r.poolSessions, "pool-sessions", 0, "how many cases a pooled process serves at once, each in its own session: more than 1 only for an agent that answers concurrent prompts of different sessions (default: the preset's; 4 for the built-in reference agent, else 1)")
 }
 
 // check validates the options register defined (before any agent starts).
@@ -49,6 +52,9 @@ func (r runFlags) check() error {
 	}
 	if r.pool != conformance.PoolOn && r.pool != conformance.PoolOff {
 		return fmt.Errorf("--pool %q: want %s or %s", r.pool, conformance.PoolOn, conformance.PoolOff)
+	}
+	if r.poolSessions < 0 {
+		return fmt.Errorf("--pool-sessions %d: want at least 1 (or 0: the agent's default)", r.poolSessions)
 	}
 	return nil
 }
@@ -75,6 +81,9 @@ func (r runFlags) caseTimeout(p *driver.Preset) time.Duration {
 // config is the run of cases against target with these options; progress
 // lines go to progress unless -q.
 func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *driver.Preset, progress io.Writer) conformance.Config {
+	if r.poolSessions > 0 {
+		target.PoolSessions = r.poolSessions
+	}
 	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
 		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn}
 	if !r.quiet {

@@ -84,12 +84,14 @@ func buildTarget(o targetFlags, preset *driver.Preset) (driver.Target, error) {
 		return t, errors.New("conform: --in-process runs the built-in reference agent: not with --agent")
 	case o.inProcess:
 		t.Command, t.InProcess, t.Name = ReferenceAgentArgs("todoharness"), InProcessAgent, "reference agent (built in, in process)"
+		t.PoolSessions = driver.ReferencePoolSessions
 	case o.agent == "":
 		exe, err := os.Executable()
 		if err != nil {
 			return t, fmt.Errorf("conform: find the reference agent: %w", err)
 		}
 		t.Command, t.IdleReport, t.Name = ReferenceAgentArgs(exe), true, "reference agent ("+filepath.Base(exe)+" agent)"
+		t.PoolSessions = driver.ReferencePoolSessions
 	}
 	if o.agent != "" {
 		argv, err := driver.SplitCommand(o.agent)
