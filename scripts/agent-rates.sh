@@ -1,5 +1,5 @@
 #!/bin/sh
-# usage: scripts/agent-rates.sh [-n N] [-seed S] [-peers DIR] [-bin BINARY] [-out DIR] [PRESET...]
+# usage: scripts/agent-rates.sh [-n N] [-seed S] [-peers DIR] [-bin BINARY] [-out DIR] [-pools] [PRESET...]
 #
 # What a run against each real agent costs (issue 43; docs/performance.md,
 # "Real agents"): for each PRESET in turn (default: opencode gemini claude
@@ -18,8 +18,13 @@
 # jq and GNU time (/usr/bin/time). On a shared machine the wall times
 # follow the load (the load average is printed before each run); compare
 # the CPU times.
+#
+# With -pools, only the built-in catalogue, twice per PRESET: with a process
+# per case (--pool off), then pooled (--pool on, the default): the load
+# average before each run, wall, CPU, verdict, the checks that failed
+# (FLAKY ones marked) and whether both modes failed the same (issue 43).
 set -eu
-n=16 seed=1 peers=.cache/peers bin= out=
+n=16 seed=1 peers=.cache/peers bin= out= pools=
 while [ $# -gt 0 ]; do
   case $1 in
     -n) n=$2; shift 2 ;;
@@ -27,6 +32,7 @@ while [ $# -gt 0 ]; do
     -peers) peers=$2; shift 2 ;;
     -bin) bin=$2; shift 2 ;;
     -out) out=$2; shift 2 ;;
+    -pools) pools=1; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "agent-rates: unknown flag $1 (see -h)" >&2; exit 2 ;;
     *) break ;;
@@ -49,14 +55,38 @@ t=$out/time.txt
 # of $t (GNU time writes "Command exited with non-zero status N" first).
 timing() { tail -n 1 "$t"; }
 echo "agent-rates: $($bin --version), $(getconf _NPROCESSORS_ONLN) CPUs, reports in $out"
-echo "| preset | agent | catalogue: wall, CPU, verdict | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario |"
-echo "|---|---|---|---|---|"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
+# failed is the checks report $1 fails, FLAKY ones marked.
+failed() {
+  jq -r '[.checks[] | select(.outcome == "fail" or .outcome == "flaky") | .id + (if .outcome == "flaky" then " (FLAKY)" else "" end)] | join(", ")' "$1" 2>/dev/null || echo '?'
+}
+if [ -n "$pools" ]; then
+  echo "| preset | --pool | load before | wall | CPU | verdict | failed checks | same as off? |"
+  echo "|---|---|---|---|---|---|---|---|"
+else
+  echo "| preset | agent | catalogue: wall, CPU, verdict | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario |"
+  echo "|---|---|---|---|---|"
+fi
+base=$PATH
 for p in "$@"; do
   dir=$peers/$p
   [ -d "$dir/node_modules/.bin" ] || { echo "agent-rates: $dir/node_modules/.bin: not installed (make peers, or -peers DIR)" >&2; exit 2; }
   # The agent's own lookup: its executable first on PATH, as make peers runs it.
-  PATH=$dir/node_modules/.bin:$PATH
+  PATH=$dir/node_modules/.bin:$base
   export PATH
+  if [ -n "$pools" ]; then
+    for mode in off on; do
+      load=$(loadavg)
+      echo "agent-rates: $p: catalogue, --pool $mode (load average $load)" >&2
+      /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" --pool "$mode" -q --json "$out/$p-$mode.json" >/dev/null 2>"$out/$p-$mode.err" || true
+      failed "$out/$p-$mode.json" >"$out/$p-$mode.failed"
+      same=
+      [ "$mode" = off ] || { same=no; ! cmp -s "$out/$p-off.failed" "$out/$p-on.failed" || same=yes; }
+      timing | awk -v p="$p" -v m="$mode" -v l="$load" -v v="$(jq -r .verdict "$out/$p-$mode.json" 2>/dev/null || echo '?')" \
+        -v f="$(cat "$out/$p-$mode.failed")" -v s="$same" '{printf "| %s | %s | %s | %.1f s | %.1f s | %s | %s | %s |\n", p, m, l, $1, $2+$3, v, f, s}'
+    done
+    continue
+  fi
   echo "agent-rates: $p: catalogue (load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))" >&2
   /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" -q --json "$out/$p-catalogue.json" >/dev/null 2>"$out/$p-catalogue.err" || true
   read -r cw cu cs <<EOF
