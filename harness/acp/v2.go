@@ -242,6 +242,10 @@ func (b *Bridge) promptV2(ctx context.Context, raw json.RawMessage, reply func(a
 	defer leave()
 	accepted := false
 	_, err = b.startTurn(ctx, s, p.Prompt, func(ctx context.Context, s *liveSession, content []llm.Part) (sdk.PromptResponse, error) {
+		if live, ok := b.session(s.id); !ok || live != s { // closed while the prompt waited
+			<-s.turn
+			return sdk.PromptResponse{}, notFound(s.id, errors.New("the session was closed"))
+		}
 		return b.acceptedTurn(ctx, s, content, func() {
 			accepted = true
 			reply(struct{}{}, nil)
@@ -348,7 +352,8 @@ func (b *Bridge) listV2(_ context.Context, raw json.RawMessage, reply func(any, 
 
 // closeV2 serves session/close: the session's running turn is cancelled
 // and waited for, then its log is closed; it is no longer live (a resume
-// opens it again). An unknown id answers not found.
+// opens it again), and a prompt that was waiting for the turn is refused
+// as not found. An unknown id answers not found.
 func (b *Bridge) closeV2(_ context.Context, raw json.RawMessage, reply func(any, error)) {
 	p, err := decodeParams(methodSessionClose, raw)
 	if err != nil {
@@ -367,6 +372,7 @@ func (b *Bridge) closeV2(_ context.Context, raw json.RawMessage, reply func(any,
 	// token back) without waiting on anything the client does.
 	s.cancelPrompt()
 	s.turn <- struct{}{}
+	defer func() { <-s.turn }() // a prompt still waiting then finds it closed
 	if err := s.log.Close(); err != nil {
 		reply(nil, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("close session %s: %v", s.id, err)}))
 		return

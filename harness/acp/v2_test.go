@@ -545,3 +545,43 @@ func TestV2NegotiationIsTheFirstInitializes(t *testing.T) {
 		t.Errorf("after a refused initialize, v2 was not negotiated: %v", err)
 	}
 }
+
+// session/close cancels the running turn (its idle says cancelled), and a
+// prompt queued behind it is refused as not found, not left waiting.
+func TestV2CloseEndsTheTurnAndRefusesTheQueue(t *testing.T) {
+	c := serveRaw(t, "", newFake(fakeTurn{reasoning: "thinking", hang: true}))
+	c.initV2(t)
+	sid := c.newSession()
+	c.mustCall("session/prompt", acptest.TextPrompt(sid, "first"))
+	c.until(func(m acptest.Msg) bool {
+		u, ok, _ := m.AsUpdate()
+		return ok && u.Kind() == "agent_thought_chunk"
+	})
+	queued, err := c.conn.Request("session/prompt", acptest.TextPrompt(sid, "second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ups := c.call("session/close", map[string]any{"sessionId": sid})
+	if resp.Error != nil {
+		t.Fatalf("close: %s", resp.Error)
+	}
+	if last := ups[len(ups)-1]; last.Update["state"] != "idle" || last.Update["stopReason"] != "cancelled" {
+		t.Errorf("before the close's answer: %v, want the turn's idle cancelled last", kindsOf(ups))
+	}
+	// The queued prompt's answer may come before the close's or after it.
+	answered := func() (acptest.Msg, bool) {
+		for _, l := range c.conn.Lines() {
+			var m acptest.Msg
+			if json.Unmarshal(l, &m) == nil && m.Method == "" && string(m.ID) == queued {
+				return m, true
+			}
+		}
+		return acptest.Msg{}, false
+	}
+	if _, ok := answered(); !ok {
+		c.until(func(m acptest.Msg) bool { return m.Method == "" && string(m.ID) == queued })
+	}
+	if m, _ := answered(); !strings.Contains(string(m.Error), "-32002") {
+		t.Errorf("the queued prompt answered %s %s, want -32002 (the session was closed)", m.Result, m.Error)
+	}
+}
