@@ -232,12 +232,15 @@ func (j *Journal) Failed() int {
 	return j.failed
 }
 
-// Errors returns the entries that were refused.
+// Errors returns the entries that were refused (copies of them alone: the
+// runner asks after every case, and most entries are answers).
 func (j *Journal) Errors() []JournalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	var out []JournalEntry
-	for _, e := range j.Entries() {
+	for _, e := range j.entries {
 		if e.Error != "" {
-			out = append(out, e)
+			out = append(out, copyEntry(e))
 		}
 	}
 	return out

@@ -83,3 +83,31 @@ func TestJournalRing(t *testing.T) {
 		t.Errorf("kept %d bytes (cap %d), dropped %d", kept, JournalRingBytes, j.Dropped())
 	}
 }
+
+// Errors returns copies of the refused entries, in arrival order, and
+// copies nothing else: the runner asks after every case, where most
+// entries are answers with their whole conversation.
+func TestJournalErrorsCopiesOnlyThem(t *testing.T) {
+	var j Journal
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{{Type: llm.PartText, Text: "hi"}}}}
+	for i := range 50 {
+		e := JournalEntry{Messages: msgs, Raw: json.RawMessage(`{"model":"m"}`)}
+		if i == 10 || i == 40 {
+			e.Error = "refused " + string(rune('a'+i%26))
+		}
+		j.add(e)
+	}
+	errs := j.Errors()
+	if len(errs) != 2 || errs[0].Index != 10 || errs[1].Index != 40 || errs[0].Error != "refused k" {
+		t.Fatalf("errors %+v", errs)
+	}
+	errs[0].Messages[0].Content[0].Text = "changed"
+	if j.Errors()[0].Messages[0].Content[0].Text != "hi" {
+		t.Error("an error entry returned is the journal's own, not a copy")
+	}
+	// Two copies of two entries (a slice each for the raw body, the
+	// messages and their parts) and the result: not fifty.
+	if n := testing.AllocsPerRun(10, func() { j.Errors() }); n > 10 {
+		t.Errorf("Errors: %.0f allocations for 2 refused entries of 50", n)
+	}
+}
