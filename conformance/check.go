@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 6
+const CatalogueVersion = 7
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -49,7 +49,12 @@ const CatalogueVersion = 6
 //   - 6: TW-SCHEMA-3 (SHOULD): the schema requires no field beyond todos,
 //     content and status; the case tool-offered feeds it;
 //     5a7c544ccce4fc123c48cf87d42f2787024cdbae4fe6c0e78f12646941efa56f.
-const catalogueFingerprint = "5a7c544ccce4fc123c48cf87d42f2787024cdbae4fe6c0e78f12646941efa56f"
+//   - 7: ACP-ISOLATION-1 (MUST, every case): each session of a process
+//     that serves several (pooled cases, a case's second session/new) is
+//     shown and sends its model only its own list; n/a when every case
+//     has a process and a session of its own;
+//     f4048b6e1067143e8eb3d9bb0c1f65a9c962d438e5392e7d4e83c08e0428cd83.
+const catalogueFingerprint = "f4048b6e1067143e8eb3d9bb0c1f65a9c962d438e5392e7d4e83c08e0428cd83"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -67,7 +72,8 @@ type Outcome string
 
 // Outcomes. NotRun carries the reason the check could not be judged (no
 // selected case feeds it, its case did not complete, the run was
-// interrupted); NA means the check does not apply to the agent's dialect;
+// interrupted); NA means the check does not apply to the agent's dialect,
+// or to any of the cases (ACP-ISOLATION-1 on a process per case);
 // XFail is a failure the baseline expects (every failure of the check
 // matches an entry of Config.Expected).
 const (
@@ -99,6 +105,11 @@ type Check struct {
 	// Always makes the check apply to every case, whether the case lists it
 	// or not (wire-level checks).
 	Always bool `json:"always,omitempty"`
+	// Shared makes the check judge only the sessions that share an agent
+	// process with another (pooled cases, conform --pool on, or a case's
+	// second session/new): on a case with a process and a session of its
+	// own the outcome is NA, and so on a run of such cases.
+	Shared bool `json:"shared,omitempty"`
 
 	// eval judges one case's evidence; seen says what a pass saw (the
 	// REASON of a passing row: PassSeen), nil count when the check has no
@@ -284,6 +295,7 @@ const (
 	ACPTurn1         = "ACP-TURN-1"
 	ACPSession1      = "ACP-SESSION-1"
 	ACPToolStatus1   = "ACP-TOOLSTATUS-1"
+	ACPIsolation1    = "ACP-ISOLATION-1"
 	TWTool1          = "TW-TOOL-1"
 	TWSchema1        = "TW-SCHEMA-1"
 	TWSchema2        = "TW-SCHEMA-2"
@@ -399,6 +411,23 @@ func Catalogue() []Check {
 			Source: srcSchema + " ToolCallStatus (failed; completed: \"The tool call completed successfully.\")",
 			eval:   evalToolStatus,
 			seen:   seenToolStatus(),
+		},
+		{
+			// MUST: the list is the calling session's; in a process that
+			// serves several sessions (conform --pool on, or a case that
+			// opens a second session), one shown, or sent to its model,
+			// what another session wrote breaks that. Judged on every
+			// session of a pooled process, beside the others of that
+			// process (a case that failed pooled and passed alone: on its
+			// pooled session, and its failure is then this one, not
+			// flaky), and on the later sessions of a case; n/a on a
+			// process and a session per case.
+			ID: ACPIsolation1, Level: MUST, Always: true, Shared: true,
+			Title:  "in an agent process that serves several sessions (pooled cases, or a case's second session/new), each session is shown and sends its model only its own list: no plan, tool call output, agent message or model request of one carries a list or an item only another session of the process wrote (n/a when every case has a process and a session of its own)",
+			Spec:   "The list belongs to the ONE agent session that called the tool (exec.agent.session); a non-agent caller is rejected.",
+			Source: srcRFC,
+			eval:   evalIsolation,
+			seen:   seenIsolation(),
 		},
 		{
 			ID: TWTool1, Level: MUST,

@@ -71,6 +71,10 @@ type Evidence struct {
 	// case has ended (nil: nothing kept).
 	validator *driver.SchemaValidator
 	memo      *judgeMemo
+	// beside is set by the judge on its own copy: the other cases of the
+	// run that were sessions of the same pooled process (ACP-ISOLATION-1
+	// reads them).
+	beside []*Evidence
 }
 
 // evidenceKeys is the order of the keys of an evidence's JSON form: the

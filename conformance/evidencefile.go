@@ -105,10 +105,8 @@ func writeEvidence(dir string, ev *Evidence, limit int) error {
 		return err
 	}
 	if len(b) > limit {
-		e := *ev
-		e.Journal, e.SideRequests = withoutBodies(e.Journal), withoutBodies(e.SideRequests)
 		whole := len(b)
-		if b, err = MarshalEvidence(&e); err != nil {
+		if b, err = MarshalEvidence(bodiless(ev)); err != nil {
 			return err
 		}
 		if len(b) > limit {
@@ -184,9 +182,7 @@ func WriteEvidenceArchive(path string, evs []*Evidence) error {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	for _, ev := range evs {
-		e := *ev
-		e.Journal, e.SideRequests = withoutBodies(e.Journal), withoutBodies(e.SideRequests)
-		b, err := json.Marshal(&e)
+		b, err := json.Marshal(bodiless(ev))
 		if err != nil {
 			return fmt.Errorf("conformance: encode evidence of case %s: %w", ev.Case.ID, err)
 		}
@@ -199,6 +195,19 @@ func WriteEvidenceArchive(path string, evs []*Evidence) error {
 		return fmt.Errorf("conformance: write evidence: %w", err)
 	}
 	return nil
+}
+
+// bodiless is ev without its model requests' bodies, nor those of the
+// evidence of its pooled run (PooledFailure.Evidence).
+func bodiless(ev *Evidence) *Evidence {
+	e := *ev
+	e.Journal, e.SideRequests = withoutBodies(e.Journal), withoutBodies(e.SideRequests)
+	if pf := e.PooledFailure; pf != nil && pf.Evidence != nil {
+		p := *pf
+		p.Evidence = bodiless(pf.Evidence)
+		e.PooledFailure = &p
+	}
+	return &e
 }
 
 func withoutBodies(es []mockmodel.JournalEntry) []mockmodel.JournalEntry {

@@ -242,7 +242,9 @@ func fakeAgent(mode string) int {
 			reply(map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": !f.has("no-load")},
 				"agentInfo": map[string]any{"name": "fake", "version": "0"}, "authMethods": []any{}})
 		case "session/new":
-			f.sid = "fake-session"
+			// A session's conversation and list are its own (a pooled
+			// process serves several sessions, one after another).
+			f.sid, f.msgs, f.list = "fake-session", nil, nil
 			reply(map[string]any{"sessionId": f.sid})
 			if f.has("stop-reading") {
 				// Never reads its stdin again (bounded, should the runner hang).

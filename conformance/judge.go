@@ -210,6 +210,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	if !end.IsZero() && !info.Started.IsZero() {
 		rep.Duration = end.Sub(info.Started)
 	}
+	for i, beside := range pooledBeside(evs) {
+		rep.Cases[i].beside = beside
+	}
 	rep.Wires = modelWires(evs)
 	rep.Note = allRefusedNote(evs)
 	rep.Policy, rep.PolicySource = runPolicy(evs)
@@ -245,6 +248,7 @@ func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *driver.SchemaVa
 	}
 	for _, cr := range rep.Cases {
 		ev := judgeable(cr.ev, v)
+		ev.beside = cr.beside
 		if !(c.Always || ev.Case.Feeds(c.ID)) {
 			continue
 		}
@@ -304,6 +308,9 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		return skipf("%s", ev.Interrupted)
 	case ev.Aborted != "" && !c.Always:
 		return skipf("case %s did not complete (see RUN-1)", ev.Case.ID)
+	}
+	if why := ev.aloneInProcess(); c.Shared && why != "" {
+		return verdict{Outcome: NA, Reason: why}
 	}
 	v := c.eval(ev)
 	if f := ev.pooledFlaky(c, v); f != nil {
@@ -426,10 +433,12 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 	if len(vs) == 0 {
 		return NotRun, NoCaseFeeds
 	}
-	var fails, xfails, flaky, incomplete []CaseVerdict
+	var fails, xfails, flaky, incomplete, na []CaseVerdict
 	passes := 0
 	for _, v := range vs {
 		switch {
+		case v.Outcome == NA:
+			na = append(na, v)
 		case v.Outcome == Fail:
 			fails = append(fails, v)
 		case v.Outcome == Flaky:
@@ -460,8 +469,34 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 		return firstOf(NotRun, incomplete)
 	case passes > 0:
 		return Pass, ""
+	case len(na) == len(vs):
+		// Applies to none of the cases (ACP-ISOLATION-1 when every case
+		// had a process of its own).
+		return NA, naReason(na)
 	}
 	return NotRun, vs[0].Case + ": " + vs[0].Reason
+}
+
+// naReason says why a check applies to none of the cases: each reason
+// with its cases ("7 cases: ran in a process of its own; plan-basic: …").
+func naReason(na []CaseVerdict) string {
+	var order []string
+	by := map[string][]string{}
+	for _, v := range na {
+		if _, ok := by[v.Reason]; !ok {
+			order = append(order, v.Reason)
+		}
+		by[v.Reason] = append(by[v.Reason], v.Case)
+	}
+	parts := make([]string, len(order))
+	for i, r := range order {
+		who := by[r][0]
+		if n := len(by[r]); n > 1 {
+			who = fmt.Sprintf("%d cases", n)
+		}
+		parts[i] = who + ": " + r
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Failure is one failure of a check on a case.

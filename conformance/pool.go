@@ -1,14 +1,17 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/textcut"
 )
@@ -59,6 +62,10 @@ type PooledFailure struct {
 	// (its ProcResult.Stderr there): the fresh run's evidence replaces
 	// the pooled one's.
 	Stderr string `json:"stderr,omitempty"`
+	// Evidence is the case's evidence as that session: ACP-ISOLATION-1
+	// reads it beside the other sessions of the process (nil in evidence
+	// saved before it was kept).
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
 // pooledStderrKeep bounds PooledFailure.Stderr.
@@ -111,6 +118,7 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 			if ev.Script == nil {
 				ev.Script = old.Script
 			}
+			pf.Evidence = old
 			ev.PooledFailure = pf
 			out[i] = ev
 			r.rerunProgress(ev, pf)
@@ -164,10 +172,12 @@ func (r *runner) rerunProgress(ev *Evidence, pf *PooledFailure) {
 }
 
 // pooledFlaky is the verdict of check c on a case run again alone that
-// passed there, when it had failed in the pooled process (nil: not so).
+// passed there, when it had failed in the pooled process (nil: not so, or
+// the pooled session shows another session's list, and ACP-ISOLATION-1
+// fails on that: the failure is explained, and the pass alone stands).
 func (ev *Evidence) pooledFlaky(c Check, v verdict) *verdict {
 	pf := ev.PooledFailure
-	if pf == nil || v.Outcome != Pass || !slices.Contains(pf.Failed, c.ID) {
+	if pf == nil || v.Outcome != Pass || !slices.Contains(pf.Failed, c.ID) || ev.crossed() {
 		return nil
 	}
 	reason := ""
@@ -177,4 +187,325 @@ func (ev *Evidence) pooledFlaky(c Check, v verdict) *verdict {
 		}
 	}
 	return &verdict{Outcome: Flaky, Reason: fmt.Sprintf("failed as %s (%s), passed alone in a fresh process: flaky, or one session saw another's", pf.Session, reason)}
+}
+
+// pooledEvidence is the case's evidence as a session of a pooled process:
+// its own, or, for a case run again alone, that of its pooled run (nil:
+// it never ran pooled, or the pooled run's evidence was not kept).
+func (ev *Evidence) pooledEvidence() *Evidence {
+	if ev.pooled() {
+		return ev
+	}
+	if pf := ev.PooledFailure; pf != nil && pf.Evidence != nil && pf.Evidence.pooled() {
+		return judgeable(pf.Evidence, ev.validator)
+	}
+	return nil
+}
+
+// aloneInProcess says why no session of the case shared its agent process
+// with another ("" when one did: it was a session of a pooled process
+// beside other cases, or the case opened a second session on a process):
+// a Shared check is NA on it.
+func (ev *Evidence) aloneInProcess() string {
+	switch {
+	case slices.ContainsFunc(ev.promptSessions(), func(s promptSession) bool { return s.session > 0 }):
+		return ""
+	case ev.pooledEvidence() == nil:
+		return "ran in a process of its own, as its one session"
+	case len(ev.beside) == 0:
+		return "the only session of its pooled process in this run"
+	}
+	return ""
+}
+
+// pooledBeside gives each of a run's cases the others that were sessions
+// of the same pooled process (ProcResult.Pooled names it), in run order.
+func pooledBeside(evs []*Evidence) [][]*Evidence {
+	by := map[string][]int{}
+	for i, ev := range evs {
+		if pe := ev.pooledEvidence(); pe != nil {
+			by[pe.Procs[0].Pooled] = append(by[pe.Procs[0].Pooled], i)
+		}
+	}
+	out := make([][]*Evidence, len(evs))
+	for _, idx := range by {
+		for _, i := range idx {
+			for _, j := range idx {
+				if j != i {
+					out[i] = append(out[i], evs[j])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// crossed reports whether the case's pooled session was shown, or sent
+// its model, what only another case of its process wrote
+// (ACP-ISOLATION-1 fails on it).
+func (ev *Evidence) crossed() bool {
+	return len(ev.pooledCrossings()) > 0
+}
+
+// beforeItsCalls reports whether plan p came before every tool call of
+// its prompt, of an agent that announces them (a tool_call follows it in
+// the prompt), and shows no list the session wrote in an earlier prompt:
+// it shows no write of this session, whatever write the matching tied it
+// to.
+func (ev *Evidence) beforeItsCalls(p planObs, mine []Write) bool {
+	if p.Segment != "prompt" || p.CallID != "" {
+		return false
+	}
+	for _, w := range mine {
+		if w.Prompt < p.Prompt && sameTrimmed(p.todos(), w.Todos) {
+			return false
+		}
+	}
+	for _, m := range ev.Wire {
+		switch {
+		case m.Seq <= p.Seq || m.Proc != p.Proc:
+		case m.Dir == driver.Sent && m.Method == "session/prompt":
+			return false // the next prompt: none of p's came after it
+		case m.Dir == driver.Received && m.UpdateKind() == "tool_call":
+			return true
+		}
+	}
+	return false
+}
+
+// theirList finds the write of theirs (of the canonical shape) whose
+// list shown is.
+func theirList(shown []Todo, theirs []Write) (Write, bool) {
+	for _, w := range theirs {
+		if w.Shaped && sameTrimmed(shown, w.Todos) {
+			return w, true
+		}
+	}
+	return Write{}, false
+}
+
+// maxCrossings bounds the crossings a verdict lists.
+const maxCrossings = 5
+
+// crossings finds what a session was shown, or sent its model, that only
+// another session of its process wrote: of the sessions of a pooled
+// process, the other cases beside it (pooledCrossings); of a case that
+// opens a second session on a process, the session before it
+// (ownCrossings).
+func (ev *Evidence) crossings() []verdict {
+	return append(ev.pooledCrossings(), ev.ownCrossings()...)
+}
+
+// pooledCrossings finds, in what the case's pooled session was shown and
+// sent its model, the lists and list items only another case of its
+// process wrote: a plan tied to no write of the session (or shown before
+// its calls) showing exactly a list the other wrote, a plan entry, a tool
+// call's output, an agent message or a model request carrying an item only
+// the other wrote. Each is said with both sides: where this session saw
+// it, and which case wrote it in which call. An item this case writes too,
+// or its prompts mention, is no evidence of anything.
+func (ev *Evidence) pooledCrossings() []verdict {
+	own := ev.pooledEvidence()
+	if own == nil || len(ev.beside) == 0 {
+		return nil
+	}
+	var out []verdict
+	m := own.match()
+	for _, o := range ev.beside {
+		who := fmt.Sprintf("case %s wrote (its %%s), a session of the same pooled process (%s)", o.Case.ID, own.Procs[0].Pooled)
+		out = append(out, own.crossedBy(m, nil, own.Writes, o.Writes, who, own == ev)...)
+		if len(out) >= maxCrossings {
+			break
+		}
+	}
+	return out[:min(len(out), maxCrossings)]
+}
+
+// ownCrossings finds, in the plans of each session a case opens on a
+// process after another (a second session/new), a list or an item only
+// another session of that process wrote.
+func (ev *Evidence) ownCrossings() []verdict {
+	sess := ev.promptSessions()
+	proc := map[int]int{} // session -> the process it was opened on
+	for _, s := range sess {
+		if s.session >= 0 {
+			proc[s.session] = s.proc
+		}
+	}
+	var out []verdict
+	for _, s := range slices.Sorted(maps.Keys(proc)) {
+		p := proc[s]
+		var mine, theirs []Write
+		for _, w := range ev.Writes {
+			if w.Prompt >= len(sess) {
+				continue
+			}
+			switch ws := sess[w.Prompt]; {
+			case ws.session == s:
+				mine = append(mine, w)
+			case ws.session >= 0 && proc[ws.session] == p:
+				theirs = append(theirs, w)
+			}
+		}
+		if len(theirs) == 0 {
+			continue
+		}
+		in := func(prompt int) bool { return prompt < len(sess) && sess[prompt].session == s }
+		who := fmt.Sprintf("another session of the same process wrote (%%s); the case opened this one with its session/new %d", s+1)
+		out = append(out, ev.crossedBy(ev.match(), in, mine, theirs, who, true)...)
+	}
+	return out[:min(len(out), maxCrossings)]
+}
+
+// promptSession is the session a prompt of the case went to: the n-th
+// session/new of the case (-1: a loaded one, judged by the load checks)
+// and the process it was sent to.
+type promptSession struct{ session, proc int }
+
+// promptSessions gives each prompt of the case its session, in prompt
+// order.
+func (ev *Evidence) promptSessions() []promptSession {
+	var out []promptSession
+	cur, proc, n := -1, 0, 0
+	for _, st := range ev.Case.Steps {
+		switch st.Op {
+		case driver.OpRestart:
+			cur, proc = -1, proc+1
+		case driver.OpNewSession:
+			cur, n = n, n+1
+		case driver.OpLoadSession:
+			cur = -1
+		case driver.OpPrompt:
+			out = append(out, promptSession{cur, proc})
+		}
+	}
+	return out
+}
+
+// crossedBy finds in ev what theirs wrote and mine never did: in the plans
+// of the prompts in admits (nil: every plan; m is ev.match()) and, for a
+// whole session (in nil), in its tool calls' output, agent messages and
+// model requests. who says whose the writes are, with a %s for the
+// write's call; mark marks the wire lines (ev's wire is the one the
+// transcript shows).
+func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs []Write, who string, mark bool) []verdict {
+	var out []verdict
+	add := func(seq int, where, seen string, w Write) {
+		f := failf("%s %s only %s; no write of this session has it",
+			where, seen, fmt.Sprintf(who, fmt.Sprintf("%s, prompt %d: %s", w.CallID, w.Prompt+1, todosString(w.Todos))))
+		if mark && seq >= 0 {
+			f = f.at(seq, "shows what another session wrote")
+		}
+		out = append(out, f)
+	}
+	texts := []string{}
+	own := map[string]bool{}
+	for _, w := range mine {
+		for _, t := range w.Todos {
+			own[todolist.Trim(t.Content)] = true
+			texts = append(texts, t.Content)
+		}
+	}
+	for _, st := range ev.Case.Steps {
+		texts = append(texts, st.Text)
+	}
+	onlyTheirs := map[string]Write{}
+	for _, w := range theirs {
+		for _, t := range w.Todos {
+			c := todolist.Trim(t.Content)
+			if _, ok := onlyTheirs[c]; !ok && !own[c] && !slices.ContainsFunc(texts, func(m string) bool { return strings.Contains(m, c) }) {
+				onlyTheirs[c] = w
+			}
+		}
+	}
+	k := 0 // the index among the prompts' plans (m)
+	for _, p := range ev.plans() {
+		tied := false
+		if p.Segment == "prompt" {
+			tied, k = m.matched[k], k+1
+		}
+		if in != nil && (p.Segment != "prompt" || !in(p.Prompt)) {
+			continue
+		}
+		// Theirs when tied to no write of this session's and none of them
+		// has that list, or shown before its calls whatever its tie.
+		_, isMine := theirList(p.todos(), mine)
+		if w, ok := theirList(p.todos(), theirs); ok && (!tied && !isMine || ev.beforeItsCalls(p, mine)) {
+			add(p.Seq, fmt.Sprintf("plan update #%d (%s), tied to no write of this session, shows exactly", p.Seq, planString(p)), "the list", w)
+			continue
+		}
+		for _, e := range p.Entries {
+			if w, ok := onlyTheirs[todolist.Trim(e.Content)]; ok {
+				add(p.Seq, fmt.Sprintf("plan update #%d (%s) carries", p.Seq, planString(p)), fmt.Sprintf("%q, an item", e.Content), w)
+				break
+			}
+		}
+	}
+	if in != nil || len(onlyTheirs) == 0 {
+		return out
+	}
+	// Free text: an item long enough not to occur by chance.
+	items := slices.Sorted(maps.Keys(onlyTheirs))
+	long := func(text string) (string, Write, bool) {
+		for _, c := range items {
+			if len([]rune(c)) >= 6 && strings.Contains(text, c) {
+				return c, onlyTheirs[c], true
+			}
+		}
+		return "", Write{}, false
+	}
+	for _, msg := range ev.Wire {
+		if k := msg.UpdateKind(); msg.Dir != driver.Received || (k != "tool_call" && k != "tool_call_update" && k != "agent_message_chunk") {
+			continue
+		}
+		if c, w, ok := long(msg.Line); ok {
+			add(msg.Seq, fmt.Sprintf("the %s #%d carries", msg.UpdateKind(), msg.Seq), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
+		}
+	}
+	for _, e := range ev.Journal {
+		for mi, msg := range e.Messages {
+			for _, part := range msg.Content {
+				if c, w, ok := long(part.Text + part.Arguments); ok {
+					add(-1, fmt.Sprintf("model request %d, message %d (%s), carries", e.Index+1, mi+1, msg.Role), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// evalIsolation judges ACP-ISOLATION-1 on a case that had a process
+// beside another session: a session of a pooled process (beside the other
+// cases of that process), or a case that opens a second session on a
+// process. Nothing a session was shown or sent its model carries a list,
+// or an item of one, only another session of the process wrote. A case
+// run again alone after failing pooled is judged on its pooled session,
+// and its failure there is named.
+func evalIsolation(ev *Evidence) verdict {
+	var fs failures
+	suffix := ""
+	if pf := ev.PooledFailure; pf != nil {
+		suffix = fmt.Sprintf("; as that session it failed %s, and passed alone in a fresh process", strings.Join(pf.Failures, "; "))
+		if pf.Aborted != "" {
+			suffix = fmt.Sprintf("; as that session it did not complete (%s), and did alone in a fresh process", pf.Aborted)
+		}
+	}
+	for _, c := range ev.pooledCrossings() {
+		fs.add(c.suffixed(suffix))
+	}
+	for _, c := range ev.ownCrossings() {
+		fs.add(c)
+	}
+	return fs.orElse(pass())
+}
+
+// seenIsolation: the words of a pass of ACP-ISOLATION-1.
+func seenIsolation() seenRule {
+	return seenRule{func(ev *Evidence) tally {
+		own := cmp.Or(ev.pooledEvidence(), ev)
+		return ints(len(own.plans()), len(own.Journal))
+	}, func(t tally) string {
+		return fmt.Sprintf("%s and %s of sessions that shared a process, none carrying a list or an item only another session of the process wrote",
+			nOf(t.n[0], "plan update", "plan updates"), nOf(t.n[1], "model request", "model requests"))
+	}}
 }

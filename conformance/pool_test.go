@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/todoharness/todoharness/driver"
 )
 
 // A case that failed as a session of a pooled process runs again alone
@@ -80,5 +84,122 @@ func TestPooledFailureIsAMustOrShouldFailure(t *testing.T) {
 	}
 	if !sawInfoOnly || !sawMust {
 		t.Errorf("the saved evidence has a case failing only INFO checks: %v, one failing a MUST or SHOULD check: %v; want both", sawInfoOnly, sawMust)
+	}
+}
+
+// asSessions makes saved cases sessions of one pooled process: copies,
+// their first process the pooled one.
+func asSessions(evs ...*Evidence) []*Evidence {
+	for _, ev := range evs {
+		ev.Procs = slices.Clone(ev.Procs)
+		ev.Procs[0].Pooled = "a session of pooled agent process 1 (pid 7)"
+	}
+	return evs
+}
+
+// showTheirPlan appends to a's wire a plan update of a's session showing
+// the first list b's plans show, as an agent with one list for the process
+// shows a session the list of the one before it.
+func showTheirPlan(t *testing.T, a, b *Evidence) {
+	t.Helper()
+	firstPlan := func(ev *Evidence) string {
+		for _, m := range ev.Wire {
+			if m.UpdateKind() == "plan" {
+				return m.Line
+			}
+		}
+		t.Fatalf("case %s shows no plan", ev.Case.ID)
+		return ""
+	}
+	session := regexp.MustCompile(`"sessionId":"[^"]*"`)
+	line := session.ReplaceAllLiteralString(firstPlan(b), session.FindString(firstPlan(a)))
+	a.Wire = append(a.Wire, received(len(a.Wire), line))
+}
+
+// ACP-ISOLATION-1 judges each session of a pooled process beside the
+// others of that process: a plan update showing a list only another
+// session wrote fails it, with both sides said (where this session saw
+// it, which case wrote it in which call); the same sessions with no such
+// plan pass; a case with a process of its own is n/a, and so is a run of
+// such cases. A case that failed pooled and passed alone is judged on its
+// pooled session: with the crossing there, the check it failed pooled
+// passes (its failure is the isolation one, which names it); without,
+// that check is flaky.
+func TestIsolationJudgesSessionsOfAProcess(t *testing.T) {
+	t.Parallel()
+	v := sharedValidator(t)
+	judge := func(evs ...*Evidence) *Report {
+		t.Helper()
+		rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Validator: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	verdictOn := func(rep *Report, id, caseID string) CaseVerdict {
+		t.Helper()
+		c, _ := rep.Check(id)
+		for _, cv := range c.Cases {
+			if cv.Case == caseID {
+				return cv
+			}
+		}
+		t.Fatalf("%s: no verdict on case %s", id, caseID)
+		return CaseVerdict{}
+	}
+	a, b := savedCase(t, "reference", "reject-empty"), savedCase(t, "reference", "plan-basic")
+
+	rep := judge(a, b)
+	if c, _ := rep.Check(ACPIsolation1); c.Outcome != NA || c.Reason != "2 cases: ran in a process of its own, as its one session" {
+		t.Errorf("a process per case: %s %q, want n/a", c.Outcome, c.Reason)
+	}
+
+	rep = judge(asSessions(a, b)...)
+	if c, _ := rep.Check(ACPIsolation1); c.Outcome != Pass || len(rep.FailedIDs()) > 0 {
+		t.Errorf("two sessions, each shown its own lists: %s %q, failed %v", c.Outcome, c.Reason, rep.FailedIDs())
+	}
+
+	crossed := savedCase(t, "reference", "reject-empty")
+	showTheirPlan(t, crossed, b)
+	rep = judge(asSessions(crossed, b)...)
+	want := `plan update #` + fmt.Sprint(len(crossed.Wire)-1) + ` (["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]), tied to no write of this session, shows exactly the list only case plan-basic wrote (its call_1, prompt 1: ["read the parser code" in_progress, "write the failing test" pending, "run the full test suite" pending]), a session of the same pooled process (a session of pooled agent process 1 (pid 7)); no write of this session has it`
+	if cv := verdictOn(rep, ACPIsolation1, "reject-empty"); cv.Outcome != Fail || cv.Reason != want || cv.Lines[len(crossed.Wire)-1] == "" {
+		t.Errorf("shown the other session's list: %s %q (lines %v), want fail %q", cv.Outcome, cv.Reason, cv.Lines, want)
+	}
+	if cv := verdictOn(rep, ACPIsolation1, "plan-basic"); cv.Outcome != Pass {
+		t.Errorf("the session whose list was shown: %s %q, want pass", cv.Outcome, cv.Reason)
+	}
+
+	// Run again alone after failing TW-PLAN-1 pooled.
+	rerun := func(pooled *Evidence) *Evidence {
+		alone := savedCase(t, "reference", "reject-empty")
+		pf := pooledFailure(pooled, capturedChecks(t), v)
+		if pf == nil || !slices.Contains(pf.Failed, TWPlan1) {
+			t.Fatalf("the pooled session failed %+v, want TW-PLAN-1 among", pf)
+		}
+		pf.Evidence = pooled
+		alone.PooledFailure = pf
+		return alone
+	}
+	rep = judge(rerun(asSessions(crossed, b)[0]), b)
+	if cv := verdictOn(rep, TWPlan1, "reject-empty"); cv.Outcome != Pass {
+		t.Errorf("TW-PLAN-1, failed pooled on the other session's list, passed alone: %s %q, want pass", cv.Outcome, cv.Reason)
+	}
+	if cv := verdictOn(rep, ACPIsolation1, "reject-empty"); cv.Outcome != Fail || !strings.HasPrefix(cv.Reason, want+"; as that session it failed ") || !strings.Contains(cv.Reason, fmt.Sprintf("; TW-PLAN-1: a plan update (prompt 1, #%d) shows", len(crossed.Wire)-1)) || !strings.HasSuffix(cv.Reason, ", and passed alone in a fresh process") || len(cv.Lines) > 0 {
+		t.Errorf("run again alone: %s %q (lines %v), want the crossing and the pooled failure, no line of the fresh run marked", cv.Outcome, cv.Reason, cv.Lines)
+	}
+	if got := rep.FailedIDs(); !slices.Equal(got, []string{ACPIsolation1}) || len(rep.Flaky) > 0 {
+		t.Errorf("failed %v, flaky %v; want only %s", got, rep.Flaky, ACPIsolation1)
+	}
+
+	// The same failure pooled with no crossing to show: flaky.
+	other := savedCase(t, "reference", "reject-empty")
+	other.Wire = append(other.Wire, received(len(other.Wire), strings.Replace(other.Wire[slices.IndexFunc(other.Wire, func(m driver.WireMsg) bool { return m.UpdateKind() == "plan" })].Line, "read the parser code", "a list no session wrote", 1)))
+	rep = judge(rerun(asSessions(other, b)[0]), b)
+	if cv := verdictOn(rep, TWPlan1, "reject-empty"); cv.Outcome != Flaky {
+		t.Errorf("TW-PLAN-1, failed pooled with no other session's list shown: %s %q, want flaky", cv.Outcome, cv.Reason)
+	}
+	if cv := verdictOn(rep, ACPIsolation1, "reject-empty"); cv.Outcome != Pass {
+		t.Errorf("no crossing: %s %q, want pass", cv.Outcome, cv.Reason)
 	}
 }

@@ -184,6 +184,9 @@ type CaseResult struct {
 	failures []string
 
 	ev *Evidence
+	// beside are the other cases of the run that were sessions of its
+	// pooled process.
+	beside []*Evidence
 }
 
 // ms is d in milliseconds (fractions kept).

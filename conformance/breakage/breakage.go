@@ -38,6 +38,11 @@ type Breakage struct {
 	Name  string
 	Layer Layer
 	Fails []string
+	// FailsPooled is what it must fail, exactly (sorted), when the cases
+	// that need no fresh process run as sessions of pooled agent
+	// processes (conformance.Config.Pool), if that differs from Fails
+	// (nil: the same).
+	FailsPooled []string
 	// Why explains a Fails list that is not obvious from the name.
 	Why string
 	// Mutation is the fault itself, for a Fake row: the runner tests'
@@ -105,6 +110,8 @@ func All() []Breakage {
 			Why: "session/load replays under another sessionId: an editor drops the replay, so no plan is restored"},
 		{Name: "refuse-live-load", Layer: Bridge,
 			Why: "session/load of the session open on the process answered -32602 \"already loaded\" (the original at the RFC's commit): nothing requires accepting it; the load is judged after a restart, so nothing fails"},
+		{Name: "shared-todo-list", Layer: Bridge, FailsPooled: []string{"ACP-ISOLATION-1"},
+			Why: "one todo list for the process, shown to each new session as its first prompt starts: with a process per case every built-in case opens one session, which finds no list, so nothing fails (exploration's scenarios that open a second session on a process find ACP-ISOLATION-1 there, and TW-PLAN-1); pooled, a session after another is shown that session's list, which it is not alone in a fresh process"},
 
 		{Name: "rename-tool", Layer: Tool, Fails: []string{"TW-TOOL-1"},
 			Why: "offered as todo_list: the todo_write calls reach no todo tool of the agent, so no check of a call is judged"},
@@ -199,4 +206,13 @@ func (b Breakage) FailsCheck(id string) bool {
 		}
 	}
 	return false
+}
+
+// Pooled is what b must fail when the poolable cases run as sessions of
+// pooled processes: FailsPooled, or Fails when that is nil.
+func (b Breakage) Pooled() []string {
+	if b.FailsPooled != nil {
+		return b.FailsPooled
+	}
+	return b.Fails
 }

@@ -51,6 +51,14 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 		if alone.Pool != conformance.PoolOff || pooled.Pool != conformance.PoolOn {
 			t.Errorf("fault %q: the reports say pool %q and %q, want off and on", fault, alone.Pool, pooled.Pool)
 		}
+		// Sessions that share a process are judged pooled only: each
+		// of the reference agent's keeps its own list.
+		if c, _ := alone.Check(conformance.ACPIsolation1); c.Outcome != conformance.NA {
+			t.Errorf("fault %q: a process per case: %s %s %q, want n/a", fault, c.ID, c.Outcome, c.Reason)
+		}
+		if c, _ := pooled.Check(conformance.ACPIsolation1); fault == "" && c.Outcome != conformance.Pass {
+			t.Errorf("reference agent pooled: %s %s %q, want a pass", c.ID, c.Outcome, c.Reason)
+		}
 		if a, p := failing(alone), failing(pooled); !mapsEqual(a, p) {
 			t.Errorf("fault %q: a process per case fails %v, pooled %v", fault, a, p)
 		}
@@ -295,5 +303,59 @@ func TestPooledStderrGoesToTheCasesItServed(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "stderr, before the fresh run, as a session of pooled agent process") {
 		t.Error("the HTML report does not show the pooled run's stderr of a case that ran again alone")
+	}
+}
+
+// twoSessions is a case that opens a second session on its process after
+// the first wrote a list: ACP-ISOLATION-1 judges it with no pool.
+const twoSessions = `title: two sessions of one process, each writing its own list
+checks: [TW-PLAN-1]
+steps:
+  - op: initialize
+  - op: newSession
+  - op: prompt
+    text: Record the plan.
+  - op: newSession
+  - op: prompt
+    text: Record another plan.
+script:
+  - toolCalls:
+      - name: todo_write
+        arguments:
+          todos: [{content: read the parser code, status: in_progress}]
+  - text: DONE
+  - toolCalls:
+      - name: todo_write
+        arguments:
+          todos: [{content: pack the release notes, status: in_progress}]
+  - text: DONE
+`
+
+// A case that opens two sessions on one process is judged by
+// ACP-ISOLATION-1 with a process of its own: the reference agent keeps
+// each session's list its own; with one list for the process
+// (shared-todo-list), the second session is shown the first's list, and
+// the check names the session that wrote it.
+func TestIsolationJudgesTheSessionsOfACase(t *testing.T) {
+	c, err := conformance.LoadCase([]byte(twoSessions), "two-sessions/case.yaml", "two-sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := validator(t)
+	for _, fault := range []string{"", "shared-todo-list"} {
+		cfg := runConfig(t, reference(fault), v)
+		cfg.Cases = []*conformance.Case{c}
+		rep, err := conformance.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := rep.Check(conformance.ACPIsolation1)
+		switch {
+		case fault == "" && (got.Outcome != conformance.Pass || len(rep.FailedIDs()) > 0):
+			t.Errorf("reference agent: %s %q, failed %v", got.Outcome, got.Reason, rep.FailedIDs())
+		case fault != "" && (got.Outcome != conformance.Fail || !strings.Contains(got.Reason, `plan update #`) ||
+			!strings.Contains(got.Reason, `(["read the parser code" in_progress]), tied to no write of this session, shows exactly the list only another session of the same process wrote (call_1, prompt 1: ["read the parser code" in_progress]); the case opened this one with its session/new 2; no write of this session has it`)):
+			t.Errorf("%s: %s %q, want the second session shown the first's list", fault, got.Outcome, got.Reason)
+		}
 	}
 }

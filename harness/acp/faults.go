@@ -74,6 +74,12 @@ const (
 	// loaded", as the original implementation did at the RFC's commit.
 	// Nothing the contract says is broken: a load after a restart works.
 	FaultRefuseLiveLoad Fault = "refuse-live-load"
+	// FaultSharedTodoList keeps one todo list for the whole process, not
+	// one a session: a session opened after another wrote a list starts
+	// with that list and shows it (a plan) when its first prompt starts. A process that serves one session shows
+	// nothing wrong; one that serves several in turn (a pooled run) shows
+	// each the list of the session before it.
+	FaultSharedTodoList Fault = "shared-todo-list"
 )
 
 // FaultEnv is the environment variable `todoharness agent` reads faults from.
@@ -86,7 +92,7 @@ func KnownFaults() []Fault {
 		FaultAcceptDuplicates, FaultNoLoadReplay, FaultReplayAfterResponse,
 		FaultWrongCounts, FaultEchoList, FaultHangOnPrompt, FaultCrashOnPrompt,
 		FaultUpdatesAfterResponse, FaultPlansReversed, FaultCoalescePlans, FaultInterleavedPlans,
-		FaultReplayOtherSession, FaultRefuseLiveLoad,
+		FaultReplayOtherSession, FaultRefuseLiveLoad, FaultSharedTodoList,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
@@ -151,7 +157,7 @@ func injectFaults(b *Bridge, fs Faults) error {
 	b.log.Warn("faults injected: this agent is broken on purpose", "faults", fs.String())
 	b.tools = reg
 	b.present = faultyPresenter{plain: plainPresenter{reg}, faults: fs}
-	b.handler = &faultyAgent{Bridge: b, faults: fs}
+	b.handler = &faultyAgent{Bridge: b, faults: fs, shared: &sharedTodos{inherited: map[string][]session.TodoItem{}}}
 	return nil
 }
 

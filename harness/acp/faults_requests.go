@@ -2,29 +2,101 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/harness/session"
 )
 
 // faultyAgent is the request layer of the faults: it serves the
-// connection in the bridge's place, breaking session/prompt
-// (crash-on-prompt, hang-on-prompt, updates-after-response),
+// connection in the bridge's place, breaking session/new and
+// session/prompt (shared-todo-list), session/prompt (crash-on-prompt,
+// hang-on-prompt, updates-after-response),
 // session/cancel (hang-on-prompt) and session/load (no-load-replay,
 // replay-after-response, replay-other-session, refuse-live-load), and passes every other
 // request to the bridge.
 type faultyAgent struct {
 	*Bridge
 	faults Faults
+	// shared is the process's one list (shared-todo-list).
+	shared *sharedTodos
 }
 
 var (
 	_ sdk.Agent       = (*faultyAgent)(nil)
 	_ sdk.AgentLoader = (*faultyAgent)(nil)
 )
+
+// sharedTodos is the todo list of FaultSharedTodoList: the process's,
+// the last one any of its sessions wrote.
+type sharedTodos struct {
+	mu   sync.Mutex
+	list []session.TodoItem
+	held bool
+	// inherited are the lists the sessions were opened with, not shown
+	// yet.
+	inherited map[string][]session.TodoItem
+}
+
+// NewSession is Bridge.NewSession; under shared-todo-list the new session
+// starts with the process's list, when it holds one.
+func (f *faultyAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	resp, err := f.Bridge.NewSession(ctx, p)
+	if err != nil || !f.faults.Has(FaultSharedTodoList) {
+		return resp, err
+	}
+	f.shared.mu.Lock()
+	defer f.shared.mu.Unlock()
+	if f.shared.held {
+		f.shared.inherited[string(resp.SessionId)] = f.shared.list
+		f.log.Warn("fault shared-todo-list: a new session starts with the process's list", "session", resp.SessionId, "items", len(f.shared.list))
+	}
+	return resp, nil
+}
+
+// sharedTurn runs a prompt under shared-todo-list: a session opened with
+// the process's list shows it first, as a plan, and the list the session
+// holds after the turn is the process's.
+func (f *faultyAgent) sharedTurn(ctx context.Context, s *liveSession, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	f.shared.mu.Lock()
+	list, show := f.shared.inherited[s.id]
+	delete(f.shared.inherited, s.id)
+	f.shared.mu.Unlock()
+	if show {
+		if err := f.showList(s, list); err != nil {
+			return sdk.PromptResponse{}, err
+		}
+	}
+	resp, err := f.startTurn(ctx, s, p.Prompt, f.turn)
+	if list, ok := s.log.CurrentTodos(); ok {
+		f.shared.mu.Lock()
+		f.shared.list, f.shared.held = list, true
+		f.shared.mu.Unlock()
+	}
+	return resp, err
+}
+
+// showList sends the plan of list to session s, as a write of it shows.
+func (f *faultyAgent) showList(s *liveSession, list []session.TodoItem) error {
+	data, err := json.Marshal(session.TodoWrite{Todos: list})
+	if err != nil {
+		return err
+	}
+	ups, err := f.present.mapper(false, f.surface()).Map(session.Event{Type: session.TypeTodoWrite, Data: data})
+	if err != nil {
+		return err
+	}
+	for _, u := range ups {
+		if err := f.send(s.id, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Prompt is Bridge.Prompt with the prompt faults.
 func (f *faultyAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
@@ -44,6 +116,8 @@ func (f *faultyAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Prom
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "agent shut down"})
 	case f.faults.Has(FaultUpdatesAfterResponse):
 		return f.startTurn(ctx, s, p.Prompt, f.answerEarly)
+	case f.faults.Has(FaultSharedTodoList):
+		return f.sharedTurn(ctx, s, p)
 	}
 	return f.startTurn(ctx, s, p.Prompt, f.turn)
 }

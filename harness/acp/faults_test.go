@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,8 +43,8 @@ func TestParseFaults(t *testing.T) {
 	if err != nil || len(empty) != 0 {
 		t.Errorf("empty = %v %v", empty, err)
 	}
-	if n := len(acp.KnownFaults()); n != 17 {
-		t.Errorf("%d known faults, want 17", n)
+	if n := len(acp.KnownFaults()); n != 18 {
+		t.Errorf("%d known faults, want 18", n)
 	}
 }
 
@@ -386,6 +387,67 @@ func TestIdleReportComesAfterTheLateWork(t *testing.T) {
 					t.Errorf("idle reported at the answer (%d), with the turn's updates still to come: reports %v", answer, got)
 				}
 			})
+		})
+	}
+}
+
+// sessionPlans are the plan updates of session id on the wire, each as
+// its entries' contents.
+func sessionPlans(lines [][]byte, id string) [][]string {
+	var out [][]string
+	for _, l := range planLines(lines) {
+		var m struct {
+			Params struct {
+				SessionID string `json:"sessionId"`
+				Update    struct {
+					Entries []struct {
+						Content string `json:"content"`
+					} `json:"entries"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(l, &m) != nil || m.Params.SessionID != id {
+			continue
+		}
+		contents := []string{}
+		for _, e := range m.Params.Update.Entries {
+			contents = append(contents, e.Content)
+		}
+		out = append(out, contents)
+	}
+	return out
+}
+
+// shared-todo-list keeps one list for the process: a session opened after
+// another wrote starts with that list and shows it as its first prompt
+// starts; the first session of a process starts with none. Without the
+// fault each session's list is its own.
+func TestFaultSharedTodoList(t *testing.T) {
+	for _, fault := range []string{"", "shared-todo-list"} {
+		t.Run(cmp.Or(fault, "none"), func(t *testing.T) {
+			other := todos("pack the release", "in_progress")
+			model := newFake(
+				fakeTurn{calls: []fakeCall{{id: "call_1", name: "todo_write", args: threeTodos()}}},
+				fakeTurn{text: "DONE"},
+				fakeTurn{calls: []fakeCall{{id: "call_2", name: "todo_write", args: other}}},
+				fakeTurn{text: "DONE"},
+			)
+			r := start(t, "", model, withFaults(fault))
+			a := r.newSession()
+			r.prompt(a, "go")
+			b := r.newSession()
+			r.prompt(b, "go")
+			want := [][]string{{"pack the release"}}
+			if fault != "" {
+				want = [][]string{{"read the code", "write the fix", "run the tests"}, {"pack the release"}}
+			}
+			lines := r.conn.Wire.Lines()
+			if got := sessionPlans(lines, a); !reflect.DeepEqual(got, [][]string{{"read the code", "write the fix", "run the tests"}}) {
+				t.Errorf("the first session's plans: %q", got)
+			}
+			if got := sessionPlans(lines, b); !reflect.DeepEqual(got, want) {
+				t.Errorf("the second session's plans: %q, want %q", got, want)
+			}
 		})
 	}
 }
