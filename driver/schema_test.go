@@ -170,34 +170,9 @@ func updateLines(t *testing.T) []string {
 			add(l)
 		}
 	}
-	archives, _ := filepath.Glob("../conformance/testdata/evidence/*.jsonl.gz")
-	for _, p := range archives {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		dec := json.NewDecoder(zr)
-		for {
-			var ev struct {
-				Wire []struct {
-					Line string `json:"line"`
-				} `json:"wire"`
-			}
-			if err := dec.Decode(&ev); err != nil {
-				break
-			}
-			for _, w := range ev.Wire {
-				add(w.Line)
-			}
-		}
-		f.Close()
-	}
-	if len(paths) == 0 || len(archives) == 0 || len(lines) < 60 {
-		t.Fatalf("found %d transcripts, %d evidence archives, %d session/update lines: the corpus moved", len(paths), len(archives), len(lines))
+	archives := savedWireLines(t, add)
+	if len(paths) == 0 || archives == 0 || len(lines) < 60 {
+		t.Fatalf("found %d transcripts, %d evidence archives, %d session/update lines: the corpus moved", len(paths), archives, len(lines))
 	}
 	return lines
 }
@@ -292,4 +267,38 @@ func agree(t *testing.T, names [2]string, a, b *SchemaValidator, lines []string,
 		t.Fatalf("only %d valid and %d invalid lines compared", valid, invalid)
 	}
 	t.Logf("%d valid and %d invalid session/update lines agree", valid, invalid)
+}
+
+// savedWireLines calls add with every wire line of the evidence archives
+// under conformance/testdata/evidence, and returns how many archives it
+// read.
+func savedWireLines(t *testing.T, add func(string)) int {
+	t.Helper()
+	archives, _ := filepath.Glob("../conformance/testdata/evidence/*.jsonl.gz")
+	for _, p := range archives {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		dec := json.NewDecoder(zr)
+		for {
+			var ev struct {
+				Wire []struct {
+					Line string `json:"line"`
+				} `json:"wire"`
+			}
+			if err := dec.Decode(&ev); err != nil {
+				break
+			}
+			for _, w := range ev.Wire {
+				add(w.Line)
+			}
+		}
+		f.Close()
+	}
+	return len(archives)
 }

@@ -208,17 +208,23 @@ func (e *RPCError) Error() string {
 }
 
 // Classify parses one line into its kind, id and method.
-func Classify(line []byte) (Envelope, WireMsg) {
+func Classify(line []byte) (Envelope, WireMsg) { return classify(line, envelopeOf) }
+
+// classify is Classify, reading the Envelope from the line's members with
+// members where it can (false: the line is decoded as an Envelope).
+func classify(line []byte, members func(map[string]json.RawMessage) (Envelope, bool)) (Envelope, WireMsg) {
 	m := WireMsg{Line: string(line)}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		m.Kind, m.Problem = KindInvalid, "not a JSON object: "+err.Error()
 		return Envelope{}, m
 	}
-	var env Envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		m.Kind, m.Problem = KindInvalid, "not a JSON-RPC message: "+err.Error()
-		return Envelope{}, m
+	env, ok := members(raw)
+	if !ok {
+		if err := json.Unmarshal(line, &env); err != nil {
+			m.Kind, m.Problem = KindInvalid, "not a JSON-RPC message: "+err.Error()
+			return Envelope{}, m
+		}
 	}
 	_, hasID := raw["id"]
 	_, hasResult := raw["result"]
@@ -237,6 +243,45 @@ func Classify(line []byte) (Envelope, WireMsg) {
 		m.Kind, m.Problem = KindInvalid, "neither a request, a notification nor a response"
 	}
 	return env, m
+}
+
+// envelopeOf reads the Envelope from a message's members, as
+// json.Unmarshal of the whole line into an Envelope does, without decoding
+// the line a second time (the runner classifies every line); false where
+// the two could differ, for Classify to decode the line: a member whose
+// name is a field's only ignoring case (the decoder takes it, and the
+// order of two such decides), an "error" member (two are merged), a
+// jsonrpc or method that is null (a null keeps an earlier duplicate's
+// value) or not a string (the decoder's error names the field).
+func envelopeOf(raw map[string]json.RawMessage) (Envelope, bool) {
+	var env Envelope
+	for k, v := range raw {
+		switch k {
+		case "jsonrpc", "method":
+			var s string
+			if string(v) == "null" || json.Unmarshal(v, &s) != nil {
+				return Envelope{}, false
+			}
+			if k == "method" {
+				env.Method = s
+			} else {
+				env.JSONRPC = s
+			}
+		case "id":
+			env.ID = v
+		case "params":
+			env.Params = v
+		case "result":
+			env.Result = v
+		default:
+			for _, f := range [...]string{"jsonrpc", "id", "method", "params", "result", "error"} {
+				if strings.EqualFold(k, f) {
+					return Envelope{}, false
+				}
+			}
+		}
+	}
+	return env, true
 }
 
 // idKey normalizes a JSON-RPC id for matching.
