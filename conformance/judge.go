@@ -191,10 +191,19 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		Agent: info.Agent, AgentInfo: agentInfo(evs), Dialect: evs[0].Dialect.Name, DialectSource: info.DialectSource, ToolsOffered: info.ToolsOffered,
 		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout, Strict: cfg.Strict, Pool: cmp.Or(info.Pool, PoolOff)}
 	var end time.Time
+	procs := map[string]bool{}
 	for _, ev := range evs {
 		if ev == nil || ev.Case == nil {
 			return nil, errors.New("conformance: judge: evidence without its case")
 		}
+		switch {
+		case ev.PooledFailure != nil:
+			rep.PoolRanAlone++
+		case ev.pooled():
+			rep.PooledCases++
+			procs[ev.Procs[0].Pooled] = true
+		}
+		rep.PoolProcesses = len(procs)
 		if e := ev.Started.Add(ev.Duration); e.After(end) {
 			end = e
 		}

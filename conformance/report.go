@@ -44,6 +44,12 @@ type Report struct {
 	// Pool is PoolOn when the cases that need no fresh process ran as
 	// sessions of pooled agent processes (RunInfo.Pool), else PoolOff.
 	Pool string `json:"pool"`
+	// With Pool on: PoolProcesses is how many pooled processes served
+	// the PooledCases that are reported from their sessions, PoolRanAlone
+	// how many cases failed there and are reported from a fresh run alone.
+	PoolProcesses int `json:"poolProcesses,omitempty"`
+	PooledCases   int `json:"pooledCases,omitempty"`
+	PoolRanAlone  int `json:"poolRanAlone,omitempty"`
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`

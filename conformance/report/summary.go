@@ -341,19 +341,7 @@ func PoolLine(r *conformance.Report) string {
 
 // pooledProcs says how many pooled agent processes served how many cases.
 func pooledProcs(r *conformance.Report) string {
-	procs, cases, alone := map[string]bool{}, 0, 0
-	for _, c := range r.Cases {
-		ev := c.Evidence()
-		switch {
-		case ev == nil:
-		case ev.PooledFailure != nil:
-			alone++
-		case len(ev.Procs) > 0 && ev.Procs[0].Pooled != "":
-			cases++
-			procs[ev.Procs[0].Pooled] = true
-		}
-	}
-	return fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", len(procs), cases, alone)
+	return fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", r.PoolProcesses, r.PooledCases, r.PoolRanAlone)
 }
 
 func caseCount(r *conformance.Report) string {

@@ -226,8 +226,8 @@ func TestEveryReportSaysWhichPoolModeRan(t *testing.T) {
 		if !strings.Contains(page, tc.html) || strings.Contains(page, "--pool off") != (tc.flg != "") {
 			t.Errorf("pool %s: the HTML report does not say %q (flags %q)", rep.Pool, tc.html, tc.flg)
 		}
-		if rep.Pool == conformance.PoolOn && !strings.Contains(b.String(), "; 1 case(s) that failed there ran again alone") {
-			t.Errorf("the pooled summary does not count the case run again alone:\n%s", b.String())
+		if rep.Pool == conformance.PoolOn && (!strings.Contains(b.String(), "; 1 case(s) that failed there ran again alone") || rep.PoolProcesses != 2 || rep.PoolRanAlone != 1 || rep.PooledCases == 0) {
+			t.Errorf("the pooled report counts %d processes, %d pooled cases, %d run again alone (want 2, some, 1):\n%s", rep.PoolProcesses, rep.PooledCases, rep.PoolRanAlone, b.String())
 		}
 	}
 }
