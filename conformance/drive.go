@@ -109,7 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		go validator()    //nolint:errcheck // the error comes back from the next call
 		defer validator() //nolint:errcheck // no compilation outlives Run
 	}
-	var dropHome func()
+	var dropHome, dropCache func()
+	cfg.Agent, dropCache = NodeCompileCache(cfg)
+	defer dropCache()
 	cfg.Agent, dropHome = PrepareHome(ctx, cfg)
 	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}

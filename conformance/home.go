@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/todoharness/todoharness/driver"
@@ -51,4 +52,30 @@ func PrepareHome(ctx context.Context, cfg Config) (driver.Target, func()) {
 	}
 	t.HomeFrom = res.Home
 	return t, func() { _ = os.RemoveAll(res.Home) }
+}
+
+// NodeCompileCacheEnv is the variable Node 22.1 and later read the folder
+// of their compile cache from.
+const NodeCompileCacheEnv = "NODE_COMPILE_CACHE"
+
+// NodeCompileCache gives a Node agent (Target.NodeCompileCache) one
+// compile cache for the run: a folder under cfg.TempDir named in
+// NODE_COMPILE_CACHE of every start, so that Node 22.1 and later compile
+// the agent's modules at its first start only (older Node ignores the
+// variable). It returns the target with the variable added and the
+// function that removes the folder (call it once the run is over). A
+// target that is no Node agent, or whose environment already names a
+// cache (the user's, or the one an exploration made for its batches),
+// comes back as it is; so does one whose folder cannot be made.
+func NodeCompileCache(cfg Config) (driver.Target, func()) {
+	t := cfg.Agent
+	if !t.NodeCompileCache || slices.ContainsFunc(t.Env, func(kv string) bool { return strings.HasPrefix(kv, NodeCompileCacheEnv+"=") }) {
+		return t, func() {}
+	}
+	dir, err := os.MkdirTemp(cfg.TempDir, "conform-node-cache-")
+	if err != nil {
+		return t, func() {}
+	}
+	t.Env = append(slices.Clip(t.Env), NodeCompileCacheEnv+"="+dir)
+	return t, func() { _ = os.RemoveAll(dir) }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,47 @@ func TestCasesStartFromThePreparedHome(t *testing.T) {
 	for h := range homes {
 		if st, err := os.Stat(filepath.Join(h, ".agent", "data")); err != nil || !st.IsDir() {
 			t.Errorf("%s: the prepared home's folder was not copied: %v", h, err)
+		}
+	}
+}
+
+// A Node agent (Target.NodeCompileCache) gets one compile cache folder for
+// the run, named in NODE_COMPILE_CACHE of every start, removed when the
+// run ends; an agent that is no Node program, or whose environment names a
+// cache already, gets none. The Node presets say they are.
+func TestNodeAgentsShareACompileCacheForTheRun(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	got, drop := NodeCompileCache(Config{Agent: driver.Target{NodeCompileCache: true, Env: []string{"A=1"}}, TempDir: tmp})
+	if len(got.Env) != 2 || !strings.HasPrefix(got.Env[1], NodeCompileCacheEnv+"="+filepath.Join(tmp, "conform-node-cache-")) {
+		t.Fatalf("env %q: want A=1 and the cache under %s", got.Env, tmp)
+	}
+	dir := strings.TrimPrefix(got.Env[1], NodeCompileCacheEnv+"=")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("the cache folder: %v", err)
+	}
+	drop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the cache folder outlived the run: %v", err)
+	}
+	for _, a := range []driver.Target{{Env: []string{"A=1"}}, {NodeCompileCache: true, Env: []string{NodeCompileCacheEnv + "=/mine"}}} {
+		if got, _ := NodeCompileCache(Config{Agent: a, TempDir: tmp}); !slices.Equal(got.Env, a.Env) {
+			t.Errorf("%+v: env %q, want it unchanged", a, got.Env)
+		}
+	}
+	// A run gives the agent the variable (its evidence names it).
+	rep := runFake(t, "ok", func(c *Config) {
+		c.Agent.NodeCompileCache, c.Cases, c.TempDir = true, oneCase(t, "plan-basic"), tmp
+	})
+	if ev := rep.Cases[0].Evidence(); !slices.Contains(ev.Run.Env, NodeCompileCacheEnv) {
+		t.Errorf("the run's agent environment %q has no %s", ev.Run.Env, NodeCompileCacheEnv)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "conform-node-cache-*")); len(left) > 0 {
+		t.Errorf("left after the run: %q", left)
+	}
+	for _, p := range driver.Presets() {
+		if want := p.Name == "gemini" || p.Name == "qwen" || strings.HasPrefix(p.Name, "claude"); p.Target().NodeCompileCache != want {
+			t.Errorf("preset %s: NodeCompileCache %v, want %v", p.Name, !want, want)
 		}
 	}
 }

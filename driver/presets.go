@@ -53,6 +53,8 @@ type Preset struct {
 	// (Target.PoolSessions; 0: one): set for an agent known to answer
 	// concurrent prompts of different sessions.
 	PoolSessions int `json:"poolSessions,omitempty"`
+	// NodeCompileCache: the agent is a Node program (Target.NodeCompileCache).
+	NodeCompileCache bool `json:"nodeCompileCache,omitempty"`
 	// Timeout is the per-case timeout the preset suggests (real agents
 	// take seconds to start); 0 keeps DefaultTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -67,7 +69,8 @@ type Preset struct {
 // Target is the preset as the agent under test.
 func (p Preset) Target() Target {
 	t := Target{Name: p.Name + " (" + p.Agent + ")", Command: append([]string(nil), p.Command...),
-		Env: append([]string(nil), p.Env...), Home: p.Home, PrepareHome: p.PrepareHome, PoolSessions: p.PoolSessions}
+		Env: append([]string(nil), p.Env...), Home: p.Home, PrepareHome: p.PrepareHome, PoolSessions: p.PoolSessions,
+		NodeCompileCache: p.NodeCompileCache}
 	for _, f := range p.Files {
 		t.Files = append(t.Files, f)
 	}
@@ -260,13 +263,14 @@ func Presets() []Preset {
 			},
 		},
 		{
-			Name:    "gemini",
-			Agent:   "Gemini CLI",
-			Package: "npm @google/gemini-cli",
-			Command: []string{"gemini", "--acp"},
-			Wire:    mockmodel.WireGemini,
-			Dialect: DialectGemini,
-			Home:    true,
+			Name:             "gemini",
+			Agent:            "Gemini CLI",
+			Package:          "npm @google/gemini-cli",
+			Command:          []string{"gemini", "--acp"},
+			NodeCompileCache: true,
+			Wire:             mockmodel.WireGemini,
+			Dialect:          DialectGemini,
+			Home:             true,
 			Env: []string{
 				"GEMINI_API_KEY=mock",
 				"GOOGLE_GEMINI_BASE_URL={{.URL}}",
@@ -283,16 +287,17 @@ func Presets() []Preset {
 			},
 		},
 		{
-			Name:    "claude",
-			Agent:   "Claude Code through claude-code-acp",
-			Package: "npm @zed-industries/claude-code-acp",
-			Command: []string{"claude-code-acp"},
-			Wire:    mockmodel.WireAnthropic,
-			Dialect: DialectClaude,
-			Home:    true,
-			Env:     claudeEnv(),
-			Timeout: 120 * time.Second,
-			Install: []string{"@zed-industries/claude-code-acp"},
+			Name:             "claude",
+			Agent:            "Claude Code through claude-code-acp",
+			Package:          "npm @zed-industries/claude-code-acp",
+			Command:          []string{"claude-code-acp"},
+			NodeCompileCache: true,
+			Wire:             mockmodel.WireAnthropic,
+			Dialect:          DialectClaude,
+			Home:             true,
+			Env:              claudeEnv(),
+			Timeout:          120 * time.Second,
+			Install:          []string{"@zed-industries/claude-code-acp"},
 			Notes: []string{
 				"ANTHROPIC_BASE_URL is the mock without /v1 (the SDK appends /v1/messages); Claude Code asks /v1/messages/count_tokens first, which the mock answers outside the script",
 				"IS_SANDBOX=1: claude-code-acp starts Claude Code with permissions bypassed, which Claude Code refuses as root (as in a CI container) unless IS_SANDBOX is set; harmless otherwise",
@@ -300,29 +305,31 @@ func Presets() []Preset {
 			},
 		},
 		{
-			Name:    "claude-agent",
-			Agent:   "Claude Code through claude-agent-acp (the successor of claude-code-acp)",
-			Package: "npm @zed-industries/claude-agent-acp",
-			Command: []string{"claude-agent-acp"},
-			Wire:    mockmodel.WireAnthropic,
-			Dialect: DialectClaude,
-			Home:    true,
-			Env:     claudeEnv(),
-			Timeout: 120 * time.Second,
-			Install: []string{"@zed-industries/claude-agent-acp"},
+			Name:             "claude-agent",
+			Agent:            "Claude Code through claude-agent-acp (the successor of claude-code-acp)",
+			Package:          "npm @zed-industries/claude-agent-acp",
+			Command:          []string{"claude-agent-acp"},
+			NodeCompileCache: true,
+			Wire:             mockmodel.WireAnthropic,
+			Dialect:          DialectClaude,
+			Home:             true,
+			Env:              claudeEnv(),
+			Timeout:          120 * time.Second,
+			Install:          []string{"@zed-industries/claude-agent-acp"},
 			Notes: []string{
 				"the wiring of the claude preset (claude-code-acp), for its successor built on the Claude Agent SDK (0.23.1 checked)",
 				"before its first model request it checks the API is reachable with HEAD on ANTHROPIC_BASE_URL: the mock answers 200, as the API does, outside the script",
 			},
 		},
 		{
-			Name:    "qwen",
-			Agent:   "Qwen Code",
-			Package: "npm @qwen-code/qwen-code",
-			Command: []string{"qwen", "--acp"},
-			Wire:    mockmodel.WireOpenAIChat,
-			Dialect: DialectQwen,
-			Home:    true,
+			Name:             "qwen",
+			Agent:            "Qwen Code",
+			Package:          "npm @qwen-code/qwen-code",
+			Command:          []string{"qwen", "--acp"},
+			NodeCompileCache: true,
+			Wire:             mockmodel.WireOpenAIChat,
+			Dialect:          DialectQwen,
+			Home:             true,
 			Env: []string{
 				"OPENAI_BASE_URL={{.BaseURL}}",
 				"OPENAI_API_KEY=mock",

@@ -77,6 +77,12 @@ type Target struct {
 	// concurrent prompts of different sessions (the reference agent
 	// does); 0 or 1: one case at a time a process.
 	PoolSessions int `json:"poolSessions,omitempty"`
+	// NodeCompileCache says the agent is a Node program: a run gives
+	// every start of it one folder for Node's compile cache
+	// (NODE_COMPILE_CACHE, read by Node 22.1 and later, ignored before),
+	// so that only its first start compiles its modules
+	// (conformance.NodeCompileCache).
+	NodeCompileCache bool `json:"nodeCompileCache,omitempty"`
 }
 
 // IdleFDEnv names the file descriptor an agent with Target.IdleReport

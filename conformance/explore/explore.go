@@ -218,8 +218,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One prepared home for every batch, shrink and re-run.
-	var dropHome func()
+	// One compile cache and one prepared home for every batch, shrink and
+	// re-run.
+	var dropHome, dropCache func()
+	cfg.Run.Agent, dropCache = conformance.NodeCompileCache(cfg.Run)
+	defer dropCache()
 	cfg.Run.Agent, dropHome = conformance.PrepareHome(ctx, cfg.Run)
 	defer dropHome()
 	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy,
