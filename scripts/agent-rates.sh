@@ -61,8 +61,8 @@ failed() {
   jq -r '[.checks[] | select(.outcome == "fail" or .outcome == "flaky") | .id + (if .outcome == "flaky" then " (FLAKY)" else "" end)] | join(", ")' "$1" 2>/dev/null || echo '?'
 }
 if [ -n "$pools" ]; then
-  echo "| preset | --pool | load before | wall | CPU | verdict | failed checks | same as off? |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| preset | --pool | load before | wall | CPU | pooled processes, their cases, cases run again alone | verdict | failed checks | same as off? |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 else
   echo "| preset | agent | catalogue: wall, CPU, verdict | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario |"
   echo "|---|---|---|---|---|"
@@ -82,8 +82,9 @@ for p in "$@"; do
       failed "$out/$p-$mode.json" >"$out/$p-$mode.failed"
       same=
       [ "$mode" = off ] || { same=no; ! cmp -s "$out/$p-off.failed" "$out/$p-on.failed" || same=yes; }
+      pooled=$(jq -r '"\(.poolProcesses // 0), \(.pooledCases // 0), \(.poolRanAlone // 0)"' "$out/$p-$mode.json" 2>/dev/null || echo '?')
       timing | awk -v p="$p" -v m="$mode" -v l="$load" -v v="$(jq -r .verdict "$out/$p-$mode.json" 2>/dev/null || echo '?')" \
-        -v f="$(cat "$out/$p-$mode.failed")" -v s="$same" '{printf "| %s | %s | %s | %.1f s | %.1f s | %s | %s | %s |\n", p, m, l, $1, $2+$3, v, f, s}'
+        -v f="$(cat "$out/$p-$mode.failed")" -v s="$same" -v o="$pooled" '{printf "| %s | %s | %s | %.1f s | %.1f s | %s | %s | %s | %s |\n", p, m, l, $1, $2+$3, o, v, f, s}'
     done
     continue
   fi
