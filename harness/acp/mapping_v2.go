@@ -85,17 +85,21 @@ func userMessageV2(e session.Event) ([]Update, error) {
 	if err := e.Decode(&d); err != nil {
 		return nil, err
 	}
-	content := make([]sdk.ContentBlock, 0, len(d.Content))
+	type text struct {
+		Text string `json:"text"`
+		Type string `json:"type"`
+	}
+	content := make([]text, 0, len(d.Content))
 	for _, p := range d.Content {
 		if p.Type == llm.PartText {
-			content = append(content, sdk.TextBlock(p.Text))
+			content = append(content, text{p.Text, "text"})
 		}
 	}
 	return rawUpdate(struct {
-		SessionUpdate string             `json:"sessionUpdate"`
-		MessageID     string             `json:"messageId"`
-		Content       []sdk.ContentBlock `json:"content"`
-	}{kindUserMessageV2, messageID(kindUser, e.Seq, 0), content})
+		Content       []text `json:"content"`
+		MessageID     string `json:"messageId"`
+		SessionUpdate string `json:"sessionUpdate"`
+	}{content, messageID(kindUser, e.Seq, 0), kindUserMessageV2})
 }
 
 // toolCallV2 maps a tool/call to the tool_call_update that creates it.
@@ -104,14 +108,21 @@ func (m *Mapper) toolCallV2(e session.Event) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
+	input := p.RawInput
+	if raw, ok := input.(json.RawMessage); ok { // the model's own order: sorted, as v1's SDK does
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			input = v
+		}
+	}
 	return rawUpdate(struct {
-		SessionUpdate string       `json:"sessionUpdate"`
-		ToolCallID    string       `json:"toolCallId"`
-		Title         string       `json:"title"`
 		Kind          sdk.ToolKind `json:"kind"`
-		Status        string       `json:"status"`
 		RawInput      any          `json:"rawInput,omitempty"`
-	}{kindToolCallV2, d.CallID, p.Title, kind, string(sdk.ToolCallStatusInProgress), p.RawInput})
+		SessionUpdate string       `json:"sessionUpdate"`
+		Status        string       `json:"status"`
+		Title         string       `json:"title"`
+		ToolCallID    string       `json:"toolCallId"`
+	}{kind, input, kindToolCallV2, string(sdk.ToolCallStatusInProgress), p.Title, d.CallID})
 }
 
 // planEntry is a plan entry of plan_update (v1's shape, unchanged in v2).
@@ -129,18 +140,15 @@ func PlanItemsUpdate(planID string, todos []session.TodoItem) Update {
 	for _, t := range todos {
 		entries = append(entries, planEntry{Content: t.Content, Priority: string(sdk.PlanEntryPriorityMedium), Status: t.Status})
 	}
-	u, err := rawUpdate(struct {
-		SessionUpdate string `json:"sessionUpdate"`
-		Plan          struct {
-			Type    string      `json:"type"`
-			PlanID  string      `json:"planId"`
-			Entries []planEntry `json:"entries"`
-		} `json:"plan"`
-	}{SessionUpdate: kindPlanUpdate, Plan: struct {
-		Type    string      `json:"type"`
-		PlanID  string      `json:"planId"`
+	type items struct {
 		Entries []planEntry `json:"entries"`
-	}{"items", planID, entries}})
+		PlanID  string      `json:"planId"`
+		Type    string      `json:"type"`
+	}
+	u, err := rawUpdate(struct {
+		Plan          items  `json:"plan"`
+		SessionUpdate string `json:"sessionUpdate"`
+	}{items{entries, planID, "items"}, kindPlanUpdate})
 	if err != nil { // strings and a slice always encode
 		panic(err)
 	}
@@ -163,10 +171,10 @@ func stateUpdate(state, stopReason, errText string) Update {
 		} `json:"todoharness"`
 	}
 	v := struct {
+		Meta          *meta  `json:"_meta,omitempty"`
 		SessionUpdate string `json:"sessionUpdate"`
 		State         string `json:"state"`
 		StopReason    string `json:"stopReason,omitempty"`
-		Meta          *meta  `json:"_meta,omitempty"`
 	}{SessionUpdate: kindStateUpdate, State: state, StopReason: stopReason}
 	if errText != "" {
 		v.Meta = &meta{}
@@ -179,7 +187,10 @@ func stateUpdate(state, stopReason, errText string) Update {
 	return u[0]
 }
 
-// rawUpdate encodes v as one raw update.
+// rawUpdate encodes v as one raw update. Its keys are sorted (the fields
+// of the v2 updates are declared in order), as the SDK's v1 updates are
+// (its map round trip sorts them): a transcript re-encoded with sorted
+// keys (a scrubbed recording) is then the same bytes.
 func rawUpdate(v any) ([]Update, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

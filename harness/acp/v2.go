@@ -173,14 +173,14 @@ func (b *Bridge) initializeV2() any {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	return struct {
-		ProtocolVersion int            `json:"protocolVersion"`
-		Info            implementation `json:"info"`
-		Capabilities    struct {
+	return struct { // keys sorted, as the SDK's v1 answer's are
+		AuthMethods  []struct{} `json:"authMethods"`
+		Capabilities struct {
 			Session struct{} `json:"session"`
 		} `json:"capabilities"`
-		AuthMethods []struct{} `json:"authMethods"`
-	}{ProtocolVersion: int(ProtocolVersion2), Info: implementation{b.cfg.Name, b.cfg.Version}, AuthMethods: []struct{}{}}
+		Info            implementation `json:"info"`
+		ProtocolVersion int            `json:"protocolVersion"`
+	}{AuthMethods: []struct{}{}, Info: implementation{b.cfg.Name, b.cfg.Version}, ProtocolVersion: int(ProtocolVersion2)}
 }
 
 // sessionParams are the parameters of v2's session requests the bridge

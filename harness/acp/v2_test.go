@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -260,6 +261,20 @@ func TestV2PromptTurn(t *testing.T) {
 	for _, u := range ups {
 		if k := u.Kind(); strings.HasSuffix(k, "_chunk") && u.Update["messageId"] == nil {
 			t.Errorf("%s without messageId: %v", k, u.Update)
+		}
+	}
+	// Every update line is its own sorted-key encoding, as the SDK's v1
+	// updates are: a scrubbed recording re-encodes lines that way.
+	for _, l := range c.conn.Lines() {
+		if !bytes.Contains(l, []byte(`"method":"session/update"`)) {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(l, &v); err != nil {
+			t.Fatal(err)
+		}
+		if sorted, _ := json.Marshal(v); !bytes.Equal(sorted, l) {
+			t.Errorf("update line not in sorted-key order:\n got %s\nwant %s", l, sorted)
 		}
 	}
 }
