@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 7
+const CatalogueVersion = 8
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -54,7 +54,17 @@ const CatalogueVersion = 7
 //     shown and sends its model only its own list; n/a when every case
 //     has a process and a session of its own;
 //     f4048b6e1067143e8eb3d9bb0c1f65a9c962d438e5392e7d4e83c08e0428cd83.
-const catalogueFingerprint = "f4048b6e1067143e8eb3d9bb0c1f65a9c962d438e5392e7d4e83c08e0428cd83"
+//   - 8: ACP-PLAN-FALLBACK-1 (MUST, every case; n/a on protocol version 2
+//     and when the client advertised clientCapabilities.plan); every check
+//     judged on the surface its process negotiated (ACP v2 on request:
+//     plan_update items of one planId, the turn's end at its idle
+//     state_update, a load as session/resume from the start, the v2
+//     schema), and on v1 with clientCapabilities.plan the plan checks
+//     read plan_update items; ACP-INIT-1 takes 1 from an agent offered 2;
+//     the titles of ACP-INIT-1, ACP-TURN-1, TW-PLAN-1, TW-LOAD-CAP-1 and
+//     TW-LOAD-1 say their v2 side;
+//     e5a5adf83273a8c38d13fd1017163783d707900395d42ca2fe9f7455d433549d.
+const catalogueFingerprint = "e5a5adf83273a8c38d13fd1017163783d707900395d42ca2fe9f7455d433549d"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -237,6 +247,13 @@ func failf(format string, a ...any) verdict {
 	return verdict{Outcome: Fail, Reason: fmt.Sprintf(format, a...)}
 }
 
+// naf is the verdict of a check whose rule does not apply on this case's
+// surface (a rule of another protocol version, or one the client's offer
+// lifts): not applicable, never a pass.
+func naf(format string, a ...any) verdict {
+	return verdict{Outcome: NA, Reason: fmt.Sprintf(format, a...)}
+}
+
 // skipf is a verdict that could not be reached on this case (not run).
 func skipf(format string, a ...any) verdict {
 	return verdict{Outcome: NotRun, Reason: fmt.Sprintf(format, a...)}
@@ -257,9 +274,17 @@ const (
 	srcDoc      = "todoharness docs/conformance.md"
 	srcSchema   = "ACP JSON schema (" + driver.ACPSchemaSource + ")"
 	srcACP      = "ACP protocol v1 (agentclientprotocol.com: session setup, loading sessions)"
+	// srcPlanOps is the protocol's own text on the plan operations a v1
+	// client opts into (its sentence is quoted in docs/conformance.md).
+	srcPlanOps = "ACP protocol v1 draft, Agent Plan, Plan Operations (agentclientprotocol/agent-client-protocol@b7f00054 docs/protocol/v1/draft/agent-plan.mdx): " +
+		"\"Agents MUST NOT send plan_update or plan_removed unless the Client advertised plan. If the Client omits plan, the Agent MUST fall back to the existing plan update.\""
 	// srcPromptTurn is the protocol's own text on when a prompt turn ends.
 	srcPromptTurn = "ACP protocol v1, Prompt Turn, 4. Check for Completion (agentclientprotocol/agent-client-protocol@00816b899c docs/protocol/prompt-turn.mdx): " +
 		"\"If there are no pending tool calls, the turn ends and the Agent MUST respond to the original session/prompt request with a StopReason\""
+	// srcLifecycleV2 is the v2 draft's text on when a turn ends.
+	srcLifecycleV2 = "ACP protocol v2 draft, Prompt Lifecycle (agentclientprotocol/agent-client-protocol@b7f00054 docs/protocol/v2/prompt-lifecycle.mdx): " +
+		"\"When the Agent is ready to process a new prompt, it MUST report idle with a state_update notification. When the transition ends foreground work, the Agent MUST include the corresponding StopReason\"; " +
+		"\"the Agent MUST send an idle state_update session update with the cancelled stop reason\""
 )
 
 // SpecSource is an upstream text the catalogue quotes from.
@@ -296,6 +321,7 @@ const (
 	ACPSession1      = "ACP-SESSION-1"
 	ACPToolStatus1   = "ACP-TOOLSTATUS-1"
 	ACPIsolation1    = "ACP-ISOLATION-1"
+	ACPPlanFallback1 = "ACP-PLAN-FALLBACK-1"
 	TWTool1          = "TW-TOOL-1"
 	TWSchema1        = "TW-SCHEMA-1"
 	TWSchema2        = "TW-SCHEMA-2"
@@ -338,7 +364,7 @@ func Catalogue() []Check {
 		},
 		{
 			ID: ACPInit1, Level: MUST, Always: true,
-			Title:  "initialize is answered with protocolVersion 1",
+			Title:  "initialize is answered with the protocolVersion offered (1; on request 2, which an agent without v2 answers with 1)",
 			Spec:   "The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.",
 			Source: srcSchema + " InitializeResponse.protocolVersion",
 			eval:   evalInit,
@@ -383,9 +409,9 @@ func Catalogue() []Check {
 			// turn with tool calls pending (opencode's end_turn while its
 			// todowrite ran), and an editor has stopped listening by then.
 			ID: ACPTurn1, Level: MUST, Always: true,
-			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late)",
+			Title:  "the updates of a prompt turn come before its session/prompt answer (late ones are listed with how late); on protocol version 2, before the idle state_update that ends the turn, which carries its stopReason (cancelled after session/cancel)",
 			Spec:   "Returns when the turn is complete with a stop reason",
-			Source: srcSchema + " ClientRequest session/prompt (PromptRequest); " + srcPromptTurn,
+			Source: srcSchema + " ClientRequest session/prompt (PromptRequest); " + srcPromptTurn + "; " + srcLifecycleV2,
 			eval:   evalTurnEnd,
 			seen:   seenTurnEnd(),
 		},
@@ -428,6 +454,16 @@ func Catalogue() []Check {
 			Source: srcRFC,
 			eval:   evalIsolation,
 			seen:   seenIsolation(),
+		},
+		{
+			// MUST: the protocol's own rule; a client that did not ask for
+			// plan operations shows no list from them.
+			ID: ACPPlanFallback1, Level: MUST, Always: true,
+			Title:  "on protocol version 1, the agent sends plan_update or plan_removed only to a client that advertised clientCapabilities.plan, and otherwise the plan update (not applicable on version 2, or when the client advertised plan)",
+			Spec:   "An agent sends `plan_update` or `plan_removed` only to a client that advertised `clientCapabilities.plan`; to any other it sends the list as a `plan` update.",
+			Source: srcDoc + "; " + srcPlanOps,
+			eval:   evalPlanFallback,
+			seen:   seenPlanFallback(),
 		},
 		{
 			ID: TWTool1, Level: MUST,
@@ -542,7 +578,7 @@ func Catalogue() []Check {
 		},
 		{
 			ID: TWPlan1, Level: MUST,
-			Title:  "one plan update per successful write, none for a rejected one, entries 1:1 in order (content, status)",
+			Title:  "one plan update per successful write, none for a rejected one, entries 1:1 in order (content, status); on protocol version 2 (and v1 with clientCapabilities.plan) the plan_update items of one planId, never removed",
 			Spec:   "UIs subscribe to `session/event` and render the `todo/write` data themselves: the [stdio app's readline UI](../../ui/stdio-agent) prints a glyphed checklist, and the [ACP bridge](../../ui/acp) maps the list to a `plan` sessionUpdate (synthesizing the `priority` ACP requires).",
 			Source: srcREADME,
 			eval:   evalPlan,
@@ -591,7 +627,7 @@ func Catalogue() []Check {
 		},
 		{
 			ID: TWLoadCap1, Level: SHOULD,
-			Title:  "the agent advertises agentCapabilities.loadSession",
+			Title:  "the agent advertises agentCapabilities.loadSession (on protocol version 2: capabilities.session, whose baseline includes session/resume)",
 			Spec:   "This buys durability, replay, and session/load reconstruction for free: a reopened session re-derives the current list (the last todo/write) and the ACP bridge re-emits the plan on load, with no separate persistence backend, no in-memory service to rehydrate, and no extra wiring.",
 			Source: srcRFC,
 			eval:   evalLoadCap,
@@ -599,7 +635,7 @@ func Catalogue() []Check {
 		},
 		{
 			ID: TWLoad1, Level: MUST,
-			Title:  "session/load replays the current plan before it answers",
+			Title:  "session/load (on protocol version 2: session/resume from the start) replays the current plan before it answers",
 			Spec:   "The todo list is durable, replayable session state: a persisted todo/write re-emits the editor's plan update on session/load, and the log — not plugin memory — is the single source of truth.",
 			Source: srcRFC + "; " + srcACP + ": session/load replays previous conversation history before responding",
 			eval:   evalLoadBefore,

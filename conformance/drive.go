@@ -92,6 +92,11 @@ type Config struct {
 	// pooled process is run again alone in a fresh process before it is
 	// reported (rerunAlone). With Repeat, every run is a process per case.
 	Pool bool
+	// Offer is what each case's initialize offers the agent: the protocol
+	// version (the zero value: 1; ACP v2 on request, which an agent may
+	// answer with 1) and, on version 1, the plan operations capability.
+	// Each process is judged on the version it negotiated.
+	Offer driver.Offer
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -116,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}
 	if cfg.Pool && cfg.Repeat == 1 {
-		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace})
+		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace, Offer: cfg.Offer})
 		defer r.pool.Close()
 	}
 	var evs []*Evidence
@@ -170,6 +175,9 @@ func (cfg *Config) prepare() error {
 	cfg.Settle = cmp.Or(max(cfg.Settle, 0), driver.DefaultSettle)
 	if cfg.Repeat < 0 {
 		return fmt.Errorf("conformance: repeat %d: want at least 1", cfg.Repeat)
+	}
+	if err := cfg.Offer.Check(); err != nil {
+		return fmt.Errorf("conformance: %w", err)
 	}
 	cfg.Repeat = cmp.Or(cfg.Repeat, 1)
 	if err := cfg.Agent.CheckTemplates(); err != nil {
@@ -502,7 +510,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	}}
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
-		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched}
+		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched, Offer: cfg.Offer}
 	if r.pool != nil && gate == nil && c.Poolable() {
 		// A pooled process that cannot start or initialize (within the
 		// case's timeout) leaves the case to a process of its own, where

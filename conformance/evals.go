@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -59,8 +60,15 @@ func evalInit(ev *Evidence) verdict {
 		if err := json.Unmarshal(s.Result, &ir); err != nil || ir.ProtocolVersion == nil {
 			return failf("initialize (process %d) answered without protocolVersion: %s", s.Proc+1, driver.Truncate(string(s.Result), 160)).at(s.RespSeq, "no protocolVersion")
 		}
-		if *ir.ProtocolVersion != 1 {
-			return failf("initialize (process %d) answered protocolVersion %d, want 1", s.Proc+1, *ir.ProtocolVersion).at(s.RespSeq, fmt.Sprintf("protocolVersion %d, want 1", *ir.ProtocolVersion))
+		// The version offered, or the agent's latest below it: an agent
+		// offered 2 that speaks only 1 answers 1 (not a failure).
+		offered, got := ev.Offer.Version(), *ir.ProtocolVersion
+		if got != offered && (got < driver.ACPv1 || got > offered) {
+			want := fmt.Sprint(offered)
+			if offered > driver.ACPv1 {
+				want = fmt.Sprintf("%d (offered) or, from an agent without it, 1", offered)
+			}
+			return failf("initialize (process %d) answered protocolVersion %d, want %s", s.Proc+1, got, want).at(s.RespSeq, fmt.Sprintf("protocolVersion %d, want %s", got, want))
 		}
 	}
 	if n == 0 {
@@ -158,23 +166,30 @@ func schemaProblems(ev *Evidence) (bad, draft []schemaProblem, n int, ok bool) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.v != v || m.wire != len(ev.Wire) {
-			m.bad, m.draft, m.n = findSchemaProblems(ev.Wire, v)
+			m.bad, m.draft, m.n = findSchemaProblems(ev, v)
 			m.v, m.wire = v, len(ev.Wire)
 		}
 		return m.bad, m.draft, m.n, true
 	}
-	bad, draft, n = findSchemaProblems(ev.Wire, v)
+	bad, draft, n = findSchemaProblems(ev, v)
 	return bad, draft, n, true
 }
 
-// findSchemaProblems validates each message the agent sent.
-func findSchemaProblems(wire []driver.WireMsg, v *driver.SchemaValidator) (bad, draft []schemaProblem, n int) {
-	for _, m := range wire {
+// findSchemaProblems validates each message the agent sent against the
+// schema of the protocol version its process negotiated (v's for 1, the
+// v2 draft's for 2).
+func findSchemaProblems(ev *Evidence, v1 *driver.SchemaValidator) (bad, draft []schemaProblem, n int) {
+	for _, m := range ev.Wire {
 		if m.Dir != driver.Received || m.Kind == driver.KindInvalid {
 			continue
 		}
 		n++
-		err := v.Validate(m, true)
+		v, err := v1.ForVersion(ev.version(m.Proc))
+		if err != nil {
+			bad = append(bad, schemaProblem{m.Seq, fmt.Sprintf("#%d: %v", m.Seq, err), err.Error()})
+			continue
+		}
+		err = v.Validate(m, true)
 		if err == nil {
 			continue
 		}
@@ -203,7 +218,10 @@ type lateUpdate struct {
 
 // lateUpdates returns, for each prompt step answered, the turn updates the
 // agent sent after the answer and before the runner's next request (the
-// runner waits for the wires to settle after every answer).
+// runner waits for the wires to settle after every answer). On protocol
+// version 2 the turn ends at its idle state_update (the answer only
+// acknowledges): the updates after it are the late ones, and a turn
+// without one is idleProblems'.
 func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 	late = map[int][]lateUpdate{}
 	bySeq := map[int]driver.WireMsg{}
@@ -218,6 +236,11 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 		if !ok || resp.Kind != driver.KindResponse {
 			continue
 		}
+		if ev.version(s.Proc) == driver.ACPv2 {
+			if resp, ok = bySeq[s.IdleSeq]; s.IdleSeq <= 0 || !ok {
+				continue
+			}
+		}
 		answered++
 		end := -1 // the next request the runner sent (-1: none)
 		for _, n := range ev.Steps[k+1:] {
@@ -227,7 +250,7 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 			}
 		}
 		for _, m := range ev.Wire {
-			if m.Seq <= s.RespSeq || (end >= 0 && m.Seq >= end) || m.Proc != resp.Proc {
+			if m.Seq <= resp.Seq || (end >= 0 && m.Seq >= end) || m.Proc != resp.Proc {
 				continue
 			}
 			if m.Dir != driver.Received || m.Kind != driver.KindNotification {
@@ -241,13 +264,42 @@ func (ev *Evidence) lateUpdates() (answered int, late map[int][]lateUpdate) {
 	return answered, late
 }
 
+// idleProblems are the v2 prompt turns that did not end as v2 ends a
+// turn: with an idle state_update carrying its stopReason, cancelled when
+// the client cancelled the turn before it.
+func (ev *Evidence) idleProblems() []verdict {
+	var out []verdict
+	for _, s := range ev.Steps {
+		if s.Op != driver.OpPrompt || s.RespSeq < 0 || s.Error != "" || ev.version(s.Proc) != driver.ACPv2 {
+			continue
+		}
+		switch {
+		case s.IdleSeq <= 0:
+			out = append(out, failf("prompt %d: no idle state_update ended the turn (%s); on protocol version 2 the session/prompt answer only acknowledges the prompt, and the agent MUST report idle, with the stopReason, when the turn ends", s.Prompt+1, cmp.Or(s.NoIdle, "none on the wire")).
+				at(s.RespSeq, "the prompt's acknowledgment; no idle state_update followed"))
+		case s.StopReason == "":
+			out = append(out, failf("prompt %d: the idle state_update #%d that ended the turn has no stopReason; when idle ends foreground work it MUST carry one (end_turn, cancelled, ...)", s.Prompt+1, s.IdleSeq).
+				at(s.IdleSeq, "idle without a stopReason"))
+		case ev.cancelSent(s) && s.CancelSeq < s.IdleSeq && s.StopReason != "cancelled":
+			out = append(out, failf("prompt %d: the client cancelled the turn (#%d), and its idle state_update #%d says stopReason %q; a cancelled turn MUST end idle with stopReason \"cancelled\"", s.Prompt+1, s.CancelSeq, s.IdleSeq, driver.Truncate(s.StopReason, 60)).
+				at(s.IdleSeq, fmt.Sprintf("stopReason %q after session/cancel, want \"cancelled\"", driver.Truncate(s.StopReason, 60))))
+		}
+	}
+	return out
+}
+
 func evalTurnEnd(ev *Evidence) verdict {
 	answered, late := ev.lateUpdates()
-	if answered == 0 {
+	idle := ev.idleProblems()
+	if answered == 0 && len(idle) == 0 {
 		return skipf("no prompt was answered")
 	}
 	if len(late) == 0 {
-		return pass()
+		var fs failures
+		for _, v := range idle {
+			fs.add(v)
+		}
+		return fs.orElse(pass())
 	}
 	prompts := make([]int, 0, len(late))
 	for p := range late {
@@ -256,6 +308,10 @@ func evalTurnEnd(ev *Evidence) verdict {
 	sort.Ints(prompts)
 	var parts []string
 	v := verdict{Outcome: Fail}
+	end := "session/prompt answer"
+	if ev.v2() {
+		end = "idle state_update"
+	}
 	for _, p := range prompts {
 		us := late[p]
 		var kinds []string
@@ -265,13 +321,41 @@ func evalTurnEnd(ev *Evidence) verdict {
 				seen[u.kind] = true
 				kinds = append(kinds, u.kind)
 			}
-			v = v.at(u.seq, fmt.Sprintf("a %s of prompt %d, %s after its session/prompt answer", u.kind, p+1, u.gap.Round(time.Millisecond)))
+			v = v.at(u.seq, fmt.Sprintf("a %s of prompt %d, %s after its %s", u.kind, p+1, u.gap.Round(time.Millisecond), end))
 		}
-		parts = append(parts, fmt.Sprintf("prompt %d: %d update(s) of the turn (%s) came after its session/prompt answer, from %s to %s after it",
-			p+1, len(us), strings.Join(kinds, ", "), us[0].gap.Round(time.Millisecond), us[len(us)-1].gap.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("prompt %d: %d update(s) of the turn (%s) came after its %s, from %s to %s after it",
+			p+1, len(us), strings.Join(kinds, ", "), end, us[0].gap.Round(time.Millisecond), us[len(us)-1].gap.Round(time.Millisecond)))
 	}
 	v.Reason = strings.Join(parts, "; ") + "; an editor takes the answer as the end of the turn: send every update of the turn before answering"
-	return v
+	if ev.v2() {
+		v.Reason = strings.Join(parts, "; ") + "; an editor takes the idle state_update as the end of the turn: send every update of the turn before reporting idle"
+	}
+	var fs failures
+	for _, f := range idle {
+		fs.add(f)
+	}
+	fs.add(v)
+	return fs.v
+}
+
+// evalPlanFallback judges ACP-PLAN-FALLBACK-1: on protocol version 1
+// without clientCapabilities.plan, no plan_update or plan_removed.
+func evalPlanFallback(ev *Evidence) verdict {
+	switch {
+	case ev.v2():
+		return naf("protocol version 2 has no plan capability to fall back from: plan_update is its plan (TW-PLAN-1 judges its planId)")
+	case ev.Offer.PlanOps:
+		return naf("the client advertised clientCapabilities.plan: the agent may send plan_update and plan_removed (TW-PLAN-1 judges them)")
+	}
+	var fs failures
+	for _, op := range ev.planOps() {
+		if ev.version(op.proc) != driver.ACPv1 || op.kind == "plan" {
+			continue
+		}
+		fs.add(failf("#%d is a %s sent to a client that did not advertise clientCapabilities.plan: the agent must fall back to the plan update, the only one such a client shows", op.seq, op.kind).
+			at(op.seq, op.kind+" to a client without clientCapabilities.plan"))
+	}
+	return fs.orElse(pass())
 }
 
 func evalTool(ev *Evidence) verdict {
@@ -720,7 +804,11 @@ func evalPlan(ev *Evidence) verdict {
 			fs.add(failf("a plan update (prompt %d, #%d) shows %s: %s", p.Prompt+1, p.Seq, planString(p), m.ties[j].Why).at(p.Seq, "a plan update no accepted write explains"))
 		}
 	}
-	if accepted == 0 && len(m.plans) == 0 {
+	surface := ev.planSurfaceProblems()
+	for _, v := range surface {
+		fs.add(v)
+	}
+	if accepted == 0 && len(m.plans) == 0 && len(surface) == 0 {
 		return orUnknown(skipf("no write in this case"), m.writes, nil)
 	}
 	return fs.orElse(pass())
@@ -937,6 +1025,20 @@ func evalNonNull(ev *Evidence) verdict {
 
 func evalLoadCap(ev *Evidence) verdict {
 	for _, s := range ev.Steps {
+		if s.Op == driver.OpInitialize && s.Error == "" && ev.version(s.Proc) == driver.ACPv2 {
+			// v2 has no loadSession: session/resume (from the start, as
+			// a load) is part of the session capabilities.
+			var ir struct {
+				Capabilities struct {
+					Session json.RawMessage `json:"session"`
+				} `json:"capabilities"`
+			}
+			_ = json.Unmarshal(s.Result, &ir)
+			if ss := string(ir.Capabilities.Session); ss == "" || ss == "null" {
+				return failf("initialize does not advertise capabilities.session, whose baseline includes session/resume (protocol version 2 has no loadSession: a resume from the start is its load)").at(s.RespSeq, "no capabilities.session")
+			}
+			return pass()
+		}
 		if s.Op == driver.OpInitialize && s.Error == "" {
 			var ir struct {
 				AgentCapabilities struct {
@@ -963,6 +1065,9 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 		// Load is part of the contract: an agent that cannot load cannot
 		// replay the plan.
 		v := failf("the agent does not advertise agentCapabilities.loadSession; the spec makes the plan durable across session/load (advertise loadSession and replay the last plan before answering session/load)")
+		if ev.v2() {
+			v = failf("the agent does not advertise capabilities.session; the spec makes the plan durable across a load, on protocol version 2 session/resume from the start (advertise capabilities.session and replay the last plan before answering session/resume)")
+		}
 		for _, s := range ev.Steps {
 			if s.Op == driver.OpInitialize && s.RespSeq >= 0 {
 				v = v.at(s.RespSeq, "no agentCapabilities.loadSession: true")
@@ -978,7 +1083,7 @@ func loadExpect(ev *Evidence) ([]Todo, []planObs, *verdict) {
 		case s.Refused != "":
 			refused = s.Refused
 		case s.Error != "":
-			v := failf("session/load was answered with an error: %s", s.Error).at(s.RespSeq, "session/load answered with an error")
+			v := failf("%s was answered with an error: %s", ev.loadMethod(), s.Error).at(s.RespSeq, ev.loadMethod()+" answered with an error")
 			return nil, nil, &v
 		case s.RespSeq >= 0:
 			loaded = true
@@ -1025,14 +1130,14 @@ func evalLoadBefore(ev *Evidence) verdict {
 		last := before[len(before)-1]
 		if !sameList(last.todos(), want) {
 			lastS, wantS := planVs(last, want)
-			return failf("the last plan replayed before the session/load answer is %s%s, want %s", lastS, whoseList(ev, last), wantS).
-				at(last.Seq, "the last plan replayed before the session/load answer")
+			return failf("the last plan replayed before the %s answer is %s%s, want %s", ev.loadMethod(), lastS, whoseList(ev, last), wantS).
+				at(last.Seq, "the last plan replayed before the "+ev.loadMethod()+" answer")
 		}
 		return pass()
 	case len(replay) > 0:
-		return failf("the plan was replayed only after the session/load answer (%d update(s) after it)", len(replay))
+		return failf("the plan was replayed only after the %s answer (%d update(s) after it)", ev.loadMethod(), len(replay))
 	default:
-		return failf("session/load replayed no plan (want %s)", todosString(want))
+		return failf("%s replayed no plan (want %s)", ev.loadMethod(), todosString(want))
 	}
 }
 
@@ -1054,7 +1159,7 @@ func evalLoadLast(ev *Evidence) verdict {
 		return *v
 	}
 	if len(replay) == 0 {
-		return failf("session/load replayed no plan (want %s)", todosString(want))
+		return failf("%s replayed no plan (want %s)", ev.loadMethod(), todosString(want))
 	}
 	last := replay[len(replay)-1]
 	if !sameList(last.todos(), want) {
@@ -1112,3 +1217,18 @@ var refusalWords = regexp.MustCompile(`(?i)\b(error|invalid|refus|reject|fail|no
 // readsAsRefusal reports whether a result's text reads as a refusal (as
 // against "Updated todo list: …", an acceptance).
 func readsAsRefusal(text string) bool { return refusalWords.MatchString(text) }
+
+// loadMethod is the request a load step sent: session/load, or on
+// protocol version 2 session/resume (replaying from the start).
+func (ev *Evidence) loadMethod() string {
+	v := ev.version(0)
+	for _, st := range ev.Steps {
+		if st.Op == driver.OpLoadSession {
+			v = ev.version(st.Proc)
+		}
+	}
+	if v == driver.ACPv2 {
+		return "session/resume"
+	}
+	return "session/load"
+}

@@ -81,7 +81,7 @@ type Evidence struct {
 // driver's (driver.CaseRecord) among the runner's, as evidence was saved
 // before Evidence embedded the driver's record.
 const evidenceKeys = "format run index repeat case dialect script cwd home started duration answered exitWait scriptWait " +
-	"wire journal sideRequests steps procs writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies pooledFailure"
+	"wire journal sideRequests steps procs offer writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies pooledFailure"
 
 // MarshalJSON writes ev with its keys in the order of evidenceKeys. Nothing
 // is escaped for HTML here: an encoder that does (json.Marshal) escapes
@@ -266,7 +266,9 @@ type planObs struct {
 	AfterResponse bool
 	// CallID is the toolCallId of the last tool_call / tool_call_update of
 	// the same segment before the plan ("" when none).
-	CallID        string
+	CallID string
+	// PlanID is the planId of a plan_update ("" for a v1 plan).
+	PlanID        string
 	Entries       []PlanEntry
 	Null, Missing bool
 	Bad           string // entries not decodable
@@ -410,10 +412,11 @@ func (ev *Evidence) findPlans() []planObs {
 			}
 			continue
 		}
-		if kind != "plan" {
+		fields, planID, isPlan := ev.planFields(kind, n.Params.Update, m.Proc)
+		if !isPlan {
 			continue
 		}
-		p := planObs{Seq: m.Seq, Proc: m.Proc, Segment: cur.kind, Prompt: cur.prompt, CallID: lastCall}
+		p := planObs{Seq: m.Seq, Proc: m.Proc, Segment: cur.kind, Prompt: cur.prompt, CallID: lastCall, PlanID: planID}
 		if cur.kind == "load" && cur.respSeq >= 0 && m.Seq > cur.respSeq {
 			p.AfterResponse = true
 		}
@@ -424,7 +427,7 @@ func (ev *Evidence) findPlans() []planObs {
 				p.Segment, p.AfterResponse = "load", true
 			}
 		}
-		ev.readPlanEntries(&p, n.Params.Update)
+		ev.readPlanEntries(&p, fields)
 		out = append(out, p)
 	}
 	return out

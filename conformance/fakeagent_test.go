@@ -81,6 +81,8 @@ type fakeState struct {
 	// mut is the fault the breakage rows of mode carry themselves
 	// (breakage.Mutation): they need no mode of the fake's own.
 	mut breakage.Mutation
+	// proto is the protocol surface the fake speaks (fakev2_test.go).
+	proto fakeProto
 }
 
 // fakeMutation merges the mutations of the fake's breakage rows named in
@@ -187,8 +189,10 @@ func (f *fakeState) lateAnswer(reply func(any)) {
 }
 
 func (f *fakeState) notify(update map[string]any) {
-	f.send(map[string]any{"jsonrpc": "2.0", "method": "session/update",
-		"params": map[string]any{"sessionId": f.sid, "update": update}})
+	for _, u := range f.proto.surface(update) {
+		f.send(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+			"params": map[string]any{"sessionId": f.sid, "update": u}})
+	}
 }
 
 // request sends a request to the client and reads lines until its answer.
@@ -225,6 +229,7 @@ func fakeAgent(mode string) int {
 	f.noPlan = f.has("flip-plan") && flipPlan()
 	f.own = cmp.Or(ownTool(mode), swallowTool(mode))
 	f.mut = fakeMutation(mode)
+	f.proto.has, f.proto.fault = f.has, strings.Contains(","+mode, ",v2-")
 	for f.in.Scan() {
 		if f.turnDone != nil {
 			<-f.turnDone // a late turn ends before the next message is served
@@ -239,6 +244,9 @@ func fakeAgent(mode string) int {
 		}
 		switch env.Method {
 		case "initialize":
+			if f.proto.initialize(f, env.Params, reply) {
+				continue // answered as a v2 agent (fakev2_test.go)
+			}
 			reply(map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": !f.has("no-load")},
 				"agentInfo": map[string]any{"name": "fake", "version": "0"}, "authMethods": []any{}})
 		case "session/new":
@@ -251,7 +259,7 @@ func fakeAgent(mode string) int {
 				time.Sleep(30 * time.Second) // in the fake agent, a child process
 				return 0
 			}
-		case "session/load":
+		case "session/load", "session/resume":
 			if f.has("load-error") {
 				f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": "cannot load: no such session"}})
 				continue
@@ -310,6 +318,10 @@ func fakeAgent(mode string) int {
 			}
 			_ = json.Unmarshal(env.Params, &p)
 			f.msgs = append(f.msgs, map[string]any{"role": "user", "content": p.Prompt[0].Text})
+			if f.proto.v2 {
+				f.promptV2(reply)
+				continue
+			}
 			if f.has("late-plan") || f.has("open-call-late") {
 				if err := f.turn(); err != nil {
 					f.send(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})

@@ -222,6 +222,7 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	for i, beside := range pooledBeside(evs) {
 		rep.Cases[i].beside = beside
 	}
+	rep.Protocol = runProtocol(evs)
 	rep.Wires = modelWires(evs)
 	rep.Note = allRefusedNote(evs)
 	rep.Policy, rep.PolicySource = runPolicy(evs)
@@ -288,9 +289,14 @@ func agentInfo(evs []*Evidence) *AgentInfo {
 		for _, p := range ev.Procs {
 			var ir struct {
 				AgentInfo *AgentInfo `json:"agentInfo"`
+				Info      *AgentInfo `json:"info"` // protocol version 2
 			}
-			if len(p.Init) > 0 && json.Unmarshal(p.Init, &ir) == nil && ir.AgentInfo != nil && ir.AgentInfo.Name != "" {
-				return ir.AgentInfo
+			if len(p.Init) > 0 && json.Unmarshal(p.Init, &ir) == nil {
+				for _, ai := range []*AgentInfo{ir.AgentInfo, ir.Info} {
+					if ai != nil && ai.Name != "" {
+						return ai
+					}
+				}
 			}
 		}
 	}

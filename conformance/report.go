@@ -30,6 +30,8 @@ type Report struct {
 	// read from the agent's tool description under --policy auto).
 	Policy       string `json:"policy"`
 	PolicySource string `json:"policySource"`
+	// Protocol is the ACP protocol version offered and negotiated.
+	Protocol Protocol `json:"protocol"`
 	// Wires are the model APIs the agent used (mockmodel.Wire*), in order
 	// of first use.
 	Wires []string `json:"wires,omitempty"`

@@ -134,9 +134,19 @@ func seenRun() seenRule {
 
 // seenInit: the words of a pass of ACP-INIT-1.
 func seenInit() seenRule {
-	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpInitialize)) },
+	return seenRule{func(ev *Evidence) tally {
+		return tally{n: []int{ev.stepsDone(driver.OpInitialize)}, words: []string{fmt.Sprint(ev.version(0))}}
+	},
 		func(t tally) string {
-			return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion 1"
+			return nOf(t.n[0], "initialize answer", "initialize answers") + ", " + each(t.n[0]) + "protocolVersion " + t.words[0]
+		}}
+}
+
+// seenPlanFallback: the words of a pass of ACP-PLAN-FALLBACK-1.
+func seenPlanFallback() seenRule {
+	return seenRule{func(ev *Evidence) tally { return ints(len(ev.planOps())) },
+		func(t tally) string {
+			return nOf(t.n[0], "plan update", "plan updates") + " to a client without clientCapabilities.plan, " + each(t.n[0]) + "a plan (no plan_update, no plan_removed)"
 		}}
 }
 
@@ -167,9 +177,18 @@ func seenExit() seenRule {
 
 // seenTurnEnd: the words of a pass of ACP-TURN-1.
 func seenTurnEnd() seenRule {
-	return seenRule{func(ev *Evidence) tally { answered, _ := ev.lateUpdates(); return ints(answered) },
+	return seenRule{func(ev *Evidence) tally {
+		answered, _ := ev.lateUpdates()
+		return tally{n: []int{answered}, words: []string{fmt.Sprint(ev.version(0))}}
+	},
 		func(t tally) string {
-			return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
+			switch t.words[0] {
+			case "1":
+				return nOf(t.n[0], "prompt answered", "prompts answered") + ", every update of the turn before its answer"
+			case "2":
+				return nOf(t.n[0], "prompt turn", "prompt turns") + " ended by an idle state_update with its stopReason, every update of the turn before it"
+			}
+			return nOf(t.n[0], "prompt turn", "prompt turns") + " ended by the answer (protocol version 1) or an idle state_update with its stopReason (version 2), every update of the turn before that end"
 		}}
 }
 
@@ -393,10 +412,10 @@ func seenPlan() seenRule {
 
 // seenFinalRule: the words of a pass of TW-FINAL-1.
 func seenFinalRule() seenRule {
-	return seenRule{seenFinal, func(t tally) string {
+	return seenRule{withLoadWord(seenFinal), func(t tally) string {
 		s := nOf(t.n[0], "prompt turn", "prompt turns")
 		if t.n[1] > 0 {
-			s += " and " + nOf(t.n[1], "session/load", "session/loads")
+			s += " and " + nOf(t.n[1], t.words[0], t.words[0]+"s")
 		}
 		return s + ", " + each(t.n[0]+t.n[1]) + "ending on the last accepted list"
 	}}
@@ -442,25 +461,41 @@ func seenNonNull() seenRule {
 
 // seenLoadCap: the words of a pass of TW-LOAD-CAP-1.
 func seenLoadCap() seenRule {
-	return seenRule{func(*Evidence) tally { return ints(1) },
+	return seenRule{func(ev *Evidence) tally {
+		w := "agentCapabilities.loadSession: true"
+		if ev.v2() {
+			w = "capabilities.session (session/resume)"
+		}
+		return tally{n: []int{1}, words: []string{w}}
+	},
 		func(t tally) string {
-			return nOf(t.n[0], "initialize answer", "initialize answers") + " with agentCapabilities.loadSession: true"
+			return nOf(t.n[0], "initialize answer", "initialize answers") + " with " + t.words[0]
 		}}
+}
+
+// withLoadWord adds the request a load step sent (Evidence.loadMethod)
+// to count's tally as its first word.
+func withLoadWord(count func(*Evidence) tally) func(*Evidence) tally {
+	return func(ev *Evidence) tally {
+		t := count(ev)
+		t.words = append([]string{ev.loadMethod()}, t.words...)
+		return t
+	}
 }
 
 // seenLoadBefore: the words of a pass of TW-LOAD-1.
 func seenLoadBefore() seenRule {
-	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(true)) },
+	return seenRule{withLoadWord(func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(true)) }),
 		func(t tally) string {
-			return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
+			return nOf(t.n[0], t.words[0], t.words[0]+"s") + " replayed " + nOf(t.n[1], "plan", "plans") + " before the answer"
 		}}
 }
 
 // seenLoadLast: the words of a pass of TW-LOAD-2.
 func seenLoadLast() seenRule {
-	return seenRule{func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(false)) },
+	return seenRule{withLoadWord(func(ev *Evidence) tally { return ints(ev.stepsDone(driver.OpLoadSession), ev.loadPlans(false)) }),
 		func(t tally) string {
-			return nOf(t.n[0], "session/load", "session/loads") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
+			return nOf(t.n[0], t.words[0], t.words[0]+"s") + " replayed " + nOf(t.n[1], "plan", "plans") + ", ending on the last list accepted before the restart"
 		}}
 }
 

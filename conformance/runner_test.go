@@ -135,7 +135,7 @@ func TestRunFakeAgentFaults(t *testing.T) {
 		for _, pool := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/pool=%v", b.Name, pool), func(t *testing.T) {
 				t.Parallel()
-				rep := runFake(t, b.Name, func(c *Config) { c.Pool = pool })
+				rep := runFake(t, b.Name, func(c *Config) { c.Pool, c.Offer.ACPVersion = pool, b.ACPVersion })
 				got := rep.FailedIDs()
 				mu.Lock()
 				if pool {

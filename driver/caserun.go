@@ -44,6 +44,9 @@ type caseRun struct {
 	curProc   *ProcResult // its record in ev.Procs
 	sessionID string
 	loadCap   bool
+	// version is the protocol version the current process negotiated
+	// (ACPv1 until its initialize is answered).
+	version int
 	// live: the session is open on the current process (its newSession
 	// or a load was answered there; a restart ends it).
 	live bool
@@ -86,7 +89,7 @@ func RunCase(ctx context.Context, cfg CaseConfig) *CaseRecord {
 		cfg.Env.Tenant, cfg.Env.ModelURL, cfg.Env.ModelBase = l.Model, l.URL, "/v1"
 		defer l.Release()
 	}
-	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{}, script: cfg.Env.Script, sched: cfg.Scheduler}
+	cr := &caseRun{cfg: cfg, start: cfg.Env.Start, parent: ctx, ev: &CaseRecord{Offer: cfg.Offer}, script: cfg.Env.Script, sched: cfg.Scheduler, version: ACPv1}
 	if cr.sched == nil {
 		cr.sched = unscheduled{}
 	} else if cfg.Env.Script == nil {
@@ -222,6 +225,9 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	}
 	if st.Op == OpLoadSession && !cr.loadCap {
 		ev.LoadSkipped = "the agent does not advertise agentCapabilities.loadSession"
+		if cr.version == ACPv2 {
+			ev.LoadSkipped = "the agent does not advertise capabilities.session (protocol version 2: session/resume is part of it)"
+		}
 		sr.Skipped = ev.LoadSkipped
 		ev.Steps = append(ev.Steps, sr)
 		return true
@@ -230,13 +236,19 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		// The mock model tells the case's requests by it (Lease.Marker).
 		st.Text += "\n\n" + cr.cfg.Lease.Marker
 	}
-	method, params := stepRequest(st, cr.sessionID, ev.Cwd)
+	method, params := stepRequest(st, cr.sessionID, ev.Cwd, cr.cfg.Offer, cr.version)
 	t0 := time.Now()
 	var stopCancel func() (int, string)
 	if st.Op == OpPrompt && st.Cancel {
 		stopCancel = cr.cancelOnceTaken()
 	}
 	res, err := cr.cur.call(cr.ctx, method, params)
+	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
+	if st.Op == OpPrompt && err == nil && cr.version == ACPv2 {
+		// On v2 the answer only acknowledges the prompt: the turn ends
+		// at the agent's idle state_update.
+		cr.awaitIdle(&sr)
+	}
 	if stopCancel != nil {
 		sr.CancelSeq, sr.CancelAfter = stopCancel()
 	}
@@ -244,7 +256,6 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	if i == len(cr.cfg.Steps)-1 && err == nil {
 		cr.lastAnswered()
 	}
-	sr.ReqSeq, sr.RespSeq, sr.Result = res.ReqSeq, res.RespSeq, res.Result
 	if st.Op == OpPrompt {
 		sr.Prompt = ev.PromptsRun
 		ev.PromptsRun++
@@ -354,6 +365,12 @@ func (cr *caseRun) initialized(result json.RawMessage) {
 	cr.sched.Reached(Event{Kind: Initialized})
 	cr.curProc.Startup = time.Since(cr.start) - cr.curProc.StartedAt
 	cr.curProc.Init = result
+	cr.version = cr.cfg.Offer.Negotiated(result)
+	cr.curProc.ACPVersion = cr.version
+	if cr.version == ACPv2 {
+		cr.loadCap = canResume(result)
+		return
+	}
 	var ir struct {
 		AgentCapabilities struct {
 			LoadSession bool `json:"loadSession"`
@@ -386,7 +403,7 @@ func RefusesLiveLoad(e *RPCError) bool {
 // sees it. stop ends the watch and returns the wire position of the cancel
 // sent (-1: none, the turn ended first) and the sign it followed.
 func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
-	c, from, sid := cr.cur, cr.env.wire.len(), cr.sessionID
+	c, from, sid, v2 := cr.cur, cr.env.wire.len(), cr.sessionID, cr.version == ACPv2
 	var ids []string // the calls of the prompt's first turn, if it calls tools
 	if t := cr.turnsOfPromptsSent(); cr.script != nil && t < len(cr.script.Turns) {
 		ids = cr.script.CallIDs(t)
@@ -398,8 +415,14 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 	done, out := make(chan struct{}), make(chan sent, 1)
 	// The model's answer to the request carrying a result of the write
 	// waits until the cancel is sent: the agent cannot end the turn on it
-	// first.
+	// first. On v2, where the turn's idle must then say cancelled, it
+	// waits on (for cancelGrace at most) for the agent to abort the
+	// request on the cancel, as a cancel's "all ongoing operations
+	// aborted" asks: an agent that read the cancel never gets the answer,
+	// and whether it did is not left to which of its goroutines ran first.
 	held, release := make(chan string, 1), make(chan struct{})
+	var cancelSent atomic.Bool
+	grace := max(10*cr.cfg.Settle, settlePendingMin)
 	if len(ids) > 0 {
 		cr.env.model.SetHold(func(ctx context.Context, e mockmodel.JournalEntry) {
 			who := resultOf(e, ids)
@@ -414,6 +437,16 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 			select {
 			case <-release:
 			case <-ctx.Done():
+				return
+			}
+			if v2 && cancelSent.Load() {
+				t := time.NewTimer(grace)
+				defer t.Stop()
+				select {
+				case <-ctx.Done(): // the agent aborted the request
+				case <-t.C:
+				case <-cr.ctx.Done():
+				}
 			}
 		})
 	}
@@ -431,11 +464,11 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 				if m.Proc != c.idx || m.Dir != Received {
 					continue
 				}
-				if m.Kind == KindResponse && m.ReplyTo == "session/prompt" {
-					return // the turn ended first: a sign after its answer cancels nothing
+				if (!v2 && m.Kind == KindResponse && m.ReplyTo == "session/prompt") || (v2 && idleOf(m, sid)) {
+					return // the turn ended first: a sign after its end cancels nothing
 				}
 				switch m.UpdateKind() {
-				case "plan":
+				case "plan", "plan_update":
 					after = fmt.Sprintf("the plan #%d", m.Seq)
 				case "tool_call", "tool_call_update":
 					if id, status := toolCallStatus(m.Line); id != "" && (status == "completed" || status == "failed") {
@@ -459,6 +492,7 @@ func (cr *caseRun) cancelOnceTaken() (stop func() (seq int, after string)) {
 				n := map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}
 				res.seq, _ = c.writeMsg(cr.ctx, n, "session/cancel", "")
 				res.after = after
+				cancelSent.Store(res.seq >= 0)
 				return
 			}
 			select {
@@ -536,7 +570,7 @@ func (cr *caseRun) startAgent() error {
 	}
 	cr.ev.Procs = append(cr.ev.Procs, pr)
 	cr.curProc = &cr.ev.Procs[idx]
-	cr.cur, cr.live = a.c, false
+	cr.cur, cr.live, cr.version = a.c, false, ACPv1
 	return nil
 }
 
@@ -627,14 +661,65 @@ func (cr *caseRun) teardown() {
 // them; and at once when the agent's stdout closed or the case timed out.
 // It records in sr how long it waited and why it ended.
 func (cr *caseRun) settle(sr *StepResult, answered bool) {
+	sr.Settle, sr.Settled = cr.wait(sr, answered, false)
+}
+
+// awaitIdle waits, after a v2 prompt's answer (an acknowledgment), for
+// the idle state_update that ends its turn: it records in sr the idle's
+// position and stopReason, how long it waited, and, when none came, why
+// it gave up: what ends a settle without it (the wires quiet for the
+// window, the agent's stdout closed, the case's time up).
+func (cr *caseRun) awaitIdle(sr *StepResult) {
+	var why string
+	sr.IdleWait, why = cr.wait(sr, true, true)
+	if sr.IdleSeq == 0 && !cr.idleAfter(sr) { // it may have come as the wait ended
+		sr.NoIdle = "no idle state_update came: " + why
+	}
+}
+
+// idleOf reports whether m is an idle state_update for session sid.
+func idleOf(m WireMsg, sid string) bool {
+	s, _, ok := IdleUpdate(m)
+	return ok && s == sid
+}
+
+// idleAfter finds the first idle state_update of the current process for
+// the case's session after step sr's request, and records it in sr.
+func (cr *caseRun) idleAfter(sr *StepResult) bool {
+	for _, m := range cr.env.wire.since(sr.ReqSeq + 1) {
+		if m.Proc != cr.cur.idx {
+			continue
+		}
+		if s, reason, ok := IdleUpdate(m); ok && s == cr.sessionID {
+			sr.IdleSeq, sr.StopReason = m.Seq, reason
+			return true
+		}
+	}
+	return false
+}
+
+// wait is the settle's loop (settle), returning how long it waited and
+// why it ended. untilIdle (a v2 prompt) ends it as soon as the turn's idle
+// state_update is on the wire, and never early before it: the idle is the
+// turn's end as v1's answer is, and an agent can be silent between its
+// model's last answer and its idle for longer than the settle's window,
+// so the wires must then be quiet for pendingMax (10 x Settle, at least
+// settlePendingMin) before the wait gives up on it.
+func (cr *caseRun) wait(sr *StepResult, answered, untilIdle bool) (took time.Duration, why string) {
+	pendingMax := max(10*cr.cfg.Settle, settlePendingMin)
 	window := cr.cfg.Settle
+	if untilIdle {
+		window = pendingMax
+	}
 	fast := min(window, settleFast)
-	pendingMax := max(10*window, settlePendingMin)
 	want := cr.turnsOfPromptsSent()
 	tick := max(min(window/10, 10*time.Millisecond), time.Millisecond)
 	t0 := time.Now()
-	defer func() { sr.Settle = time.Since(t0) }()
+	defer func() { took = time.Since(t0) }()
 	for {
+		if untilIdle && cr.idleAfter(sr) {
+			return 0, "the agent reported idle"
+		}
 		act := cr.env.model.Activity()
 		seq, at := cr.env.wire.last()
 		now := time.Now()
@@ -652,27 +737,25 @@ func (cr *caseRun) settle(sr *StepResult, answered bool) {
 		pending := answered && act.Taken < want && act.Failed == 0
 		switch {
 		case cr.ctx.Err() != nil:
-			sr.Settled = "the case timed out"
-			return
+			return 0, "the case timed out"
 		case cr.readerDone():
-			sr.Settled = "the agent closed its stdout"
-			return
+			return 0, "the agent closed its stdout"
 		case act.InFlight == 0 && cr.cur.agentIdle():
 			// Nothing more is coming: what came after the answer is on
 			// the wire, and is judged as it is after any settle.
-			sr.Settled = "the agent reported it had nothing more to send, all it sent read, no model request in flight"
-			return
+			return 0, "the agent reported it had nothing more to send, all it sent read, no model request in flight"
 		case act.InFlight > 0:
 		case pending && now.Sub(t0) < pendingMax:
 		case quiet >= window:
-			sr.Settled = fmt.Sprintf("both wires quiet for %s", window)
+			why = fmt.Sprintf("both wires quiet for %s", window)
 			if pending {
-				sr.Settled += fmt.Sprintf(" (after waiting %s for %d more model turn(s) that never came)", pendingMax, want-act.Taken)
+				why += fmt.Sprintf(" (after waiting %s for %d more model turn(s) that never came)", pendingMax, want-act.Taken)
 			}
-			return
-		case quiet >= fast && !pending && sr.RespSeq >= 0 && seq >= sr.RespSeq:
-			if sr.Settled = cr.turnOver(sr, seq, quiet, fast, window); sr.Settled != "" {
-				return
+			return 0, why
+		case untilIdle:
+		case quiet >= fast && !pending && sr.EndSeq() >= 0 && seq >= sr.EndSeq():
+			if why = cr.turnOver(sr, seq, quiet, fast, window); why != "" {
+				return 0, why
 			}
 		}
 		select {
@@ -711,10 +794,14 @@ func (cr *caseRun) turnOver(sr *StepResult, seq int, quiet, fast, window time.Du
 	if late.open != 0 {
 		return "" // the turn's work goes on: its updates may come at any time
 	}
-	if seq == sr.RespSeq {
-		return fmt.Sprintf("the answer was the agent's last message, no tool call of the turn is open and the model took every turn (quiet for %s)", fast)
+	end, what := sr.RespSeq, "the answer"
+	if sr.IdleSeq > 0 {
+		end, what = sr.IdleSeq, "the idle state_update"
 	}
-	if kinds, ok := cr.sessionUpdatesSince(sr.RespSeq); ok {
+	if seq == end {
+		return fmt.Sprintf("%s was the agent's last message, no tool call of the turn is open and the model took every turn (quiet for %s)", what, fast)
+	}
+	if kinds, ok := cr.sessionUpdatesSince(end); ok {
 		return fmt.Sprintf("after the answer the agent sent only updates about the session (%s), no tool call of the turn is open and the model took every turn (quiet for %s)", kinds, fast)
 	}
 	if wait := min(window, max(fast, late.gap)); quiet >= wait {
@@ -739,21 +826,22 @@ type lateOfTurn struct {
 // the plan its todo call shows, may come at any time.
 func (cr *caseRun) lateUpdates(sr *StepResult) lateOfTurn {
 	var late lateOfTurn
-	if sr.ReqSeq < 0 || sr.RespSeq < 0 {
+	end := sr.EndSeq()
+	if sr.ReqSeq < 0 || end < 0 {
 		return late
 	}
 	status := map[string]string{}
 	var kinds []string
 	var prev time.Time
 	for _, m := range cr.env.wire.since(sr.ReqSeq + 1) {
-		if m.Seq >= sr.RespSeq {
+		if m.Seq >= end {
 			if !prev.IsZero() {
 				late.gap = max(late.gap, m.Time.Sub(prev))
 			}
 			prev = m.Time
 		}
 		k := m.UpdateKind()
-		if m.Seq > sr.RespSeq && k != "" && !slices.Contains(kinds, k) {
+		if m.Seq > end && k != "" && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 		if m.Dir != Received || m.Kind != KindNotification || (k != "tool_call" && k != "tool_call_update") {
@@ -764,8 +852,9 @@ func (cr *caseRun) lateUpdates(sr *StepResult) lateOfTurn {
 			continue
 		}
 		// An update without a status keeps the call's last one; a call
-		// announced without one is pending (ACP's default).
-		if st != "" || k == "tool_call" {
+		// announced without one is pending (ACP's default; on v2 the
+		// first tool_call_update of an id announces it).
+		if _, seen := status[id]; st != "" || k == "tool_call" || (cr.version == ACPv2 && !seen) {
 			status[id] = st
 		}
 	}

@@ -54,7 +54,7 @@ func (a *Agent) Step(ctx context.Context, op, text, sessionID string) (json.RawM
 	if op == OpPrompt && sessionID == "" {
 		return nil, errors.New("conformance: prompt before newSession")
 	}
-	method, params := stepRequest(Step{Op: op, Text: text}, sessionID, a.cwd)
+	method, params := stepRequest(Step{Op: op, Text: text}, sessionID, a.cwd, Offer{}, ACPv1)
 	res, err := a.c.call(ctx, method, params)
 	return res.Result, err
 }

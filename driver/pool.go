@@ -64,6 +64,9 @@ type PoolConfig struct {
 	Model    string
 	// Grace is the shutdown grace of each process when the pool closes.
 	Grace time.Duration
+	// Offer is what each process's initialize offers (CaseConfig.Offer:
+	// the cases leased a process get its answer).
+	Offer Offer
 }
 
 // NewPool returns a pool of processes of cfg.Target (none started yet).
@@ -227,7 +230,7 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 	m := &member{pool: pl, idx: idx, env: env, p: p, pending: map[string]forwarded{}, past: map[string]bool{}, attached: map[*Lease]bool{},
 		done: make(chan struct{})}
 	go m.read()
-	method, params := stepRequest(Step{Op: OpInitialize}, "", "")
+	method, params := stepRequest(Step{Op: OpInitialize}, "", "", pl.cfg.Offer, ACPv1)
 	env2, err := m.call(ctx, method, params)
 	if err != nil {
 		m.retire(err)

@@ -53,6 +53,10 @@ type CaseConfig struct {
 	// (Pool.Lease): its first prompt carries the lease's marker, and the
 	// lease is released when the case ends. Env.Target is the pooled one.
 	Lease *Lease
+	// Offer is what the case's initialize offers: the protocol version
+	// (each process then speaks the one it negotiated, ProcResult.ACPVersion)
+	// and, on v1, the plan operations capability.
+	Offer Offer
 }
 
 // Scheduler is what RunCase asks when a case may go on, and tells what it
@@ -140,6 +144,10 @@ type CaseRecord struct {
 	SideRequests []mockmodel.JournalEntry `json:"sideRequests,omitempty"`
 	Steps        []StepResult             `json:"steps"`
 	Procs        []ProcResult             `json:"procs"`
+	// Offer is what the case's initialize offered (CaseConfig.Offer; the
+	// zero value, protocol version 1, in evidence saved before there was
+	// a choice).
+	Offer Offer `json:"offer,omitzero"`
 
 	// Aborted says why the case did not run to completion ("" when it did):
 	// the agent hung, crashed or broke the protocol.
@@ -195,6 +203,24 @@ type StepResult struct {
 	// is the sign it was sent after (Step.Cancel).
 	CancelSeq   int    `json:"cancelSeq,omitempty"`
 	CancelAfter string `json:"cancelAfter,omitempty"`
+	// IdleSeq (prompt steps on protocol version 2) is the wire position of
+	// the idle state_update that ended the turn (0: none came), StopReason
+	// its stopReason ("" when it had none); IdleWait is how long the
+	// runner waited for it after the prompt's answer (an acknowledgment on
+	// v2), and NoIdle why it stopped waiting when none came.
+	IdleSeq    int           `json:"idleSeq,omitempty"`
+	StopReason string        `json:"stopReason,omitempty"`
+	IdleWait   time.Duration `json:"idleWait,omitempty"`
+	NoIdle     string        `json:"noIdle,omitempty"`
+}
+
+// EndSeq is the wire position where the step's turn ended: its idle
+// state_update on protocol version 2 (IdleSeq), else its answer (RespSeq).
+func (s StepResult) EndSeq() int {
+	if s.IdleSeq > 0 {
+		return s.IdleSeq
+	}
+	return s.RespSeq
 }
 
 // ProcResult is one agent process of a case.
@@ -209,6 +235,10 @@ type ProcResult struct {
 	StartedAt time.Duration   `json:"startedAt"`
 	Startup   time.Duration   `json:"startup"`
 	Init      json.RawMessage `json:"init,omitempty"`
+	// ACPVersion is the protocol version the process speaks after its
+	// initialize answer (Offer.Negotiated; 0: no answer, or evidence
+	// saved before there was a choice: version 1).
+	ACPVersion int `json:"acpVersion,omitempty"`
 	// Shutdown says how the process ended; Exit its exit status.
 	Shutdown string `json:"shutdown"`
 	Exit     string `json:"exit"`

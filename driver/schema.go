@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,6 +34,38 @@ func ACPUnstableSchema() []byte { return append([]byte(nil), acpUnstableSchemaJS
 // ACPSchema returns the embedded ACP JSON schema (a copy of ACPSchemaSource).
 func ACPSchema() []byte { return append([]byte(nil), acpSchemaJSON...) }
 
+// ACPSchemaV2Source is where the embedded ACP v2 draft schema was copied
+// from: the ACP repository at a commit, its schema version (meta.json,
+// CHANGELOG.md) and licence. fixtures/acp-schema/v2 keeps the same files
+// with the licence; a test holds the embedded copies to them byte for
+// byte (docs/conformance.md, "Moving to the next ACP v2 draft").
+const ACPSchemaV2Source = "agentclientprotocol/agent-client-protocol@b7f00054 schema/v2/schema.json (schema 2.0.0-alpha.3, Apache-2.0)"
+
+//go:embed acp-schema-v2.json
+var acpSchemaV2JSON []byte
+
+//go:embed acp-schema-v2.unstable.json
+var acpUnstableSchemaV2JSON []byte
+
+// ACPSchemaV2 returns the embedded ACP v2 draft schema (ACPSchemaV2Source)
+// and ACPUnstableSchemaV2 its unstable layer (schema.unstable.json).
+func ACPSchemaV2() []byte { return append([]byte(nil), acpSchemaV2JSON...) }
+
+// ACPUnstableSchemaV2 returns the embedded unstable ACP v2 schema.
+func ACPUnstableSchemaV2() []byte { return append([]byte(nil), acpUnstableSchemaV2JSON...) }
+
+// acpV1DraftSchemaJSON is the ACP repository's unstable v1 schema at the
+// same commit (schema/v1/schema.unstable.json, fixtures/acp-schema/v1):
+// the v1 draft's plan operations, which the SDK's unstable schema
+// predates. A v1 message both SDK schemas reject is checked against it.
+//
+//go:embed acp-schema-v1-draft.unstable.json
+var acpV1DraftSchemaJSON []byte
+
+// ACPV1DraftSchema returns the embedded unstable v1 schema of the ACP
+// repository (acpV1DraftSchemaJSON).
+func ACPV1DraftSchema() []byte { return append([]byte(nil), acpV1DraftSchemaJSON...) }
+
 const schemaURL = "https://agentclientprotocol.com/schema.json"
 
 // SchemaValidator validates ACP messages against the schema, by method:
@@ -57,6 +90,20 @@ type SchemaValidator struct {
 	// itself). It is compiled on first use: it is twice the stable one's
 	// work (about 45 ms), and most runs never need it.
 	loadUnstable func() (*SchemaValidator, error)
+	// loadDraft compiles the ACP repository's unstable v1 schema
+	// (acpV1DraftSchemaJSON) on first use, for the messages both SDK
+	// schemas reject (nil: none, as in v2).
+	loadDraft func() (*SchemaValidator, error)
+	// loadV2 compiles the validator of protocol version 2 (ForVersion),
+	// on first use: most runs speak version 1 only. nil inside it.
+	loadV2 func() (*SchemaValidator, error)
+
+	// notification is the $defs name of the session/update notification
+	// (SessionNotification in v1, UpdateSessionNotification in v2);
+	// openUpdates is set when SessionUpdate accepts kinds it does not
+	// name (v2's extensible unions).
+	notification string
+	openUpdates  bool
 
 	// updateBranch maps a sessionUpdate kind to the pointer of its branch
 	// of SessionUpdate's oneOf; updateKinds lists the kinds in order.
@@ -88,18 +135,52 @@ const envelopeDef = "todoharness.SessionNotificationWithoutUpdate"
 // NewSchemaValidator compiles the embedded stable ACP schema; the unstable
 // one is compiled the first time a message needs it (ValidateUnstable).
 func NewSchemaValidator() (*SchemaValidator, error) {
-	v, err := newSchemaValidator(acpSchemaJSON)
+	v, err := newVersionValidator(acpSchemaJSON, acpUnstableSchemaJSON, "")
 	if err != nil {
 		return nil, err
 	}
-	v.loadUnstable = sync.OnceValues(func() (*SchemaValidator, error) {
-		u, err := newSchemaValidator(acpUnstableSchemaJSON)
+	v.loadV2 = sync.OnceValues(func() (*SchemaValidator, error) {
+		return newVersionValidator(acpSchemaV2JSON, acpUnstableSchemaV2JSON, "v2 ")
+	})
+	v.loadDraft = sync.OnceValues(func() (*SchemaValidator, error) {
+		d, err := newSchemaValidator(acpV1DraftSchemaJSON)
 		if err != nil {
-			return nil, fmt.Errorf("unstable schema: %w", err)
+			return nil, fmt.Errorf("the ACP repository's unstable v1 schema: %w", err)
+		}
+		return d, nil
+	})
+	return v, nil
+}
+
+// newVersionValidator compiles one protocol version's stable schema, with
+// its unstable one compiled on first use; name is how errors name it.
+func newVersionValidator(stable, unstable []byte, name string) (*SchemaValidator, error) {
+	v, err := newSchemaValidator(stable)
+	if err != nil {
+		return nil, fmt.Errorf("%sschema: %w", name, err)
+	}
+	v.loadUnstable = sync.OnceValues(func() (*SchemaValidator, error) {
+		u, err := newSchemaValidator(unstable)
+		if err != nil {
+			return nil, fmt.Errorf("%sunstable schema: %w", name, err)
 		}
 		return u, nil
 	})
 	return v, nil
+}
+
+// ForVersion is the validator of protocol version version: v itself for
+// 1 (and 0, evidence saved before there was a choice), the v2 draft
+// schema's for 2 (compiled the first time it is asked for).
+func (v *SchemaValidator) ForVersion(version int) (*SchemaValidator, error) {
+	if version != ACPv2 || v.loadV2 == nil {
+		return v, nil
+	}
+	v2, err := v.loadV2()
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	return v2, nil
 }
 
 // ValidateUnstable checks one wire message against the unstable (draft) ACP
@@ -113,7 +194,18 @@ func (v *SchemaValidator) ValidateUnstable(m WireMsg, fromAgent bool) error {
 	if err != nil {
 		return fmt.Errorf("conformance: %w", err)
 	}
-	return u.Validate(m, fromAgent)
+	err = u.Validate(m, fromAgent)
+	if err == nil || v.loadDraft == nil {
+		return err
+	}
+	d, derr := v.loadDraft()
+	if derr != nil {
+		return fmt.Errorf("conformance: %w", derr)
+	}
+	if d.Validate(m, fromAgent) == nil {
+		return nil // a later v1 draft's (the plan operations)
+	}
+	return err
 }
 
 func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
@@ -121,7 +213,27 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
 	}
-	byBranch := addEnvelopeDef(doc)
+	var raw struct {
+		Defs map[string]struct {
+			Method string         `json:"x-method"`
+			Side   string         `json:"x-side"`
+			OneOf  []updateBranch `json:"oneOf"`
+			AnyOf  []updateBranch `json:"anyOf"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemaJSON, &raw); err != nil {
+		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
+	}
+	notification := ""
+	for name, d := range raw.Defs {
+		if d.Method == "session/update" && strings.HasSuffix(name, "Notification") {
+			notification = name
+		}
+	}
+	if notification == "" {
+		return nil, errors.New("conformance: ACP schema: no definition of the session/update notification (x-method)")
+	}
+	byBranch := addEnvelopeDef(doc, notification)
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
@@ -130,29 +242,18 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	if err := qc.AddResource(schemaURL, enumsForConstChoices(copyJSON(doc))); err != nil {
 		return nil, fmt.Errorf("conformance: ACP schema with enums: %w", err)
 	}
-	var raw struct {
-		Defs map[string]struct {
-			Method string `json:"x-method"`
-			Side   string `json:"x-side"`
-			OneOf  []struct {
-				Properties struct {
-					SessionUpdate struct {
-						Const string `json:"const"`
-					} `json:"sessionUpdate"`
-				} `json:"properties"`
-			} `json:"oneOf"`
-		} `json:"$defs"`
-	}
-	if err := json.Unmarshal(schemaJSON, &raw); err != nil {
-		return nil, fmt.Errorf("conformance: ACP schema: %w", err)
-	}
 	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{},
-		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}}
-	branches := raw.Defs["SessionUpdate"].OneOf
+		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}, notification: notification}
+	branches, union := raw.Defs["SessionUpdate"].OneOf, "oneOf"
+	if len(branches) == 0 {
+		branches, union = raw.Defs["SessionUpdate"].AnyOf, "anyOf"
+	}
 	for i, b := range branches {
 		if k := b.Properties.SessionUpdate.Const; k != "" {
-			v.updateBranch[k] = fmt.Sprintf("#/$defs/SessionUpdate/oneOf/%d", i)
+			v.updateBranch[k] = fmt.Sprintf("#/$defs/SessionUpdate/%s/%d", union, i)
 			v.updateKinds = append(v.updateKinds, k)
+		} else {
+			v.openUpdates = true // a branch for any other kind (v2's "other")
 		}
 	}
 	v.updateByBranch = byBranch && len(branches) > 0 && len(v.updateBranch) == len(branches)
@@ -183,7 +284,7 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	}
 	// Compile the common definitions now: a broken schema fails here, not
 	// mid-run.
-	for _, ptr := range []string{"#/$defs/RequestId", "#/$defs/Error", "#/$defs/SessionNotification"} {
+	for _, ptr := range []string{"#/$defs/RequestId", "#/$defs/Error", "#/$defs/" + notification} {
 		if _, err := v.schema(ptr); err != nil {
 			return nil, err
 		}
@@ -191,7 +292,8 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	// The quick copy shares what was read from the schema; it compiles
 	// each definition the first time a message needs it.
 	v.quick = &SchemaValidator{c: qc, agentDefs: v.agentDefs, clientDefs: v.clientDefs, cache: map[string]*jsonschema.Schema{},
-		printer: v.printer, updateBranch: v.updateBranch, updateKinds: v.updateKinds, updateByBranch: v.updateByBranch}
+		printer: v.printer, updateBranch: v.updateBranch, updateKinds: v.updateKinds, updateByBranch: v.updateByBranch,
+		notification: notification, openUpdates: v.openUpdates}
 	return v, nil
 }
 
@@ -270,12 +372,23 @@ func constChoices(oneOf any) ([]any, bool) {
 	return values, true
 }
 
-// addEnvelopeDef adds envelopeDef to the decoded schema doc, and reports
-// whether SessionUpdate's branches can be told apart by their
+// updateBranch is one branch of SessionUpdate's union, as far as the
+// validator reads it: the sessionUpdate it requires.
+type updateBranch struct {
+	Properties struct {
+		SessionUpdate struct {
+			Const string `json:"const"`
+		} `json:"sessionUpdate"`
+	} `json:"properties"`
+}
+
+// addEnvelopeDef adds envelopeDef to the decoded schema doc (a copy of
+// its session/update notification, the definition notification), and
+// reports whether SessionUpdate's branches can be told apart by their
 // sessionUpdate alone (each requires it, with a const).
-func addEnvelopeDef(doc any) bool {
+func addEnvelopeDef(doc any, notification string) bool {
 	defs, _ := doc.(map[string]any)["$defs"].(map[string]any)
-	sn, _ := defs["SessionNotification"].(map[string]any)
+	sn, _ := defs[notification].(map[string]any)
 	props, _ := sn["properties"].(map[string]any)
 	su, _ := defs["SessionUpdate"].(map[string]any)
 	branches, _ := su["oneOf"].([]any)
@@ -424,6 +537,9 @@ func (v *SchemaValidator) updateErr(def string, params any) error {
 	}
 	kind, _ := u["sessionUpdate"].(string)
 	ptr, ok := v.updateBranch[kind]
+	if !ok && v.openUpdates {
+		return nil // a kind the union's open branch takes: its error says more
+	}
 	if !ok {
 		return fmt.Errorf("invalid %s: /update/sessionUpdate: %s is not one of %s", def, jsonText(u["sessionUpdate"]), strings.Join(v.updateKinds, ", "))
 	}

@@ -24,21 +24,19 @@ type Step struct {
 	Cancel bool `yaml:"cancel,omitempty" json:"cancel,omitempty"`
 }
 
-// stepRequest is the ACP request of a step.
-func stepRequest(st Step, sessionID, cwd string) (string, any) {
+// stepRequest is the ACP request of a step: the initialize of offer, the
+// others in the protocol version the process negotiated (version): on
+// ACPv2 a load is session/resume replaying from the start.
+func stepRequest(st Step, sessionID, cwd string, offer Offer, version int) (string, any) {
 	switch st.Op {
 	case OpInitialize:
-		return "initialize", map[string]any{
-			"protocolVersion": 1,
-			"clientCapabilities": map[string]any{
-				"fs":       map[string]any{"readTextFile": true, "writeTextFile": true},
-				"terminal": false,
-			},
-			"clientInfo": map[string]any{"name": "todoharness-conform", "version": "1"},
-		}
+		return "initialize", offer.initializeParams()
 	case OpNewSession:
 		return "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}
 	case OpLoadSession:
+		if version == ACPv2 {
+			return "session/resume", map[string]any{"sessionId": sessionID, "cwd": cwd, "mcpServers": []any{}, "replayFrom": map[string]any{"type": "start"}}
+		}
 		return "session/load", map[string]any{"sessionId": sessionID, "cwd": cwd, "mcpServers": []any{}}
 	default: // prompt
 		return "session/prompt", map[string]any{

@@ -694,11 +694,14 @@ func OneLine(s string, n int) string {
 func Truncate(s string, n int) string { return textcut.Truncate(s, n) }
 
 // TurnUpdate reports whether a sessionUpdate kind reports a prompt turn's
-// progress; the others, such as available_commands_update, are about the
-// session and may come at any time.
+// progress (on protocol version 1 or 2); the others, such as
+// available_commands_update or v2's state_update, are about the session
+// and may come at any time.
 func TurnUpdate(kind string) bool {
 	switch kind {
-	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
+		"plan_update", "plan_removed", "user_message", "agent_message", "agent_thought", "tool_call_content_chunk",
+		"terminal_update", "terminal_output_chunk":
 		return true
 	}
 	return false

@@ -49,6 +49,10 @@ type Breakage struct {
 	// fake agent applies it at its seams (nil: a mode of the fake's own
 	// carries the row, conformance/fakeagent_test.go).
 	Mutation *Mutation
+	// ACPVersion is the protocol version the row's run offers (0: 1): a
+	// row of 2 breaks the v2 surface and is judged on a run that offers
+	// 2 (conform --acp-version 2), which the agent must negotiate.
+	ACPVersion int
 }
 
 // Mutation is how a test agent breaks its todo tool or its plans, carried
@@ -108,6 +112,16 @@ func All() []Breakage {
 			Why: "each plan held until the next tool call is announced (opencode 1.15.4's order): the plans stay in the order of the writes, so nothing fails"},
 		{Name: "replay-other-session", Layer: Bridge, Fails: []string{"ACP-SESSION-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2"},
 			Why: "session/load replays under another sessionId: an editor drops the replay, so no plan is restored"},
+		{Name: "plan-update-unadvertised", Layer: Bridge, Fails: []string{"ACP-PLAN-FALLBACK-1", "ACP-SCHEMA-2", "TW-EMPTY-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"},
+			Why: "protocol version 1: plan_update in place of plan to a client that did not advertise clientCapabilities.plan, which shows no list from it (plan_update is v1's draft: ACP-SCHEMA-2, INFO, lists it)"},
+		{Name: "no-idle", Layer: Bridge, ACPVersion: 2, Fails: []string{"ACP-TURN-1"},
+			Why: "protocol version 2: no idle state_update ends a turn (the prompt is still acknowledged); the in-process agent's idle report ends each wait for it"},
+		{Name: "idle-without-stopreason", Layer: Bridge, ACPVersion: 2, Fails: []string{"ACP-TURN-1"},
+			Why: "protocol version 2: the idle state_update that ends each turn carries no stopReason (the schema allows that; the prompt lifecycle's MUST does not)"},
+		{Name: "new-planid-each-write", Layer: Bridge, ACPVersion: 2, Fails: []string{"TW-PLAN-1"},
+			Why: "protocol version 2: each write a plan_update under a planId of its own: a client keeps every write as another plan (the last one received is still the last list)"},
+		{Name: "plan-on-v2", Layer: Bridge, ACPVersion: 2, Fails: []string{"TW-EMPTY-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"},
+			Why: "protocol version 2: the v1 plan update, which v2's open union of updates takes as an unknown kind (ACP-SCHEMA-1 passes) and a v2 client shows no list from"},
 		{Name: "refuse-live-load", Layer: Bridge,
 			Why: "session/load of the session open on the process answered -32602 \"already loaded\" (the original at the RFC's commit): nothing requires accepting it; the load is judged after a restart, so nothing fails"},
 		{Name: "shared-todo-list", Layer: Bridge, FailsPooled: []string{"ACP-ISOLATION-1"},
@@ -161,6 +175,18 @@ func All() []Breakage {
 		{Name: "require-active-form", Layer: Fake, Fails: []string{"TW-SCHEMA-3"},
 			Why:      "the schema requires an activeForm on every item (claude's field, on the todo_write tool), which the contract's calls do not send, and the agent accepts them without it: only the schema is wrong",
 			Mutation: &Mutation{Schema: requireOnItems("todos", "activeForm")}},
+		{Name: "plan-ops-always", Layer: Fake, Fails: []string{"ACP-PLAN-FALLBACK-1", "ACP-SCHEMA-2", "TW-EMPTY-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"},
+			Why: "protocol version 1: plan_update in place of plan to a client that did not advertise clientCapabilities.plan, which shows no list from it (plan_update is v1's draft: ACP-SCHEMA-2, INFO, lists it)"},
+		{Name: "v2-idle-no-reason", Layer: Fake, ACPVersion: 2, Fails: []string{"ACP-TURN-1"},
+			Why: "protocol version 2: the idle state_update that ends each turn carries no stopReason (the schema allows that; the prompt lifecycle's MUST does not)"},
+		{Name: "v2-no-cancel", Layer: Fake, ACPVersion: 2, Fails: []string{"ACP-TURN-1"},
+			Why: "protocol version 2: a turn the client cancelled ends idle with stopReason end_turn, not cancelled"},
+		{Name: "v2-new-planid", Layer: Fake, ACPVersion: 2, Fails: []string{"TW-PLAN-1"},
+			Why: "protocol version 2: each plan_update under a new planId: a client shows a plan more for each write (the last one received is still the last list)"},
+		{Name: "v2-plan-removed", Layer: Fake, ACPVersion: 2, Fails: []string{"TW-EMPTY-1", "TW-FINAL-1", "TW-PLAN-1"},
+			Why: "protocol version 2: an empty list sent as plan_removed, not as a plan_update with no entries"},
+		{Name: "v2-plan-v1", Layer: Fake, ACPVersion: 2, Fails: []string{"TW-EMPTY-1", "TW-FINAL-1", "TW-LOAD-1", "TW-LOAD-2", "TW-PLAN-1", "TW-REPLACE-1"},
+			Why: "protocol version 2: the v1 plan update, which v2's open union of updates takes as an unknown kind (ACP-SCHEMA-1 passes) and a v2 client shows no list from"},
 		{Name: "go-trim", Layer: Fake, Fails: []string{"TW-PLAN-TRIM-1"},
 			Why: "trims content with Go's strings.TrimSpace, not the contract's JavaScript trim(): U+FEFF kept, U+0085 cut; its author did trim, so only the SHOULD check fails"},
 

@@ -72,6 +72,7 @@ func TestExplorationFindsEveryBreakage(t *testing.T) {
 		}
 		t.Run(b.Label(), func(t *testing.T) {
 			cfg := runConfig(t, target, v)
+			cfg.Offer.ACPVersion = b.ACPVersion // a fault of the v2 surface shows on v2
 			if target.InProcess == nil {
 				cfg.Parallel = runtime.NumCPU() // never more processes than the CPUs serve
 			}

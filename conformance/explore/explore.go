@@ -176,6 +176,10 @@ type Result struct {
 	// report of a version before pooling). Shrinks and their re-runs use
 	// a process per case either way.
 	Pool string `json:"pool,omitempty"`
+	// Protocol is the ACP protocol version the scenarios spoke, as the
+	// first run's report says it (conformance.Protocol; "" in a report of
+	// an older version).
+	Protocol string `json:"protocol,omitempty"`
 
 	// from is the file ReadResult read the report from, for errors.
 	from string
@@ -235,7 +239,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, nil, err
 		}
 		if res.Dialect == "" {
-			res.Dialect = rep.Dialect
+			res.Dialect, res.Protocol = rep.Dialect, rep.Protocol.String()
 		}
 		if res.Pool == "" {
 			res.Pool = rep.Pool // the batches' mode (the shrinks' is off)
@@ -803,7 +807,7 @@ func Merge(rs []*Result) (*Result, error) {
 	}
 	r0 := rs[0]
 	out := &Result{Seed: r0.Seed, N: r0.N, Shards: 1, Agent: r0.Agent, Policy: r0.Policy, Dialect: r0.Dialect,
-		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion, Pool: r0.Pool}
+		ToolVersion: r0.ToolVersion, CatalogueVersion: r0.CatalogueVersion, Pool: r0.Pool, Protocol: r0.Protocol}
 	seen := map[int]*Result{}
 	byKey := map[string]*Failure{}
 	// The shards' scenario times and CPU times add up: the merged rate is
@@ -819,7 +823,7 @@ func Merge(rs []*Result) (*Result, error) {
 				r.Shard+1, r.Shards, r.source(), r.Seed, r.N, r0.Shard+1, r0.Shards, r0.source(), out.Seed, out.N)
 		}
 		for _, d := range []struct{ what, a, b string }{
-			{"agent", r.Agent, r0.Agent}, {"policy", r.Policy, r0.Policy}, {"dialect", r.Dialect, r0.Dialect},
+			{"agent", r.Agent, r0.Agent}, {"policy", r.Policy, r0.Policy}, {"dialect", r.Dialect, r0.Dialect}, {"ACP protocol version", r.Protocol, r0.Protocol},
 			{"tool version", r.ToolVersion, r0.ToolVersion}, {"pool", r.Pool, r0.Pool},
 			{"catalogue version", fmt.Sprint(r.CatalogueVersion), fmt.Sprint(r0.CatalogueVersion)},
 		} {
@@ -890,6 +894,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	pool := ""
 	if r.Pool != "" {
 		pool = ", pool " + r.Pool
+	}
+	if r.Protocol != "" {
+		pool += "; ACP protocol version " + r.Protocol
 	}
 	fmt.Fprintf(w, "explore: seed %d%s: %d scenario(s) judged against %s (policy %s%s), %d distinct failure(s) of %d check(s)\n", r.Seed, shard, r.Scenarios, r.Agent, r.Policy, pool, len(r.Failures), len(checks))
 	if r.ScenariosMs > 0 {

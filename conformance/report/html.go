@@ -294,6 +294,7 @@ func htmlInfo(r *conformance.Report) []htmlKV {
 		info = append(info, htmlKV{"agent info", r.AgentInfo.String() + " (its initialize answer)"})
 	}
 	info = append(info, htmlKV{"dialect", r.Dialect + " (" + r.DialectSource + ")"})
+	info = append(info, htmlKV{"ACP protocol version", r.Protocol.String()})
 	if r.Policy != "" {
 		info = append(info, htmlKV{"policy", r.Policy + " (" + r.PolicySource + ")"})
 	}

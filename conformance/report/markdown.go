@@ -61,7 +61,7 @@ func WriteMarkdown(w io.Writer, r *conformance.Report) error {
 	if r.AgentInfo != nil {
 		fmt.Fprintf(&b, " (its initialize answer: %s)", mdCode(CutReason(r.AgentInfo.String(), 200)))
 	}
-	fmt.Fprintf(&b, "; dialect %s; pool %s", mdText(r.Dialect), mdText(PoolLine(r)))
+	fmt.Fprintf(&b, "; dialect %s; pool %s; ACP protocol version %s", mdText(r.Dialect), mdText(PoolLine(r)), mdText(r.Protocol.String()))
 	if r.Strict {
 		b.WriteString("; `--strict`: a failed SHOULD check fails the run")
 	}

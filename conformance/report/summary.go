@@ -65,6 +65,7 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 		fmt.Fprintf(w, "agent info: %s (its initialize answer)\n", termtext.Visible(r.AgentInfo.String()))
 	}
 	fmt.Fprintf(w, "dialect: %s (%s)\n", r.Dialect, r.DialectSource)
+	fmt.Fprintf(w, "ACP protocol version: %s\n", r.Protocol)
 	if r.Policy != "" {
 		fmt.Fprintf(w, "policy: %s (%s)\n", r.Policy, r.PolicySource)
 	}

@@ -94,6 +94,7 @@ func KnownFaults() []Fault {
 		FaultUpdatesAfterResponse, FaultPlansReversed, FaultCoalescePlans, FaultInterleavedPlans,
 		FaultReplayOtherSession, FaultRefuseLiveLoad, FaultSharedTodoList,
 	}
+	out = append(out, SurfaceFaults()...)
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
@@ -119,7 +120,7 @@ func (fs Faults) String() string {
 // ParseFaults parses a comma-separated list of fault names (spaces and empty
 // items are ignored). An unknown name is an error that lists the known ones.
 func ParseFaults(s string) (Faults, error) {
-	all := append(KnownFaults(), SurfaceFaults()...)
+	all := KnownFaults() // SurfaceFaults among them
 	known := map[Fault]bool{}
 	for _, f := range all {
 		known[f] = true

@@ -29,9 +29,8 @@ const (
 )
 
 // SurfaceFaults lists the faults of v2 and of v1's plan operations,
-// sorted. ParseFaults accepts them beside KnownFaults; they are kept apart
-// because conformance/breakage has a row for each of KnownFaults, and
-// these get theirs once conform judges the surfaces they break.
+// sorted; KnownFaults has them too (conformance/breakage has a row for
+// each, judged on a run that offers the version the fault breaks).
 func SurfaceFaults() []Fault {
 	out := []Fault{FaultIdleWithoutStopReason, FaultNewPlanIDEachWrite, FaultNoIdle, FaultPlanOnV2, FaultPlanUpdateUnadvertised}
 	slices.Sort(out)

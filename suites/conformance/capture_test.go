@@ -35,13 +35,14 @@ func TestCaptureEvidence(t *testing.T) {
 	Expect(err).NotTo(HaveOccurred())
 	runs := map[string]driver.Target{"reference": reference()}
 	timeouts := map[string]time.Duration{}
+	versions := map[string]int{} // the protocol version a run offers (0: 1)
 	for _, d := range []string{driver.DialectOpencode, driver.DialectCodex, driver.DialectGemini, driver.DialectClaude} {
 		runs["mutant-as-"+d] = mutant("as-" + d)
 	}
 	for _, b := range breakage.All() {
 		if b.Layer == breakage.Bridge || b.Layer == breakage.Tool || b.Layer == breakage.Composition {
 			name := string(b.Layer) + "-" + b.Name
-			runs[name], timeouts[name] = breakageTarget(b), timeoutFor(b)
+			runs[name], timeouts[name], versions[name] = breakageTarget(b), timeoutFor(b), b.ACPVersion
 		}
 	}
 	dir := filepath.Join(testutil.RepoRoot(), "conformance", "testdata", "evidence")
@@ -51,7 +52,8 @@ func TestCaptureEvidence(t *testing.T) {
 		if t, ok := timeouts[name]; ok {
 			timeout = t
 		}
-		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: timeout, Grace: 1e9, Validator: conformance.Compiled(validator)}
+		cfg := conformance.Config{Agent: target, Cases: cases(), Timeout: timeout, Grace: 1e9, Validator: conformance.Compiled(validator),
+			Offer: driver.Offer{ACPVersion: versions[name]}}
 		cfg.Parallel = len(cfg.Cases)
 		rep, err := conformance.Run(context.Background(), cfg)
 		Expect(err).NotTo(HaveOccurred())

@@ -214,6 +214,33 @@ var _ = Describe("the reference agent", func() {
 		Expect(rep.OK).To(BeTrue())
 		Expect(rep.Checks).To(HaveLen(len(conformance.Catalogue())))
 	})
+
+	// ACP v2 (Draft) on request: the same catalogue, each check judged on
+	// the v2 surface; the v1 plan fallback rule has no counterpart there
+	// and says so (n/a, never a pass).
+	refV2 := once(func() (*conformance.Report, error) {
+		return runE(reference(), func(c *conformance.Config) { c.Offer.ACPVersion = driver.ACPv2 })
+	})
+	It("negotiates protocol version 2 when offered it and passes every check there (ACP-PLAN-FALLBACK-1 n/a)", func() {
+		rep := refV2()
+		Expect(rep.Protocol.Offered).To(Equal(driver.ACPv2))
+		Expect(rep.Protocol.Negotiated).To(Equal(driver.ACPv2), explained(rep, "protocol %s", rep.Protocol))
+		for _, c := range rep.Checks {
+			want := cleanOutcome(rep, c.Check)
+			if c.ID == conformance.ACPPlanFallback1 {
+				want = conformance.NA
+			}
+			Expect(c.Outcome).To(Equal(want), explained(rep, "%s (%s): %s", c.ID, c.Level, c.Reason))
+		}
+		Expect(rep.OK).To(BeTrue())
+		for _, cr := range rep.Cases {
+			for _, s := range cr.Evidence().Steps {
+				if s.Op == driver.OpPrompt && s.Error == "" {
+					Expect(s.IdleSeq).To(BeNumerically(">", 0), "case %s, prompt %d: no idle state_update ended the turn", cr.ID, s.Prompt+1)
+				}
+			}
+		}
+	})
 })
 
 // cleanOutcome is what a run of the built-in cases against an agent that
@@ -309,6 +336,7 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 				}
 				return runE(t, func(c *conformance.Config) {
 					c.Timeout, c.Settle, c.Pool = timeoutFor(b), settleFor(b), pool
+					c.Offer.ACPVersion = b.ACPVersion // a fault of the v2 surface runs on v2
 					if b.FailsCheck("RUN-1") {
 						// The agent cannot show its tools when it hangs
 						// or dies: no probe to wait out first.

@@ -284,7 +284,7 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		return exploreStatus(nil, res)
 	}
 	if !o.run.quiet {
-		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case, %s\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout, poolHeader(cfg))
+		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case, offering ACP %s, %s\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout, cfg.Offer, poolHeader(cfg))
 	}
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {

@@ -124,3 +124,38 @@ func TestConformPoolsByDefault(t *testing.T) {
 		}
 	}
 }
+
+// conform --acp-version 2 offers v2: the header says what it offers, the
+// summary, the JSON report and the exploration's report what the
+// built-in agent negotiated (2).
+func TestConformOffersV2(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	var out bytes.Buffer
+	args := []string{"conform", "--in-process", "--check", "TW-PLAN-1", "--settle", "50ms", "--json", report, "--acp-version", "2",
+		"--explore", "2", "--seed", "1", "--out", filepath.Join(dir, "explored")}
+	if code := Run(context.Background(), args, strings.NewReader(""), &out, &out); code != 0 {
+		t.Fatalf("conform --acp-version 2: exit %d\n%s", code, out.String())
+	}
+	var rep struct {
+		Protocol struct{ Offered, Negotiated int }
+	}
+	var res struct{ Protocol string }
+	for f, v := range map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep.Protocol.Offered != 2 || rep.Protocol.Negotiated != 2 || !strings.HasPrefix(res.Protocol, "2 (offered 2") {
+		t.Errorf("the report says protocol %+v, explore.json %q; want offered and negotiated 2", rep.Protocol, res.Protocol)
+	}
+	for _, want := range []string{"per case, offering ACP protocol version 2, pool", "\nACP protocol version: 2 (offered 2: the ACP v2 draft"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output does not say %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -141,7 +141,7 @@ func runExplore(cmd *cobra.Command, o *conformOptions, cfg conformance.Config, s
 // reproduceOrder is the conform flags that say which agent runs and how
 // it is judged, in the order a shrunk case's Reproduce line gives them.
 var reproduceOrder = []string{"preset", "agent", "in-process", "env", "file", "clean-env", "model", "dialect", "policy",
-	"strict", "expected-failures", "timeout", "grace", "settle"}
+	"strict", "expected-failures", "timeout", "grace", "settle", "acp-version", "advertise-plan"}
 
 // reproduceFlags is the flags of this command line a shrunk case is run
 // again with: those of reproduceOrder it sets, each as given ([] when it

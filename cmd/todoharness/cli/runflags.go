@@ -28,6 +28,10 @@ type runFlags struct {
 	// poolSessions --pool-sessions (0: the agent's Target.PoolSessions).
 	pool         string
 	poolSessions int
+	// acpVersion and advertisePlan are --acp-version and --advertise-plan
+	// (Config.Offer).
+	acpVersion    int
+	advertisePlan bool
 }
 
 // register defines --timeout, --grace, --parallel and -q on f; what names
@@ -38,6 +42,8 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress lines")
 	f.DurationVar(&r.settle, "settle", driver.DefaultSettle, "how long both wires (ACP and the model) must stay quiet after a prompt is answered, and after the last step, before the runner goes on: updates an agent sends after its answer are kept and judged (ACP-TURN-1 lists them)")
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
+	f.IntVar(&r.acpVersion, "acp-version", driver.ACPv1, "the ACP protocol version initialize offers: 1, or 2 (the v2 draft: the plan is plan_update, a turn ends at an idle state_update, a load is session/resume from the start); an agent offered 2 that answers 1 runs the v1 catalogue, and the report says so")
+	f.BoolVar(&r.advertisePlan, "advertise-plan", false, "on protocol version 1, advertise clientCapabilities.plan: the agent may then send plan_update and plan_removed (the plan checks accept plan_update items); without it ACP-PLAN-FALLBACK-1 fails an agent that sends them")
 	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process (or --pool-sessions at once), each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY, unless its pooled session was shown or sent a list only another session of its process wrote: ACP-ISOLATION-1 then fails, naming both). off: a process per case. Shrinks and every run of --repeat use a process per case")
 	f.IntVar(&r.poolSessions, "pool-sessions", 0, "how many cases a pooled process serves at once, each in its own session: more than 1 only for an agent that answers concurrent prompts of different sessions (default: the preset's; 4 for the built-in reference agent, else 1)")
 }
@@ -55,6 +61,12 @@ func (r runFlags) check() error {
 	}
 	if r.poolSessions < 0 {
 		return fmt.Errorf("--pool-sessions %d: want at least 1 (or 0: the agent's default)", r.poolSessions)
+	}
+	if r.acpVersion != driver.ACPv1 && r.acpVersion != driver.ACPv2 {
+		return fmt.Errorf("--acp-version %d: want %d or %d", r.acpVersion, driver.ACPv1, driver.ACPv2)
+	}
+	if r.advertisePlan && r.acpVersion == driver.ACPv2 {
+		return fmt.Errorf("--advertise-plan with --acp-version 2: clientCapabilities.plan is protocol version 1's; on version 2 plan_update is the plan")
 	}
 	return nil
 }
@@ -85,9 +97,14 @@ func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *dri
 		target.PoolSessions = r.poolSessions
 	}
 	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
-		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn}
+		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn, Offer: r.offer()}
 	if !r.quiet {
 		cfg.Progress = progress
 	}
 	return cfg
+}
+
+// offer is what the run's initialize offers (--acp-version, --advertise-plan).
+func (r runFlags) offer() driver.Offer {
+	return driver.Offer{ACPVersion: r.acpVersion, PlanOps: r.advertisePlan}
 }

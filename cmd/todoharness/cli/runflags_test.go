@@ -95,3 +95,39 @@ func TestRunFlagsSettleRepeat(t *testing.T) {
 		t.Errorf("peers --repeat 0: %v", err)
 	}
 }
+
+// --acp-version and --advertise-plan are the run's offer (Config.Offer):
+// version 1 by default, and only what the runner can offer.
+func TestRunFlagsOffer(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want driver.Offer
+		bad  string
+	}{
+		{nil, driver.Offer{ACPVersion: driver.ACPv1}, ""},
+		{[]string{"--acp-version", "2"}, driver.Offer{ACPVersion: driver.ACPv2}, ""},
+		{[]string{"--advertise-plan"}, driver.Offer{ACPVersion: driver.ACPv1, PlanOps: true}, ""},
+		{[]string{"--acp-version", "3"}, driver.Offer{}, "--acp-version 3: want 1 or 2"},
+		{[]string{"--acp-version", "2", "--advertise-plan"}, driver.Offer{}, "--advertise-plan with --acp-version 2: clientCapabilities.plan is protocol version 1's; on version 2 plan_update is the plan"},
+	} {
+		var r runFlags
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		r.register(f, "")
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := r.check()
+		switch {
+		case tc.bad != "":
+			if err == nil || err.Error() != tc.bad {
+				t.Errorf("%v: %v, want %q", tc.args, err, tc.bad)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		default:
+			if got := r.config(driver.Target{Name: "x"}, nil, nil, nil).Offer; got != tc.want {
+				t.Errorf("%v: offer %+v, want %+v", tc.args, got, tc.want)
+			}
+		}
+	}
+}
