@@ -29,6 +29,11 @@ type DriveConfig struct {
 	// Prepared, when set, is called once the environment exists, before
 	// the agent starts.
 	Prepared func(*Env)
+	// Offer is what the initialize step offers (the zero value: protocol
+	// version 1). When the agent negotiates version 2, each prompt step
+	// waits for the idle state_update that ends its turn (the answer only
+	// acknowledges the prompt), and initialize's info names the agent.
+	Offer Offer
 }
 
 // DriveResult is what Drive observed.
@@ -74,6 +79,7 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
+	agent.offer = cfg.Offer
 	res := &DriveResult{Cwd: env.Cwd, Home: env.Home}
 	sessionIDs := res.sendSteps(ctx, agent, cfg)
 	how, stderr := agent.Stop(grace)
@@ -118,14 +124,21 @@ func (res *DriveResult) sendSteps(ctx context.Context, agent *Agent, cfg DriveCo
 		}
 		switch st.Op {
 		case OpInitialize:
-			var in struct {
-				AgentInfo struct {
-					Name    string `json:"name"`
-					Version string `json:"version"`
-				} `json:"agentInfo"`
+			type implementation struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
 			}
-			if json.Unmarshal(result, &in) == nil && in.AgentInfo.Name != "" {
-				res.AgentInfo = strings.TrimSpace(in.AgentInfo.Name + " " + in.AgentInfo.Version)
+			var in struct {
+				AgentInfo implementation `json:"agentInfo"`
+				Info      implementation `json:"info"` // protocol version 2's
+			}
+			if json.Unmarshal(result, &in) == nil {
+				for _, i := range []implementation{in.AgentInfo, in.Info} {
+					if i.Name != "" {
+						res.AgentInfo = strings.TrimSpace(i.Name + " " + i.Version)
+						break
+					}
+				}
 			}
 		case OpNewSession:
 			var ns struct {

@@ -20,6 +20,11 @@ type Agent struct {
 	argv []string
 	// inProcess: a Target.InProcess function, not a process.
 	inProcess bool
+	// offer is what the initialize step offers (DriveConfig.Offer; the
+	// zero value: protocol version 1), version what the agent's answer
+	// negotiated (0 before it).
+	offer   Offer
+	version int
 }
 
 // Launch expands the target's templates with v, writes its files, and
@@ -44,7 +49,10 @@ func (a *Agent) Argv() []string { return append([]string(nil), a.argv...) }
 // Step sends the ACP request of one step (OpInitialize, OpNewSession or
 // OpPrompt with text; sessionID for the prompt) exactly as the catalogue
 // sends it, and waits for the answer: its result, or an error (an error
-// answer is an *RPCError; ErrAgentExited when the process is gone).
+// answer is an *RPCError; ErrAgentExited when the process is gone). On a
+// connection that negotiated protocol version 2 a prompt's answer only
+// acknowledges it: Step then also waits for the idle state_update that
+// ends its turn.
 func (a *Agent) Step(ctx context.Context, op, text, sessionID string) (json.RawMessage, error) {
 	switch op {
 	case OpInitialize, OpNewSession, OpPrompt:
@@ -54,9 +62,45 @@ func (a *Agent) Step(ctx context.Context, op, text, sessionID string) (json.RawM
 	if op == OpPrompt && sessionID == "" {
 		return nil, errors.New("conformance: prompt before newSession")
 	}
-	method, params := stepRequest(Step{Op: op, Text: text}, sessionID, a.cwd, Offer{}, ACPv1)
+	method, params := stepRequest(Step{Op: op, Text: text}, sessionID, a.cwd, a.offer, a.version)
 	res, err := a.c.call(ctx, method, params)
+	if err != nil {
+		return res.Result, err
+	}
+	switch {
+	case op == OpInitialize:
+		a.version = a.offer.Negotiated(res.Result)
+	case op == OpPrompt && a.version == ACPv2:
+		err = a.awaitIdle(ctx, res.ReqSeq, sessionID)
+	}
 	return res.Result, err
+}
+
+// awaitIdle waits for the idle state_update of session sid after the
+// request at wire position from: the end of a v2 prompt's turn. It fails
+// when ctx ends or the agent's stdout closes first.
+func (a *Agent) awaitIdle(ctx context.Context, from int, sid string) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	next := from + 1
+	for {
+		closed := waitFor(a.c.done, 0) // read before the scan: all its lines are on the log
+		msgs := a.wire.since(next)
+		for _, m := range msgs {
+			if s, _, ok := IdleUpdate(m); ok && s == sid {
+				return nil
+			}
+		}
+		next += len(msgs)
+		if closed {
+			return fmt.Errorf("no idle state_update ended the turn of session %s: %w", sid, ErrAgentExited)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the idle state_update that ends the turn of session %s: %w", sid, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // Stdout returns every line the agent wrote to its stdout so far, in order,

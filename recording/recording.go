@@ -77,6 +77,11 @@ type Options struct {
 	TempDir string
 	// Now is the clock of the recording date.
 	Now func() time.Time
+	// Offer is what the agent's initialize offers (the zero value: ACP
+	// protocol version 1); a v2 agent's prompt steps then wait for the
+	// idle state_update that ends each turn (driver.DriveConfig.Offer). A
+	// replay must offer what the recording did.
+	Offer driver.Offer
 }
 
 // Outcome is what a run produced.
@@ -311,7 +316,7 @@ func drive(ctx context.Context, sc *scenario.Scenario, o Options, rec proxy.Tran
 	res, err := driver.Drive(ctx, driver.DriveConfig{
 		Env: driver.EnvConfig{Target: o.Agent, Name: sc.Name, DirPrefix: "record-" + sc.Name, TempDir: o.TempDir,
 			Model: o.Model, ModelURL: px.URL, ModelBase: base},
-		Steps: sc.Steps, Timeout: o.Timeout, Grace: o.Grace, ErrorAnswerFails: true,
+		Steps: sc.Steps, Timeout: o.Timeout, Grace: o.Grace, ErrorAnswerFails: true, Offer: o.Offer,
 		Prepared: func(env *driver.Env) {
 			rec.SetPlaceholders(map[string]string{"{{cwd}}": env.Cwd, "{{home}}": env.Home})
 		},

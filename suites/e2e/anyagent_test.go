@@ -304,6 +304,32 @@ var _ = Describe("recording and replaying any agent through the proxy", Serial, 
 		Entry("reference agent as a subprocess over openai-chat, streaming", referenceAgent(), "openai-chat", []string{"Authorization: Bearer " + fakeAgentKey}, NodeTimeout(3*time.Minute)),
 	)
 
+	It("records and replays the reference agent over ACP v2: the turn read to its idle state_update, the plan golden its plan_updates", func(ctx SpecContext) {
+		dir := newScenario("rotate-v2")
+		v2 := driver.Offer{ACPVersion: driver.ACPv2}
+		up := newEchoUpstream(echoScript())
+		DeferCleanup(up.close)
+		res, err := recording.Record(ctx, dir, recording.Options{
+			Agent: referenceAgent(), Wire: "openai-chat", Upstream: up.withUserinfo(), Model: "mock", Timeout: time.Minute, Offer: v2,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Exchanges).To(Equal(2), "the turn ran to its end: both model requests were made")
+		Expect(res.Provenance.AgentVersion).To(HavePrefix("todoharness "), "named from v2's initialize info")
+		files := readAll(dir)
+		Expect(files[recording.StdoutGolden]).To(ContainSubstring(`"protocolVersion":2`))
+		Expect(files[recording.StdoutGolden]).To(ContainSubstring(`"state":"idle","stopReason":"end_turn"`), "the run waited for the turn's idle")
+		Expect(files[recording.PlanGolden]).To(ContainSubstring(`"sessionUpdate":"plan_update"`))
+		Expect(files[recording.PlanGolden]).To(ContainSubstring(`"planId":"todo"`))
+		Expect(files[recording.PlanGolden]).NotTo(ContainSubstring(`"sessionUpdate":"plan"`))
+		assertNoSecretIn(dir, 6)
+		up.close()
+
+		rep, err := recording.Replay(ctx, dir, recording.Options{Agent: referenceAgent(), Timeout: time.Minute, Offer: v2})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(rep.Plan)).To(Equal(files[recording.PlanGolden]))
+		Expect(string(rep.Stdout)).To(Equal(files[recording.StdoutGolden]))
+	}, NodeTimeout(3*time.Minute))
+
 	It("records the reference agent in-process against the mock upstream; the replay gives the same session-log events", func(ctx SpecContext) {
 		dir := newScenario("rotate-reference")
 		sc, err := scenario.Load(dir)

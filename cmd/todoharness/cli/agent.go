@@ -74,7 +74,7 @@ purpose: ` + faultNames() + `.`,
 
 func faultNames() string {
 	var names []string
-	for _, f := range append(acp.KnownFaults(), acp.SurfaceFaults()...) {
+	for _, f := range acp.KnownFaults() { // SurfaceFaults among them
 		names = append(names, string(f))
 	}
 	return strings.Join(names, ", ")

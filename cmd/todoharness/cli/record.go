@@ -39,6 +39,16 @@ type recordFlags struct {
 	secretEnv        []string
 	target           targetFlags
 	run              runFlags
+	acpVersion       int
+}
+
+// offer is what the agent's initialize offers (--acp-version).
+func (f *recordFlags) offer() (driver.Offer, error) {
+	o := driver.Offer{ACPVersion: f.acpVersion}
+	if err := o.Check(); err != nil {
+		return o, fmt.Errorf("--acp-version: %w", err)
+	}
+	return o, nil
 }
 
 // newRecordCmd is `todoharness record`: run e2e scenarios through an agent
@@ -142,6 +152,7 @@ func (f *recordFlags) register(fl *pflag.FlagSet) {
 	f.target.register(fl, targetHelp{fileWhere: "the working directory, or the throw-away home",
 		envNote: "; a bare NAME passes this process's $NAME through, over a preset's dummy key"})
 	f.run.registerTimeouts(fl, "scenario")
+	fl.IntVar(&f.acpVersion, "acp-version", driver.ACPv1, "the ACP protocol version the agent's initialize offers: 1, or 2 (the v2 draft: each prompt's turn ends at an idle state_update, which the run waits for); replay a cassette with the version it was recorded with")
 }
 
 // scenarioDirs resolves SCENARIO arguments: a folder path, or a name under
@@ -236,6 +247,10 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	offer, err := f.offer()
+	if err != nil {
+		return err
+	}
 	target, preset, err := f.agentTarget()
 	if err != nil {
 		return err
@@ -259,7 +274,7 @@ func runRecord(cmd *cobra.Command, f *recordFlags, args []string) error {
 	for _, dir := range dirs {
 		res, err := recording.Record(ctx, dir, recording.Options{
 			Agent: *target, Wire: f.wire, Upstream: f.upstream, Model: model, Secrets: f.knownSecrets(),
-			Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
+			Timeout: f.run.caseTimeout(preset), Grace: f.run.grace, Offer: offer,
 		})
 		if err != nil {
 			return err
@@ -404,6 +419,10 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	offer, err := f.offer()
+	if err != nil {
+		return err
+	}
 	target, preset, err := f.agentTarget()
 	if err != nil {
 		return err
@@ -421,7 +440,7 @@ func runReplay(cmd *cobra.Command, f *recordFlags, args []string) error {
 	for _, dir := range dirs {
 		res, err := recording.Replay(cmd.Context(), dir, recording.Options{
 			Agent: *target, Model: f.model, Timeout: f.run.caseTimeout(preset), Grace: f.run.grace,
-			Secrets: f.knownSecrets(),
+			Secrets: f.knownSecrets(), Offer: offer,
 		})
 		name := filepath.Base(dir)
 		if err != nil {
