@@ -17,7 +17,7 @@ import (
 // which checks it feeds; TestCatalogueVersion fails when the catalogue or
 // the cases change and it was not bumped (an eval change it cannot see:
 // bump by hand). See docs/conformance.md, "Catalogue version".
-const CatalogueVersion = 8
+const CatalogueVersion = 9
 
 // catalogueFingerprint pins CatalogueVersion to what it versions: the
 // checks (ID, level, dialects, every case or not, title, quote) and the
@@ -64,7 +64,11 @@ const CatalogueVersion = 8
 //     the titles of ACP-INIT-1, ACP-TURN-1, TW-PLAN-1, TW-LOAD-CAP-1 and
 //     TW-LOAD-1 say their v2 side;
 //     e5a5adf83273a8c38d13fd1017163783d707900395d42ca2fe9f7455d433549d.
-const catalogueFingerprint = "e5a5adf83273a8c38d13fd1017163783d707900395d42ca2fe9f7455d433549d"
+//   - 9: ACP-ISOLATION-1 also fails a pooled session's model request that
+//     carries another session's scenario marker (its journal, or a
+//     request the pooled model refused for carrying both);
+//     b7f6d189ec38c7725dd351ff9cfc0a4475ebc9603d35906f1a2ce48dc041b12f.
+const catalogueFingerprint = "b7f6d189ec38c7725dd351ff9cfc0a4475ebc9603d35906f1a2ce48dc041b12f"
 
 // Level is how binding a check is. Only a failed MUST fails a run (and,
 // under --strict, a failed SHOULD).
@@ -449,7 +453,7 @@ func Catalogue() []Check {
 			// flaky), and on the later sessions of a case; n/a on a
 			// process and a session per case.
 			ID: ACPIsolation1, Level: MUST, Always: true, Shared: true,
-			Title:  "in an agent process that serves several sessions (pooled cases, or a case's second session/new), each session is shown and sends its model only its own list: no plan, tool call output, agent message or model request of one carries a list or an item only another session of the process wrote (n/a when every case has a process and a session of its own)",
+			Title:  "in an agent process that serves several sessions (pooled cases, or a case's second session/new), each session is shown and sends its model only its own list: no plan, tool call output, agent message or model request of one carries a list or an item only another session of the process wrote, nor (pooled) another session's scenario marker (n/a when every case has a process and a session of its own)",
 			Spec:   "The list belongs to the ONE agent session that called the tool (exec.agent.session); a non-agent caller is rejected.",
 			Source: srcRFC,
 			eval:   evalIsolation,

@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/termtext"
 	"github.com/todoharness/todoharness/internal/textcut"
@@ -312,6 +314,7 @@ func (ev *Evidence) pooledCrossings() []verdict {
 	var out []verdict
 	m := own.match()
 	for _, o := range ev.beside {
+		out = append(out, own.carriesMarkerOf(o)...)
 		who := fmt.Sprintf("case %s wrote (its %%s), a session of the same pooled process (%s)", o.Case.ID, own.Procs[0].Pooled)
 		out = append(out, own.crossedBy(m, nil, own.Writes, o.Writes, who, own == ev)...)
 		if len(out) >= maxCrossings {
@@ -319,6 +322,72 @@ func (ev *Evidence) pooledCrossings() []verdict {
 		}
 	}
 	return out[:min(len(out), maxCrossings)]
+}
+
+// carriesMarkerOf finds the model requests of the session ev (its
+// journal, and those the pooled model refused for carrying its marker and
+// another's, ModelErrors) that carry the marker case o's first prompt
+// carried: its model was sent o's conversation.
+func (ev *Evidence) carriesMarkerOf(o *Evidence) []verdict {
+	oe := o.pooledEvidence()
+	if oe == nil {
+		return nil
+	}
+	mk := oe.promptMarker()
+	if mk == "" {
+		return nil
+	}
+	say := func(where string) verdict {
+		return failf("%s carries %q, the marker of case %s's first prompt, a session of the same pooled process (%s): its model was sent the other session's conversation",
+			where, mk, o.Case.ID, oe.Procs[0].Pooled)
+	}
+	var out []verdict
+	for _, e := range ev.Journal {
+		for mi, msg := range e.Messages {
+			if slices.ContainsFunc(msg.Content, func(p llm.Part) bool { return strings.Contains(p.Text, mk) }) {
+				out = append(out, say(fmt.Sprintf("model request %d, message %d (%s),", e.Index+1, mi+1, msg.Role)))
+				break
+			}
+		}
+	}
+	// A refused request is this session's when it names its marker too
+	// (sessions served at once share the pooled model's refusals).
+	own := ev.promptMarker()
+	for _, e := range ev.ModelErrors {
+		if own != "" && strings.Contains(e, own) && strings.Contains(e, mk) {
+			out = append(out, say(fmt.Sprintf("a model request the pooled model refused (%s)", driver.Truncate(e, 200))))
+		}
+	}
+	return out
+}
+
+// promptMarker is what the case's first prompt carried beyond the
+// case's own text: the pool's scenario marker ("" when nothing).
+func (ev *Evidence) promptMarker() string {
+	k := slices.IndexFunc(ev.Case.Steps, func(st driver.Step) bool { return st.Op == driver.OpPrompt })
+	i := slices.IndexFunc(ev.Steps, func(s driver.StepResult) bool { return s.Index == k })
+	if k < 0 || i < 0 || ev.Steps[i].ReqSeq < 0 {
+		return ""
+	}
+	j := slices.IndexFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Seq == ev.Steps[i].ReqSeq })
+	if j < 0 {
+		return ""
+	}
+	var req struct {
+		Params struct {
+			Prompt []struct {
+				Text string `json:"text"`
+			} `json:"prompt"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(ev.Wire[j].Line), &req) != nil || len(req.Params.Prompt) == 0 {
+		return ""
+	}
+	sent, own := req.Params.Prompt[0].Text, ev.Case.Steps[k].Text
+	if extra, ok := strings.CutPrefix(sent, own); ok && own != "" {
+		return strings.TrimSpace(extra)
+	}
+	return ""
 }
 
 // ownCrossings finds, in the plans of each session a case opens on a
@@ -478,7 +547,8 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 // beside another session: a session of a pooled process (beside the other
 // cases of that process), or a case that opens a second session on a
 // process. Nothing a session was shown or sent its model carries a list,
-// or an item of one, only another session of the process wrote. A case
+// or an item of one, only another session of the process wrote, nor
+// (pooled) another session's scenario marker. A case
 // run again alone after failing pooled is judged on its pooled session,
 // and its failure there is named.
 func evalIsolation(ev *Evidence) verdict {

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -201,5 +202,46 @@ func TestIsolationJudgesSessionsOfAProcess(t *testing.T) {
 	}
 	if cv := verdictOn(rep, ACPIsolation1, "reject-empty"); cv.Outcome != Pass {
 		t.Errorf("no crossing: %s %q, want pass", cv.Outcome, cv.Reason)
+	}
+}
+
+// A session whose model is sent another session's conversation carries
+// that session's scenario marker: a request the pooled model refused for
+// carrying both markers fails ACP-ISOLATION-1, naming the other case; one
+// that names another pair of sessions (served at the same time) does not.
+func TestIsolationSeesAnotherSessionsMarker(t *testing.T) {
+	t.Parallel()
+	v := sharedValidator(t)
+	withMarker := func(ev *Evidence, mk string) *Evidence {
+		ev.Wire = slices.Clone(ev.Wire)
+		k := slices.IndexFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Dir == driver.Sent && m.Method == "session/prompt" })
+		text := ev.Case.Steps[slices.IndexFunc(ev.Case.Steps, func(st driver.Step) bool { return st.Op == driver.OpPrompt })].Text
+		b, _ := json.Marshal(text)
+		mb, _ := json.Marshal(text + "\n\n" + mk)
+		if !strings.Contains(ev.Wire[k].Line, string(b)) {
+			t.Fatalf("case %s: its first prompt does not carry its text %s", ev.Case.ID, b)
+		}
+		ev.Wire[k].Line = strings.Replace(ev.Wire[k].Line, string(b), string(mb), 1)
+		return ev
+	}
+	for _, tc := range []struct {
+		refused string
+		want    Outcome
+	}{
+		{"pooled model request 3: pooled mock model: request 3 on /v1/chat/completions carries the markers of 2 scenarios ([todoharness scenario 1], [todoharness scenario 2]) in its user messages", Fail},
+		{"pooled model request 3: pooled mock model: request 3 on /v1/chat/completions carries the markers of 2 scenarios ([todoharness scenario 2], [todoharness scenario 3]) in its user messages", Pass},
+	} {
+		a := withMarker(savedCase(t, "reference", "reject-empty"), "[todoharness scenario 1]")
+		b := withMarker(savedCase(t, "reference", "plan-basic"), "[todoharness scenario 2]")
+		a.ModelErrors = append(slices.Clone(a.ModelErrors), tc.refused)
+		rep, err := Judge(asSessions(a, b), JudgeConfig{Checks: capturedChecks(t), Validator: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := rep.Check(ACPIsolation1)
+		want := `reject-empty: a model request the pooled model refused (` + tc.refused + `) carries "[todoharness scenario 2]", the marker of case plan-basic's first prompt`
+		if c.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(c.Reason, want) {
+			t.Errorf("refused %q: %s %q, want %s", tc.refused, c.Outcome, c.Reason, tc.want)
+		}
 	}
 }
