@@ -241,6 +241,42 @@ var _ = Describe("the reference agent", func() {
 			}
 		}
 	})
+
+	// v1 with clientCapabilities.plan: the agent sends plan_update, which
+	// the plan checks read; the fallback rule is lifted (n/a), and the
+	// v1 draft's plan_update is listed by ACP-SCHEMA-2 (INFO) only.
+	refPlanOps := once(func() (*conformance.Report, error) {
+		return runE(reference(), func(c *conformance.Config) { c.Offer.PlanOps = true })
+	})
+	It("sends plan_update to a v1 client that advertised plan, and passes every check there (ACP-PLAN-FALLBACK-1 n/a)", func() {
+		rep := refPlanOps()
+		Expect(rep.Protocol.Negotiated).To(Equal(driver.ACPv1))
+		Expect(rep.Protocol.PlanOps).To(BeTrue())
+		for _, c := range rep.Checks {
+			want := cleanOutcome(rep, c.Check)
+			switch c.ID {
+			case conformance.ACPPlanFallback1:
+				want = conformance.NA
+			case conformance.ACPSchema2:
+				want = conformance.Fail
+			}
+			Expect(c.Outcome).To(Equal(want), explained(rep, "%s (%s): %s", c.ID, c.Level, c.Reason))
+		}
+		Expect(rep.OK).To(BeTrue())
+		updates, plans := 0, 0
+		for _, cr := range rep.Cases {
+			for _, m := range cr.Evidence().Wire {
+				switch m.UpdateKind() {
+				case "plan_update":
+					updates++
+				case "plan":
+					plans++
+				}
+			}
+		}
+		Expect(updates).To(BeNumerically(">", 0))
+		Expect(plans).To(BeZero(), "a v1 plan beside the plan_updates")
+	})
 })
 
 // cleanOutcome is what a run of the built-in cases against an agent that
