@@ -14,11 +14,12 @@ import (
 	"github.com/todoharness/todoharness/harness/acp/acptest"
 )
 
-// schemaFile is a copy of an ACP schema in testdata/acp-schema (see its
-// README for source and licence).
+// schemaFile is one of ACP's schemas the repository keeps in
+// fixtures/acp-schema (see its README for source, version and licence):
+// "v2/schema.json", "v1/schema.unstable.json".
 func schemaFile(t testing.TB, name string) *acptest.Schema {
 	t.Helper()
-	s, err := acptest.LoadSchema(filepath.Join("testdata", "acp-schema", name))
+	s, err := acptest.LoadSchema(filepath.Join("..", "..", "fixtures", "acp-schema", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func (c *v2client) mustCall(method string, params any) (json.RawMessage, []updat
 // line from then on against the v2 schema.
 func (c *v2client) initV2(t testing.TB) json.RawMessage {
 	t.Helper()
-	c.conn.Check = schemaFile(t, "v2-schema.json").CheckV2
+	c.conn.Check = schemaFile(t, "v2/schema.json").CheckV2
 	res, err := c.conn.InitV2(c.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestV2InitializeNegotiatesPerConnection(t *testing.T) {
 	for _, offered := range []int{2, 3} {
 		t.Run(fmt.Sprint("offered ", offered), func(t *testing.T) {
 			c := serveRaw(t, "", newFake())
-			c.conn.Check = schemaFile(t, "v2-schema.json").CheckV2
+			c.conn.Check = schemaFile(t, "v2/schema.json").CheckV2
 			res, _ := c.mustCall("initialize", map[string]any{"protocolVersion": offered, "info": map[string]any{"name": "t", "version": "0"}})
 			var r struct {
 				ProtocolVersion int `json:"protocolVersion"`
@@ -396,7 +397,7 @@ func TestV2Errors(t *testing.T) {
 // plan_update (valid in v1's unstable schema); one that did not gets plan,
 // never plan_update.
 func TestV1PlanOperations(t *testing.T) {
-	v1unstable := schemaFile(t, "v1-schema.unstable.json")
+	v1unstable := schemaFile(t, "v1/schema.unstable.json")
 	turns := func() *fakeModel {
 		return newFake(fakeTurn{calls: []fakeCall{{id: "c1", name: "todo_write", args: todos("a", "pending")}}}, fakeTurn{text: "ok"})
 	}
@@ -519,7 +520,7 @@ func TestSurfaceFaults(t *testing.T) {
 // The v2 schema check the tests rely on can fail: it rejects what v1 sends
 // where v2 differs.
 func TestV2SchemaCheckRejectsV1Shapes(t *testing.T) {
-	s := schemaFile(t, "v2-schema.json")
+	s := schemaFile(t, "v2/schema.json")
 	for name, m := range map[string]acptest.Msg{
 		"chunk without messageId":    {Method: "session/update", Params: json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`)},
 		"plan_update without planId": {Method: "session/update", Params: json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"type":"items","entries":[]}}}`)},

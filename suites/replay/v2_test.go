@@ -30,7 +30,7 @@ func serveV2(ctx context.Context, dir, script, faults string) *acptest.RawConn {
 // initializes it offering version 2, which the agent must answer.
 func initV2(ctx context.Context, c *acptest.RawConn) {
 	GinkgoHelper()
-	schema, err := acptest.LoadSchema(filepath.Join(testutil.RepoRoot(), "harness", "acp", "testdata", "acp-schema", "v2-schema.json"))
+	schema, err := acptest.LoadSchema(filepath.Join(testutil.RepoRoot(), "fixtures", "acp-schema", "v2", "schema.json"))
 	Expect(err).NotTo(HaveOccurred())
 	c.Check = schema.CheckV2
 	res, err := c.InitV2(ctx)
