@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -728,11 +729,15 @@ func (l *Lease) Unattributed() []string {
 
 // Describe names the process the lease was a session of, for
 // ProcResult.Pooled.
+// It names the process's working folder too (made with a random suffix):
+// the name tells pooled processes apart across the runs whose evidence is
+// judged together (shards merged), where numbers and pids repeat.
 func (l *Lease) Describe() string {
+	dir := filepath.Base(l.m.env.Cwd)
 	if pid := l.m.pid(); pid > 0 {
-		return fmt.Sprintf("a session of pooled agent process %d (pid %d)", l.m.idx+1, pid)
+		return fmt.Sprintf("a session of pooled agent process %d (pid %d, %s)", l.m.idx+1, pid, dir)
 	}
-	return fmt.Sprintf("a session of pooled agent process %d (in process)", l.m.idx+1)
+	return fmt.Sprintf("a session of pooled agent process %d (in process, %s)", l.m.idx+1, dir)
 }
 
 // forwardIdle reports the stand-in idle (pio.IdleReport) each time the

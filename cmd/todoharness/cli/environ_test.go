@@ -51,8 +51,12 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		// Grace bounds how long an agent may take to exit after its stdin
 		// closes; one that exits at once (as here) never waits it out, and
 		// a loaded machine can take more than a second to schedule the exit.
+		// Pooled, as conform runs by default, four cases at once: each
+		// pooled process serves several cases, one after the other (so
+		// ACP-ISOLATION-1 is judged, and every settle ends on the idle
+		// report of a process that serves one session at a time).
 		rep, err := conformance.Run(context.Background(), conformance.Config{Agent: tg, Cases: cases, Timeout: 60 * time.Second,
-			Grace: 30 * time.Second, Parallel: len(cases), Validator: conformance.Compiled(validator), Settle: 50 * time.Millisecond})
+			Grace: 30 * time.Second, Parallel: 4, Validator: conformance.Compiled(validator), Settle: 50 * time.Millisecond, Pool: true})
 		if err != nil {
 			t.Fatal(err)
 		}
