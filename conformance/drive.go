@@ -475,6 +475,13 @@ type runner struct {
 	run int
 	// pool is the pooled agent processes (nil: a process per case).
 	pool *driver.Pool
+	// poolMu guards poolFailed and poolPassed, how many pooled cases
+	// failed there (each runs again alone) and how many did not, counted
+	// as they end (notePooled), and poolOff, set once no more case is to
+	// lease a pooled process (poolWorth).
+	poolMu                 sync.Mutex
+	poolFailed, poolPassed int
+	poolOff                bool
 	// dialect and itemProps are the agent's todo tool, as the last drive
 	// found it (a case run again alone is written in it).
 	dialect   driver.Dialect
@@ -511,7 +518,7 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
 		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched, Offer: cfg.Offer}
-	if r.pool != nil && gate == nil && c.Poolable() {
+	if r.pool != nil && gate == nil && c.Poolable() && r.poolWorth() {
 		// A pooled process that cannot start or initialize (within the
 		// case's timeout) leaves the case to a process of its own, where
 		// that is seen as it is.
@@ -534,7 +541,49 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	// cases run, not in the judge's single pass after the last case.
 	v, _ := r.validator()
 	ev.warmJudgeMemo(v)
+	if dc.Lease != nil {
+		r.notePooled(pooledFailure(ev, cfg.Checks, v) != nil)
+	}
 	return ev
+}
+
+// poolGiveUp is how many pooled cases must fail there before the run
+// stops pooling, when fewer passed there than failed.
+const poolGiveUp = 3
+
+// poolWorth reports whether the next case that needs no fresh process is
+// to lease a pooled process: yes until poolGiveUp pooled cases failed
+// there and fewer passed. Each pooled failure runs again alone, a start
+// and the whole case more than a process of its own costs: against an
+// agent that fails most cases (gemini and opencode on the catalogue) the
+// pool costs more CPU than it saves. The cases that follow then run in
+// processes of their own, judged as with --pool off.
+func (r *runner) poolWorth() bool {
+	r.poolMu.Lock()
+	defer r.poolMu.Unlock()
+	return !r.poolOff
+}
+
+// notePooled counts a pooled case that ended, failed there or not, and
+// stops the pool when it is not worth it (poolWorth), saying so once.
+func (r *runner) notePooled(failed bool) {
+	r.poolMu.Lock()
+	if failed {
+		r.poolFailed++
+	} else {
+		r.poolPassed++
+	}
+	stop := !r.poolOff && r.poolFailed >= poolGiveUp && r.poolPassed < r.poolFailed
+	if stop {
+		r.poolOff = true
+	}
+	n, m := r.poolFailed, r.poolFailed+r.poolPassed
+	r.poolMu.Unlock()
+	if stop && r.cfg.Progress != nil {
+		r.progressMu.Lock()
+		fmt.Fprintf(r.cfg.Progress, "pool: %d of the first %d pooled cases failed there (each runs again alone in a fresh process): the cases still to start run in processes of their own\n", n, m)
+		r.progressMu.Unlock()
+	}
 }
 
 // caseScheduler is a case's driver.Scheduler: its parallel slot, which it

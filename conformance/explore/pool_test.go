@@ -73,7 +73,9 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 			case isPooled:
 				sessions++
 				procs[ev.Procs[0].Pooled] = true
-			case poolable && ev.PooledFailure == nil:
+			case poolable && ev.PooledFailure == nil && pooled.PoolRanAlone < 3:
+				// (Once three pooled cases failed there, and fewer passed,
+				// the cases still to start run in processes of their own.)
 				t.Errorf("fault %q: case %s ran in a process of its own without having failed pooled", fault, c.ID)
 			}
 			if pf := ev.PooledFailure; pf != nil && (isPooled || pf.Session == "") {
@@ -223,7 +225,7 @@ func TestTheExplorationSaysWhichPoolModeRan(t *testing.T) {
 		if err := res.WriteSummary(&b); err != nil {
 			t.Fatal(err)
 		}
-		if res.Pool != want || !strings.Contains(b.String(), "(policy single, pool "+want+")") {
+		if res.Pool != want || !strings.Contains(b.String(), "(policy single, pool "+want) {
 			t.Errorf("pool %v: the report says pool %q, want %q; summary:\n%s", pool, res.Pool, want, b.String())
 		}
 	}
@@ -357,5 +359,27 @@ func TestIsolationJudgesTheSessionsOfACase(t *testing.T) {
 			!strings.Contains(got.Reason, `(["read the parser code" in_progress]), tied to no write of this session, shows exactly the list only another session of the same process wrote (call_1, prompt 1: ["read the parser code" in_progress]); the case opened this one with its session/new 2; no write of this session has it`)):
 			t.Errorf("%s: %s %q, want the second session shown the first's list", fault, got.Outcome, got.Reason)
 		}
+	}
+}
+
+// Against an agent that fails most cases pooling costs more than it saves
+// (each pooled failure runs again alone): once three pooled cases failed
+// there and fewer passed, the cases still to start run in processes of
+// their own, the progress says so once, and the run fails what a process
+// per case fails.
+func TestThePoolStopsWhenMostPooledCasesFail(t *testing.T) {
+	var prog strings.Builder
+	run := catalogueRun(t, func(c *conformance.Config) { c.Progress = &prog })
+	alone, pooled := run("no-plan", false), run("no-plan", true)
+	if a, p := failing(alone), failing(pooled); !mapsEqual(a, p) {
+		t.Errorf("a process per case fails %v, pooled %v", a, p)
+	}
+	// At most the three, and the cases already running beside them (two
+	// slots, twice as many cases open at once).
+	if pooled.PoolRanAlone < 3 || pooled.PoolRanAlone > 3+4 {
+		t.Errorf("%d pooled cases failed there and ran again alone, want 3 to 7 (of %d poolable)", pooled.PoolRanAlone, len(pooled.Cases)-countNotPoolable(pooled))
+	}
+	if n := strings.Count(prog.String(), "pooled cases failed there (each runs again alone in a fresh process): the cases still to start run in processes of their own"); n != 1 {
+		t.Errorf("the progress says the pool stopped %d times, want once:\n%s", n, prog.String())
 	}
 }
