@@ -201,7 +201,7 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 			rep.PoolRanAlone++
 		case ev.pooled():
 			rep.PooledCases++
-			procs[ev.Procs[0].Pooled] = true
+			procs[pooledProcessKey(ev, ev)] = true
 		}
 		rep.PoolProcesses = len(procs)
 		if e := ev.Started.Add(ev.Duration); e.After(end) {

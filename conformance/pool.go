@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/todoharness/todoharness/conformance/internal/slots"
 	"github.com/todoharness/todoharness/driver"
@@ -220,13 +221,21 @@ func (ev *Evidence) aloneInProcess() string {
 	return ""
 }
 
+// pooledProcessKey names the pooled process pe (ev's pooled evidence) was
+// a session of, within its run: ProcResult.Pooled counts processes from 1 in
+// each run, so the shards of one run merged (conform merge) each have a
+// process 1, and those are different processes.
+func pooledProcessKey(ev, pe *Evidence) string {
+	return ev.Run.Started.Format(time.RFC3339Nano) + "\x00" + ev.Run.Shard + "\x00" + pe.Procs[0].Pooled
+}
+
 // pooledBeside gives each of a run's cases the others that were sessions
 // of the same pooled process (ProcResult.Pooled names it), in run order.
 func pooledBeside(evs []*Evidence) [][]*Evidence {
 	by := map[string][]int{}
 	for i, ev := range evs {
 		if pe := ev.pooledEvidence(); pe != nil {
-			by[pe.Procs[0].Pooled] = append(by[pe.Procs[0].Pooled], i)
+			by[pooledProcessKey(ev, pe)] = append(by[pooledProcessKey(ev, pe)], i)
 		}
 	}
 	out := make([][]*Evidence, len(evs))
