@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,23 +47,37 @@ func validator(t *testing.T) *driver.SchemaValidator {
 }
 
 // The judge agrees with the oracle on every scenario the reference agent
-// runs: no check fails.
+// runs, on ACP v1 and on the v2 draft: no check fails.
 func TestReferenceAgreesWithTheOracle(t *testing.T) {
 	// Under -race (and -short) a fifth of them: make test runs the whole
-	// two hundred again without -race (the Makefile's test target).
-	n := 200
-	if testing.Short() || testutil.RaceEnabled {
-		n = 40
-	}
-	res, err := explore.Explore(context.Background(), explore.Config{Run: runConfig(t, reference(""), validator(t)), Seed: 1, N: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Scenarios != n || res.NotJudged != 0 {
-		t.Errorf("%d scenarios judged, %d not, want %d", res.Scenarios, res.NotJudged, n)
-	}
-	for _, f := range res.Failures {
-		t.Errorf("%s failed on %d scenario(s), first %d: %s\nshrunk: %s\n%s", f.Check, f.Hits, f.Index, f.Reason, f.ShrunkReason, f.CaseYAML)
+	// two hundred (a hundred on v2) again without -race (the Makefile's test
+	// target).
+	for _, tc := range []struct {
+		name    string
+		version int
+		n       int
+	}{{"v1", driver.ACPv1, 200}, {"v2", driver.ACPv2, 100}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.n
+			if testing.Short() || testutil.RaceEnabled {
+				n /= 5
+			}
+			run := runConfig(t, reference(""), validator(t))
+			run.Offer.ACPVersion = tc.version
+			res, err := explore.Explore(context.Background(), explore.Config{Run: run, Seed: 1, N: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Scenarios != n || res.NotJudged != 0 {
+				t.Errorf("%d scenarios judged, %d not, want %d", res.Scenarios, res.NotJudged, n)
+			}
+			if f := strings.Fields(res.Protocol); len(f) == 0 || f[0] != strconv.Itoa(tc.version) {
+				t.Errorf("the exploration says it ran ACP protocol version %q, want %d", res.Protocol, tc.version)
+			}
+			for _, f := range res.Failures {
+				t.Errorf("%s failed on %d scenario(s), first %d: %s\nshrunk: %s\n%s", f.Check, f.Hits, f.Index, f.Reason, f.ShrunkReason, f.CaseYAML)
+			}
+		})
 	}
 }
 
