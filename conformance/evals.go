@@ -347,8 +347,12 @@ func evalPlanFallback(ev *Evidence) verdict {
 	case ev.Offer.PlanOps:
 		return naf("the client advertised clientCapabilities.plan: the agent may send plan_update and plan_removed (TW-PLAN-1 judges them)")
 	}
+	ops := ev.planOps()
+	if len(ops) == 0 { // nothing the rule speaks of was sent: not a pass
+		return naf("the agent sent no plan, plan_update or plan_removed in this case")
+	}
 	var fs failures
-	for _, op := range ev.planOps() {
+	for _, op := range ops {
 		if ev.version(op.proc) != driver.ACPv1 || op.kind == "plan" {
 			continue
 		}

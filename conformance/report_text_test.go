@@ -668,8 +668,9 @@ func TestRepeatReportsFlaky(t *testing.T) {
 	}
 	// With no plan, the checks about plan entries are not judged in runs
 	// 1,3,5: not-run there, pass in 2,4, flaky too; the client ends the
-	// turn with no plan in runs 1,3,5 (TW-FINAL-1).
-	if want := []string{"TW-PLAN-1", "TW-FINAL-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}; rep.OK || rep.Verdict != VerdictFail || !reflect.DeepEqual(rep.Flaky, want) {
+	// turn with no plan in runs 1,3,5 (TW-FINAL-1); the fallback rule has
+	// no plan update to judge there (n/a), one in 2,4.
+	if want := []string{"ACP-PLAN-FALLBACK-1", "TW-PLAN-1", "TW-FINAL-1", "TW-PLAN-PRIORITY-1", "TW-PLAN-NONNULL-1"}; rep.OK || rep.Verdict != VerdictFail || !reflect.DeepEqual(rep.Flaky, want) {
 		t.Errorf("verdict %s, flaky %v: want FAIL for the flaky MUST checks %v", rep.Verdict, rep.Flaky, want)
 	}
 	if r, _ := rep.Check("TW-PLAN-PRIORITY-1"); r.Outcome != Flaky {
@@ -679,7 +680,7 @@ func TestRepeatReportsFlaky(t *testing.T) {
 	if err := report.WriteSummary(&sum, rep, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"TW-PLAN-1", "FLAKY", "flaky (the outcome differed between runs): TW-PLAN-1", "run 2: pass"} {
+	for _, want := range []string{"TW-PLAN-1", "FLAKY", "flaky (the outcome differed between runs): ACP-PLAN-FALLBACK-1, TW-PLAN-1", "run 2: pass"} {
 		if !strings.Contains(sum.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum.String())
 		}
@@ -905,5 +906,31 @@ func TestSummaryCountsTheFailuresOfACase(t *testing.T) {
 	s := summary(t, JudgeSaved(t, "bridge-wrong-counts", nil, "replace"))
 	if !strings.Contains(s, "(+1 more failure(s) of this check in this case: see the JSON report)") {
 		t.Errorf("the summary does not count the failures:\n%s", s)
+	}
+}
+
+// A pass is carried by what the agent sent: on every saved run, no passing
+// row says it saw nothing ("0 plan updates …, each a plan" was a PASS of
+// ACP-PLAN-FALLBACK-1 on an agent that sent no plan at all).
+func TestNoPassOnNothingSeen(t *testing.T) {
+	t.Parallel()
+	runs, err := filepath.Glob(filepath.Join("testdata", "evidence", "*.jsonl.gz"))
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no saved runs under testdata/evidence (%v)", err)
+	}
+	for _, run := range runs {
+		name := strings.TrimSuffix(filepath.Base(run), ".jsonl.gz")
+		rep, err := Judge(SavedRun(t, name), JudgeConfig{Validator: SharedValidator(t)})
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		for _, c := range rep.Checks {
+			if c.Outcome != Pass {
+				continue
+			}
+			if seen := rep.PassSeen(c); regexp.MustCompile(`^(\d+ cases|[a-z0-9-]+): 0 `).MatchString(seen) {
+				t.Errorf("%s: %s passes on nothing seen: %s", name, c.ID, seen)
+			}
+		}
 	}
 }
