@@ -107,15 +107,7 @@ func TestConformPoolsByDefault(t *testing.T) {
 		}
 		var rep struct{ Pool string }
 		var res struct{ Pool string }
-		for f, v := range map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res} {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatal(err)
-			}
-		}
+		decodeJSONFiles(t, map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res})
 		if rep.Pool != tc.want || res.Pool != tc.want {
 			t.Errorf("conform %q: the report says pool %q, explore.json %q, want %q", tc.args, rep.Pool, res.Pool, tc.want)
 		}
@@ -141,21 +133,28 @@ func TestConformOffersV2(t *testing.T) {
 		Protocol struct{ Offered, Negotiated int }
 	}
 	var res struct{ Protocol string }
-	for f, v := range map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	decodeJSONFiles(t, map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res})
 	if rep.Protocol.Offered != 2 || rep.Protocol.Negotiated != 2 || !strings.HasPrefix(res.Protocol, "2 (offered 2") {
 		t.Errorf("the report says protocol %+v, explore.json %q; want offered and negotiated 2", rep.Protocol, res.Protocol)
 	}
 	for _, want := range []string{"per case, offering ACP protocol version 2, pool", "\nACP protocol version: 2 (offered 2: the ACP v2 draft"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output does not say %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// decodeJSONFiles decodes each file into its value, failing the test on
+// one it cannot read or decode.
+func decodeJSONFiles(t *testing.T, files map[string]any) {
+	t.Helper()
+	for f, v := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", f, err)
 		}
 	}
 }
