@@ -557,7 +557,9 @@ const poolGiveUp = 3
 // and the whole case more than a process of its own costs: against an
 // agent that fails most cases (gemini and opencode on the catalogue) the
 // pool costs more CPU than it saves. The cases that follow then run in
-// processes of their own, judged as with --pool off.
+// processes of their own, judged as with --pool off. A failure as the
+// first and only session of a fresh pooled process counts too: it costs
+// no re-run, but says how likely the next pooled case is to fail.
 func (r *runner) poolWorth() bool {
 	r.poolMu.Lock()
 	defer r.poolMu.Unlock()
@@ -631,6 +633,9 @@ func (r *runner) progress(ev *Evidence, total int) {
 		return
 	}
 	status := r.caseStatus(ev)
+	if status != "ok" && ev.pooledAlone() {
+		status += "; the first and only session of a fresh pooled process: no re-run needed"
+	}
 	id := ev.Case.ID
 	suffix := ""
 	if r.run > 0 {

@@ -202,6 +202,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		case ev.pooled():
 			rep.PooledCases++
 			procs[pooledProcessKey(ev, ev)] = true
+			if ev.pooledAlone() && pooledFailure(ev, cfg.Checks, v) != nil {
+				rep.PoolFirstFailed = append(rep.PoolFirstFailed, ev.Case.ID)
+			}
 		}
 		rep.PoolProcesses = len(procs)
 		if e := ev.Started.Add(ev.Duration); e.After(end) {
@@ -428,6 +431,7 @@ func caseResult(ev *Evidence) *CaseResult {
 		}
 	}
 	cr.NotReached = ev.notReached()
+	cr.Pool = ev.howItRan()
 	cr.Waiting = ev.ExitWait + ev.ScriptWait
 	for _, st := range ev.Steps {
 		cr.Waiting += st.Settle

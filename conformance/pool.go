@@ -41,6 +41,32 @@ func (ev *Evidence) pooled() bool {
 	return len(ev.Procs) > 0 && ev.Procs[0].Pooled != ""
 }
 
+// pooledAlone reports whether the case was the first and only session of
+// a fresh pooled process (driver.ProcResult.PooledAlone): it ran alone in
+// a fresh process, and a failure there is its own, reported with no run
+// again alone.
+func (ev *Evidence) pooledAlone() bool {
+	return ev.pooled() && ev.Procs[0].PooledAlone
+}
+
+// firstAloneWords say what a case that was the first and only session of
+// a fresh pooled process was (Evidence.pooledAlone), after the name of the
+// process (CaseResult.Pool).
+const firstAloneWords = "the first and only session of this fresh pooled process while it ran (started for the case; it served other cases only after the case ended): the case ran alone in a fresh process, so a failure there needs no re-run"
+
+// howItRan says how the case ran, when it ran pooled (CaseResult.Pool).
+func (ev *Evidence) howItRan() string {
+	switch {
+	case ev.PooledFailure != nil:
+		return "failed as " + ev.PooledFailure.Session + ", then ran again alone in a fresh process: reported from that run"
+	case ev.pooledAlone():
+		return ev.Procs[0].Pooled + ", " + firstAloneWords
+	case ev.pooled():
+		return ev.Procs[0].Pooled + ", beside other cases"
+	}
+	return ""
+}
+
 // poolMode is RunInfo.Pool of the run being driven.
 func (r *runner) poolMode() string {
 	if r.pool != nil {
@@ -80,7 +106,9 @@ const pooledStderrKeep = 16 << 10
 // pooled process kept in it (Evidence.PooledFailure). A check that fails
 // alone too is reported as it is; one that passes alone is Flaky
 // (judgeCheck): the failure came with the pool, from another session's
-// traffic or by chance, and a pass is not what was seen.
+// traffic or by chance, and a pass is not what was seen. A case that was
+// the first and only session of a fresh pooled process (pooledAlone) ran
+// alone in a fresh process already: its failure is reported as it is.
 func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, error) {
 	v, err := r.validator()
 	if err != nil {
@@ -88,7 +116,7 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 	}
 	again := map[int]*PooledFailure{}
 	for i, ev := range evs {
-		if pf := pooledFailure(ev, r.cfg.Checks, v); pf != nil {
+		if pf := pooledFailure(ev, r.cfg.Checks, v); pf != nil && !ev.pooledAlone() {
 			again[i] = pf
 		}
 	}
@@ -215,6 +243,8 @@ func (ev *Evidence) aloneInProcess() string {
 		return ""
 	case ev.pooledEvidence() == nil:
 		return "ran in a process of its own, as its one session"
+	case ev.pooledEvidence().pooledAlone():
+		return "the first and only session of a fresh pooled process while it ran: no session before or beside it (the process served other cases only after it ended)"
 	case len(ev.beside) == 0:
 		return "the only session of its pooled process in this run"
 	}

@@ -49,9 +49,13 @@ type Report struct {
 	// With Pool on: PoolProcesses is how many pooled processes served
 	// the PooledCases that are reported from their sessions, PoolRanAlone
 	// how many cases failed there and are reported from a fresh run alone.
-	PoolProcesses int `json:"poolProcesses,omitempty"`
-	PooledCases   int `json:"pooledCases,omitempty"`
-	PoolRanAlone  int `json:"poolRanAlone,omitempty"`
+	// PoolFirstFailed are the pooled cases that failed as the first and
+	// only session of a fresh pooled process: they ran alone in a fresh
+	// process, and are reported from that session with no re-run.
+	PoolProcesses   int      `json:"poolProcesses,omitempty"`
+	PooledCases     int      `json:"pooledCases,omitempty"`
+	PoolRanAlone    int      `json:"poolRanAlone,omitempty"`
+	PoolFirstFailed []string `json:"poolFirstFailed,omitempty"`
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`
@@ -179,6 +183,12 @@ type CaseResult struct {
 	StderrTail []string `json:"stderrTail,omitempty"`
 	// Failed lists the checks that failed on this case.
 	Failed []string `json:"failed,omitempty"`
+	// Pool says how the case ran when the pool had a part in it: the
+	// pooled process it was a session of, and whether it was that fresh
+	// process's first and only session (a failure then needs no re-run),
+	// or failed there and is reported from a run alone ("": a process of
+	// its own).
+	Pool string `json:"pool,omitempty"`
 	// Transcript is the folder report.WriteTranscripts wrote for this
 	// case (the --out folder's).
 	Transcript string `json:"transcript,omitempty"`

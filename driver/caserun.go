@@ -618,6 +618,9 @@ func (cr *caseRun) endAgent(abort string) {
 		rec.Shutdown = how
 	}
 	rec.Stderr = p.stderr.String()
+	if l := cr.cfg.Lease; l != nil && rec.Pooled != "" {
+		rec.PooledAlone = l.Alone() // released as its stand-in ended
+	}
 	rec.ClientRequests = cr.cur.requests()
 	rec.Killed = p.killedDescendants()
 	cr.cur, cr.curProc = nil, nil

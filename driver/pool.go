@@ -92,10 +92,11 @@ type member struct {
 
 	wmu sync.Mutex // one line at a time to the process's stdin
 
-	// held counts the leases of the process not yet released (guarded by
-	// the pool's mu): at most the pool's sessions.
-	held    int
-	endOnce sync.Once
+	// held counts the leases of the process not yet released, leased all
+	// it was ever given (both guarded by the pool's mu): held is at most
+	// the pool's sessions.
+	held, leased int
+	endOnce      sync.Once
 
 	mu sync.Mutex
 	// attached are the cases whose stand-ins serve now (at most the pool's
@@ -134,6 +135,11 @@ type Lease struct {
 	m        *member
 	n        int // the lease's number in the pool (its marker's)
 	released atomic.Bool
+	// first: the process was started for this lease (its first);
+	// alone: it was the process's only lease until it was released
+	// (Alone).
+	first bool
+	alone atomic.Bool
 	// stderr is the stand-in's stderr while the lease is attached (a tee
 	// of the process's stderr).
 	stderr io.Writer
@@ -172,7 +178,9 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	}
 	if m != nil {
 		m.held++
+		m.leased++
 	}
+	first := m == nil
 	pl.mu.Unlock()
 	if m == nil {
 		var err error
@@ -188,10 +196,10 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	marker := fmt.Sprintf("[todoharness scenario %d]", n)
 	t, err := m.env.Server.AddTenant(marker, nil)
 	if err != nil {
-		pl.put(m)
+		pl.put(m, nil)
 		return nil, err
 	}
-	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m, n: n,
+	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m, n: n, first: first,
 		sessions: map[string]bool{}, errsAt: len(m.env.Server.Journal().Errors())}
 	return l, nil
 }
@@ -247,7 +255,7 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 		m.init["result"] = env2.Result
 	}
 	pl.mu.Lock()
-	m.held = 1
+	m.held, m.leased = 1, 1
 	pl.all = append(pl.all, m)
 	closed := pl.closed
 	pl.mu.Unlock()
@@ -258,11 +266,15 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
-// put ends a lease of a member: it serves another case, or when it is
-// dead (or the pool closed) and no case holds it any more, it is ended.
-func (pl *Pool) put(m *member) {
+// put ends a lease of a member (l; nil when the lease was never made):
+// it serves another case, or when it is dead (or the pool closed) and no
+// case holds it any more, it is ended.
+func (pl *Pool) put(m *member, l *Lease) {
 	dead := m.isDead()
 	pl.mu.Lock()
+	if l != nil && l.first && m.leased == 1 {
+		l.alone.Store(true)
+	}
 	m.held--
 	last := m.held == 0
 	if last && dead {
@@ -636,7 +648,11 @@ func (l *Lease) teeStderr(w io.Writer) {
 	if n := m.pool.sessions(); n > 1 {
 		at = fmt.Sprintf(", and up to %d at once (what it writes while several hold it goes to each)", n)
 	}
-	fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
+	if l.first {
+		fmt.Fprintf(w, "[todoharness] %s, shared: it was started for this case, its first, and may serve more after%s. ", l.Describe(), at)
+	} else {
+		fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
+	}
 	if m.startErr != "" {
 		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(m.startErr, "\n"))
 	} else {
@@ -712,8 +728,16 @@ func (l *Lease) Release() {
 	if l.released.Swap(true) {
 		return
 	}
-	l.m.pool.put(l.m)
+	l.m.pool.put(l.m, l)
 }
+
+// Alone reports whether the case ran alone in a fresh process, once it
+// released the lease: the process was started for it, and no other case
+// was leased it before the case released it (with Target.PoolSessions
+// above one, none beside it either). Its process served other cases only
+// after it ended: a failure of the case is its own, not the pool's
+// (ProcResult.PooledAlone).
+func (l *Lease) Alone() bool { return l.alone.Load() }
 
 // Unattributed returns the pooled model's refusals of requests it could
 // not attribute to a case that arrived since the case was leased the

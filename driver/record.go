@@ -248,6 +248,12 @@ type ProcResult struct {
 	// not judged on the case), and its initialize was answered once, when
 	// it started: the case's initialize got that answer, replayed.
 	Pooled string `json:"pooled,omitempty"`
+	// PooledAlone: the pooled process was started for the case, and no
+	// other case was leased it before the case ended (Lease.Alone): the
+	// case was the first and only session of a fresh process, as with a
+	// process of its own (it served other cases only after), and a failure
+	// of the case needs no run again alone to be its own.
+	PooledAlone bool `json:"pooledAlone,omitempty"`
 	// ExitedEarly: the process was gone before the runner closed its stdin.
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
 	Stderr         string          `json:"stderr,omitempty"`

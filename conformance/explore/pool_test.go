@@ -3,6 +3,7 @@ package explore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,8 @@ func failing(rep *conformance.Report) map[string][]string {
 // ran; the poolable cases ran as sessions, the others in processes of
 // their own; a case that failed pooled ran again alone, and its failure
 // is reported from that run. A crash in a pooled process costs the cases
-// it served a fresh run, not a verdict.
+// it served a fresh run, not a verdict, but for the one it was started
+// for, its first and only session: that one ran alone in a fresh process.
 func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 	faults := []string{"", "wrong-counts", "crash-on-prompt", "no-plan"}
 	if testing.Short() || testutil.RaceEnabled {
@@ -73,9 +75,11 @@ func TestPooledRunFailsWhatAProcessPerCaseFails(t *testing.T) {
 			case isPooled:
 				sessions++
 				procs[ev.Procs[0].Pooled] = true
-			case poolable && ev.PooledFailure == nil && pooled.PoolRanAlone < 3:
+			case poolable && ev.PooledFailure == nil && pooled.PoolRanAlone+len(pooled.PoolFirstFailed) < 3:
 				// (Once three pooled cases failed there, and fewer passed,
-				// the cases still to start run in processes of their own.)
+				// the cases still to start run in processes of their own:
+				// those run again alone, and those that were the first and
+				// only session of a fresh pooled process.)
 				t.Errorf("fault %q: case %s ran in a process of its own without having failed pooled", fault, c.ID)
 			}
 			if pf := ev.PooledFailure; pf != nil && (isPooled || pf.Session == "") {
@@ -176,10 +180,46 @@ func TestPooledProcessServesSessionsAtOnce(t *testing.T) {
 		if n := sessionsAtOnce(pooled); n == 0 {
 			t.Errorf("fault %q: no two cases were sessions of one process at once (%d processes)", fault, len(procs))
 		}
+		if ids := aloneButOverlapped(pooled); len(ids) > 0 {
+			t.Errorf("fault %q: %v are said to be the first and only session of a fresh pooled process, yet another session of it overlapped them", fault, ids)
+		}
 	}
 	if n := sessionsAtOnce(catalogueRun(t)("", true)); n != 0 {
 		t.Errorf("one session at a time a process: %d pairs of cases overlapped in one process", n)
 	}
+}
+
+// aloneButOverlapped lists the cases said to be the first and only
+// session of a fresh pooled process (ProcResult.PooledAlone) whose ACP
+// traffic overlapped that of another session of the process (a case run
+// again alone counts with its pooled session).
+func aloneButOverlapped(rep *conformance.Report) []string {
+	type span struct {
+		id, proc   string
+		alone      bool
+		start, end time.Time
+	}
+	var spans []span
+	for _, c := range rep.Cases {
+		ev := c.Evidence()
+		if pf := ev.PooledFailure; pf != nil && pf.Evidence != nil {
+			ev = pf.Evidence
+		}
+		if len(ev.Procs) == 0 || ev.Procs[0].Pooled == "" || len(ev.Wire) == 0 {
+			continue
+		}
+		spans = append(spans, span{c.ID, ev.Procs[0].Pooled, ev.Procs[0].PooledAlone, ev.Wire[0].Time, ev.Wire[len(ev.Wire)-1].Time})
+	}
+	var out []string
+	for _, a := range spans {
+		for _, b := range spans {
+			if a.alone && a.id != b.id && a.proc == b.proc && a.start.Before(b.end) && b.start.Before(a.end) {
+				out = append(out, a.id)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func countNotPoolable(rep *conformance.Report) int {
@@ -283,7 +323,10 @@ func TestPooledStderrGoesToTheCasesItServed(t *testing.T) {
 	if pooled == 0 {
 		t.Fatal("no case ran pooled")
 	}
-	rep = run("crash-on-prompt", true)
+	// (Each case's process crashes on crash-on-prompt: every pooled case
+	// is the first and only session of a fresh pooled process, never run
+	// again alone. A session after another fails on shared-todo-list.)
+	rep = run("shared-todo-list", true)
 	alone := 0
 	for _, c := range rep.Cases {
 		ev := c.Evidence()
@@ -292,8 +335,8 @@ func TestPooledStderrGoesToTheCasesItServed(t *testing.T) {
 			continue
 		}
 		alone++
-		if !strings.Contains(pf.Stderr, "fault crash-on-prompt: exiting with status 3") || !strings.HasPrefix(pf.Stderr, "[todoharness] "+pf.Session+", shared:") {
-			t.Errorf("%s: the pooled failure keeps no stderr of its crash:\n%s", c.ID, pf.Stderr)
+		if !strings.Contains(pf.Stderr, "fault shared-todo-list: a new session starts with the process's list") || !strings.HasPrefix(pf.Stderr, "[todoharness] "+pf.Session+", shared:") {
+			t.Errorf("%s: the pooled failure keeps no stderr of its session:\n%s", c.ID, pf.Stderr)
 		}
 	}
 	if alone == 0 {
@@ -366,7 +409,8 @@ func TestIsolationJudgesTheSessionsOfACase(t *testing.T) {
 // (each pooled failure runs again alone): once three pooled cases failed
 // there and fewer passed, the cases still to start run in processes of
 // their own, the progress says so once, and the run fails what a process
-// per case fails.
+// per case fails. The first session of each fresh pooled process is not
+// run again (firstSessionsRanOnce).
 func TestThePoolStopsWhenMostPooledCasesFail(t *testing.T) {
 	var prog strings.Builder
 	run := catalogueRun(t, func(c *conformance.Config) { c.Progress = &prog })
@@ -375,11 +419,73 @@ func TestThePoolStopsWhenMostPooledCasesFail(t *testing.T) {
 		t.Errorf("a process per case fails %v, pooled %v", a, p)
 	}
 	// At most the three, and the cases already running beside them (two
-	// slots, twice as many cases open at once).
-	if pooled.PoolRanAlone < 3 || pooled.PoolRanAlone > 3+4 {
-		t.Errorf("%d pooled cases failed there and ran again alone, want 3 to 7 (of %d poolable)", pooled.PoolRanAlone, len(pooled.Cases)-countNotPoolable(pooled))
+	// slots, twice as many cases open at once): those that ran again
+	// alone, and those that failed as the first and only session of a
+	// fresh pooled process (no re-run, but a failure all the same).
+	if n := pooled.PoolRanAlone + len(pooled.PoolFirstFailed); n < 3 || n > 3+4 {
+		t.Errorf("%d pooled cases failed there (%d ran again alone), want 3 to 7 (of %d poolable)", n, pooled.PoolRanAlone, len(pooled.Cases)-countNotPoolable(pooled))
 	}
 	if n := strings.Count(prog.String(), "pooled cases failed there (each runs again alone in a fresh process): the cases still to start run in processes of their own"); n != 1 {
 		t.Errorf("the progress says the pool stopped %d times, want once:\n%s", n, prog.String())
+	}
+	firstSessionsRanOnce(t, pooled, prog.String())
+}
+
+// firstSessionsRanOnce checks the cases of a pooled run that failed as the
+// first and only session of a fresh pooled process (one session a
+// process, as every agent but the reference has): they ran alone in a
+// fresh process already, and are reported from that session with no
+// re-run; the report says so (the pool line, the case's Pool, the
+// progress prog); ACP-ISOLATION-1 is n/a on them (no session before or
+// beside them). Some must have.
+func firstSessionsRanOnce(t *testing.T, pooled *conformance.Report, prog string) {
+	t.Helper()
+	iso, _ := pooled.Check(conformance.ACPIsolation1)
+	var firstFailed []string
+	for _, c := range pooled.Cases {
+		ev := c.Evidence()
+		if pf := ev.PooledFailure; pf != nil && pf.Evidence != nil && pf.Evidence.Procs[0].PooledAlone {
+			t.Errorf("%s: the first and only session of a fresh pooled process ran again alone", c.ID)
+		}
+		if len(ev.Procs) == 0 || !ev.Procs[0].PooledAlone {
+			continue
+		}
+		if !strings.HasPrefix(ev.Procs[0].Stderr, "[todoharness] "+ev.Procs[0].Pooled+", shared: it was started for this case, its first,") {
+			t.Errorf("%s: its stderr does not say the process was started for it:\n%s", c.ID, driver.Truncate(ev.Procs[0].Stderr, 300))
+		}
+		if !strings.HasPrefix(c.Pool, ev.Procs[0].Pooled+", the first and only session of this fresh pooled process while it ran") {
+			t.Errorf("%s: its pool says %q", c.ID, c.Pool)
+		}
+		for _, cv := range iso.Cases {
+			if cv.Case == c.ID && (cv.Outcome != conformance.NA || !strings.HasPrefix(cv.Reason, "the first and only session of a fresh pooled process while it ran")) {
+				t.Errorf("%s: %s %s %q, want n/a: no session before or beside it", c.ID, iso.ID, cv.Outcome, cv.Reason)
+			}
+		}
+		if len(c.Failed) > 0 {
+			firstFailed = append(firstFailed, c.ID)
+		}
+	}
+	if len(firstFailed) == 0 {
+		t.Fatalf("no case failed as the first and only session of a fresh pooled process (%d pooled processes)", pooled.PoolProcesses)
+	}
+	if !slices.Equal(pooled.PoolFirstFailed, firstFailed) {
+		t.Errorf("the report's poolFirstFailed %v, want %v", pooled.PoolFirstFailed, firstFailed)
+	}
+	var text strings.Builder
+	if err := report.WriteSummary(&text, pooled, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("; %d failed as the first and only session of a fresh pooled process, which served other cases only after: they ran alone in a fresh process already, and are reported from it with no re-run (%s", len(firstFailed), firstFailed[0]); !strings.Contains(text.String(), want) {
+		t.Errorf("the summary's pool line does not say %q:\n%s", want, text.String())
+	}
+	var page strings.Builder
+	if err := report.WriteHTML(&page, pooled); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), "the first and only session of this fresh pooled process while it ran"); n < len(firstFailed) {
+		t.Errorf("the HTML report says %d times that a case was the first and only session of a fresh pooled process, want at least %d", n, len(firstFailed))
+	}
+	if n := strings.Count(prog, "; the first and only session of a fresh pooled process: no re-run needed\n"); n != len(firstFailed) {
+		t.Errorf("the progress says %d times that a case needs no re-run, want %d:\n%s", n, len(firstFailed), prog)
 	}
 }

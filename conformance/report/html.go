@@ -235,8 +235,8 @@ type htmlCase struct {
 	Rows          []htmlRow
 	Stderr        []htmlKV
 
-	// NotReached is CaseResult.NotReached.
-	NotReached string
+	// NotReached is CaseResult.NotReached; Pool CaseResult.Pool.
+	NotReached, Pool string
 }
 
 // htmlRow is one row of a case's timeline: a wire message (left) or a
@@ -553,7 +553,7 @@ func outcomeSymbol(c conformance.CheckResult) string {
 // htmlCaseOf draws one case: its status, steps, and the timeline of the
 // ACP wire beside the model journal in arrival order.
 func htmlCaseOf(cr *conformance.CaseResult, anchor string, reqMarks map[int][]string) htmlCase {
-	hc := htmlCase{Anchor: anchor, ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, NotReached: cr.NotReached, Failed: cr.Failed}
+	hc := htmlCase{Anchor: anchor, ID: cr.ID, Title: cr.Title, Run: cr.Run, Completed: cr.Completed, Error: cr.Error, NotReached: cr.NotReached, Failed: cr.Failed, Pool: cr.Pool}
 	hc.Time = fmt.Sprintf("%.2fs: agent %.2fs, waiting %.2fs", cr.Duration.Seconds(), cr.Agent.Seconds(), cr.Waiting.Seconds())
 	switch {
 	case !cr.Completed:
@@ -609,7 +609,10 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 	for _, p := range ev.Procs {
 		if p.Stderr != "" {
 			name := fmt.Sprintf("process %d", p.Index+1)
-			if p.Pooled != "" {
+			switch {
+			case p.PooledAlone:
+				name += " (" + p.Pooled + ": started for this case, its only session while it ran; it served other cases after)"
+			case p.Pooled != "":
 				name += " (" + p.Pooled + ": shared with other cases)"
 			}
 			hc.Stderr = append(hc.Stderr, htmlKV{name, p.Stderr})

@@ -342,8 +342,20 @@ func PoolLine(r *conformance.Report) string {
 
 // pooledProcs says how many pooled agent processes served how many cases.
 func pooledProcs(r *conformance.Report) string {
-	return fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", r.PoolProcesses, r.PooledCases, r.PoolRanAlone)
+	s := fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", r.PoolProcesses, r.PooledCases, r.PoolRanAlone)
+	if n := len(r.PoolFirstFailed); n > 0 {
+		ids := r.PoolFirstFailed[:min(n, poolIDsShown)]
+		more := ""
+		if n > len(ids) {
+			more = fmt.Sprintf(" … %d more", n-len(ids))
+		}
+		s += fmt.Sprintf("; %d failed as the first and only session of a fresh pooled process, which served other cases only after: they ran alone in a fresh process already, and are reported from it with no re-run (%s%s)", n, strings.Join(ids, ", "), more)
+	}
+	return s
 }
+
+// poolIDsShown bounds the cases the pool line names.
+const poolIDsShown = 5
 
 func caseCount(r *conformance.Report) string {
 	if r.Repeat > 1 {
