@@ -69,7 +69,7 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 		case c.Stale:
 			fmt.Fprintf(&msg, "%s %s: a baseline entry (%s) matches no failure: remove it from the baseline", c.Level, c.ID, c.Expected)
 		case c.Outcome == conformance.Flaky:
-			fmt.Fprintf(&msg, "%s %s is flaky (its outcome differed between runs): %s\n%s", c.Level, c.ID, c.Title, driver.OneLine(c.Reason, 600))
+			fmt.Fprintf(&msg, "%s %s is flaky (%s): %s\n%s", c.Level, c.ID, flakyWhy(c), c.Title, driver.OneLine(c.Reason, 600))
 		default:
 			fmt.Fprintf(&msg, "%s %s fails: %s", c.Level, c.ID, c.Title)
 			if c.Level == conformance.SHOULD && !r.Required(c.Check) {

@@ -32,11 +32,11 @@ func WriteJUnit(w io.Writer, r *conformance.Report) error {
 		case c.Stale:
 			jc.Failure = &junit.Message{Message: "stale expected failure: a baseline entry matches no failure (" + c.Expected + ")", Body: body}
 		case c.Outcome == conformance.Flaky && r.FailsRun(c):
-			jc.Failure = &junit.Message{Message: "flaky: " + c.Reason, Body: runsBody(c.Runs)}
+			jc.Failure = &junit.Message{Message: "flaky: " + c.Reason, Body: flakyBody(c)}
 		case r.FailsRun(c):
 			jc.Failure = &junit.Message{Message: c.Reason, Body: body}
 		case c.Outcome == conformance.Flaky:
-			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: runsBody(c.Runs)}
+			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check is flaky (does not fail the run): %s", c.Level, c.Reason), Body: flakyBody(c)}
 		case c.Outcome == conformance.Fail:
 			jc.Skipped = &junit.Message{Message: fmt.Sprintf("%s check fails (does not fail the run): %s", c.Level, c.Reason), Body: body}
 		case c.Outcome == conformance.XFail:
@@ -78,11 +78,12 @@ func WriteJUnit(w io.Writer, r *conformance.Report) error {
 	return nil
 }
 
-// runsBody lists a check's outcome run by run.
-func runsBody(runs []conformance.RunOutcome) string {
-	lines := make([]string, len(runs))
-	for i, r := range runs {
-		lines[i] = fmt.Sprintf("run %d: %s %s", r.Run, r.Outcome, r.Reason)
+// flakyBody lists why a flaky check is flaky (flakyLines): its outcome
+// run by run, or the cases that failed it pooled and passed alone.
+func flakyBody(c conformance.CheckResult) string {
+	var lines []string
+	for _, f := range flakyLines(c) {
+		lines = append(lines, f.where+": "+f.reason)
 	}
 	return strings.Join(lines, "\n")
 }

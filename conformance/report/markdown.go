@@ -116,8 +116,8 @@ func markdownRow(r *conformance.Report, c conformance.CheckResult) string {
 	case c.Stale:
 		why = append(why, "a baseline entry ("+mdCode(CutReason(c.Expected, markdownReasonShown))+") matches no failure: remove it from the baseline")
 	case c.Outcome == conformance.Flaky:
-		for _, ro := range c.Runs {
-			why = append(why, fmt.Sprintf("run %d: %s %s", ro.Run, mdText(string(ro.Outcome)), mdCode(CutReason(ro.Reason, markdownReasonShown))))
+		for _, f := range flakyLines(c) {
+			why = append(why, mdText(f.where)+": "+mdCode(CutReason(f.reason, markdownReasonShown)))
 		}
 	default:
 		n := 0

@@ -116,8 +116,19 @@ func VerdictLine(r *conformance.Report) string {
 	if len(should) > 0 {
 		why = append(why, "SHOULD failed (--strict): "+strings.Join(should, ", "))
 	}
-	if len(r.Flaky) > 0 {
-		why = append(why, "flaky (the outcome differed between runs): "+strings.Join(r.Flaky, ", "))
+	var between, pooled []string
+	for _, id := range r.Flaky {
+		if c, _ := r.Check(id); len(c.Runs) > 0 {
+			between = append(between, id)
+		} else {
+			pooled = append(pooled, id)
+		}
+	}
+	if len(between) > 0 {
+		why = append(why, "flaky (the outcome differed between runs): "+strings.Join(between, ", "))
+	}
+	if len(pooled) > 0 {
+		why = append(why, "flaky (failed as a session of a pooled process, passed alone in a fresh one): "+strings.Join(pooled, ", "))
 	}
 	if len(r.Stale) > 0 {
 		why = append(why, "stale expected failures: "+strings.Join(r.Stale, ", "))
@@ -145,6 +156,39 @@ func notJudgedWhy(r *conformance.Report) string {
 		parts = append(parts, strings.Join(byWhy[why], ", ")+" ("+driver.OneLine(why, 120)+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// flakyWhy says why check c is flaky: its outcome differed between the
+// runs of --repeat (c.Runs), or, in one pooled run, a case failed it as a
+// session of a pooled process and passed it alone in a fresh one.
+func flakyWhy(c conformance.CheckResult) string {
+	if len(c.Runs) > 0 {
+		return "its outcome differed between runs"
+	}
+	return "it failed as a session of a pooled process and passed alone in a fresh one"
+}
+
+// flakyLine is one line of why a check is flaky: a run of --repeat
+// ("run 2", "PASS" or the outcome and reason), or a case of a pooled run.
+type flakyLine struct{ where, reason string }
+
+// flakyLines are the lines of why flaky check c is flaky (flakyWhy): each
+// run's outcome, or each case that failed it pooled and passed alone,
+// with its reason (the pooled failure's).
+func flakyLines(c conformance.CheckResult) []flakyLine {
+	var out []flakyLine
+	for _, ro := range c.Runs {
+		out = append(out, flakyLine{fmt.Sprintf("run %d", ro.Run), strings.TrimSpace(string(ro.Outcome) + " " + ro.Reason)})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, cv := range c.Cases {
+		if cv.Outcome == conformance.Flaky {
+			out = append(out, flakyLine{"case " + cv.Case, cv.Reason})
+		}
+	}
+	return out
 }
 
 // writeFailures writes the failures that share a root cause, then each
@@ -175,8 +219,8 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 		}
 		fmt.Fprintf(w, "  %s (%s): %q\n      %s\n", c.ID, c.Level, driver.OneLine(c.Spec, 300), c.Source)
 		if c.Outcome == conformance.Flaky {
-			for _, ro := range c.Runs {
-				fmt.Fprintf(w, "      run %d: %s %s\n", ro.Run, ro.Outcome, termtext.Visible(CutReason(ro.Reason, failureReasonShown)))
+			for _, f := range flakyLines(c) {
+				fmt.Fprintf(w, "      %s: %s\n", f.where, termtext.Visible(CutReason(f.reason, failureReasonShown)))
 			}
 			continue
 		}

@@ -231,3 +231,62 @@ func TestEveryReportSaysWhichPoolModeRan(t *testing.T) {
 		}
 	}
 }
+
+// A check FLAKY in one pooled run (a case failed it as a session of a
+// pooled process and passed it alone in a fresh one) is worded as that,
+// not as the runs of --repeat, and every report shows the case with its
+// pooled failure: the summary's verdict line and failure list, the
+// Markdown, GitHub and JUnit reports and the HTML page.
+func TestAPooledFlakyIsWordedAsPooled(t *testing.T) {
+	t.Parallel()
+	const pooledReason = "a plan update (prompt 1, #5) shows a list no write of this case made"
+	var evs []*conformance.Evidence
+	flakyCase := ""
+	for _, ev := range savedRun(t, "fake-ok") {
+		e := *ev
+		e.Run.Pool = conformance.PoolOn
+		if flakyCase == "" && e.Case.Poolable() && e.Case.Feeds(conformance.TWPlan1) {
+			flakyCase = e.Case.ID
+			e.PooledFailure = &conformance.PooledFailure{Session: "a session of pooled agent process 2 (pid 8)", Failed: []string{conformance.TWPlan1},
+				Failures: []string{conformance.TWPlan1 + ": " + pooledReason}}
+		}
+		evs = append(evs, &e)
+	}
+	rep, page := htmlOf(t, evs)
+	c, _ := rep.Check(conformance.TWPlan1)
+	if c.Outcome != conformance.Flaky || !slices.Contains(rep.Flaky, conformance.TWPlan1) {
+		t.Fatalf("%s: %s %q, want flaky", c.ID, c.Outcome, c.Reason)
+	}
+	want := "case " + flakyCase + ": failed as a session of pooled agent process 2 (pid 8) (" + pooledReason + "), passed alone in a fresh process"
+	var text strings.Builder
+	if err := WriteSummary(&text, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	var gh, ju strings.Builder
+	if err := WriteGitHub(&gh, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&ju, rep); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"summary": text.String(), "markdown": markdownOf(t, rep), "github": gh.String(), "junit": ju.String(), "html": page} {
+		if strings.Contains(out, "between runs") || strings.Contains(out, "run 1:") {
+			t.Errorf("%s: a pooled flaky check worded as --repeat's:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(text.String(), "      "+want) {
+		t.Errorf("the summary does not list the flaky case %q:\n%s", want, text.String())
+	}
+	if line := VerdictLine(rep); !strings.Contains(line, "flaky (failed as a session of a pooled process, passed alone in a fresh one): TW-PLAN-1") {
+		t.Errorf("the verdict line: %s", line)
+	}
+	if md := markdownOf(t, rep); !strings.Contains(md, "case "+flakyCase+": <code>failed as a session of pooled agent process 2") {
+		t.Errorf("the Markdown does not list the flaky case:\n%s", md)
+	}
+	if !strings.Contains(gh.String(), "is flaky (it failed as a session of a pooled process and passed alone in a fresh one)") {
+		t.Errorf("the GitHub annotation:\n%s", gh.String())
+	}
+	if !strings.Contains(page, ">"+flakyCase+"</a>: <span class=\"reason\">failed as a session of pooled agent process 2") {
+		t.Error("the HTML report's failing checks do not list the flaky case")
+	}
+}
