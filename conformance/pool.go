@@ -16,7 +16,6 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/termtext"
-	"github.com/todoharness/todoharness/internal/textcut"
 )
 
 // Poolable reports whether the case may run as a session of a pooled
@@ -86,10 +85,11 @@ type PooledFailure struct {
 	Failed   []string `json:"failed,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 	Aborted  string   `json:"aborted,omitempty"`
-	// Stderr is the last pooledStderrKeep bytes of what the pooled
-	// process wrote on stderr while it started and while the case held it
-	// (its ProcResult.Stderr there): the fresh run's evidence replaces
-	// the pooled one's.
+	// Stderr is read from evidence saved before Evidence was kept (and
+	// saved beside it for a while): the last 16 KiB of what the pooled
+	// process wrote on stderr while it started and while the case held
+	// it. It is no longer written: Evidence.Procs[0].Stderr has it all
+	// (PooledStderr).
 	Stderr string `json:"stderr,omitempty"`
 	// Evidence is the case's evidence as that session: ACP-ISOLATION-1
 	// reads it beside the other sessions of the process (nil in evidence
@@ -97,8 +97,15 @@ type PooledFailure struct {
 	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
-// pooledStderrKeep bounds PooledFailure.Stderr.
-const pooledStderrKeep = 16 << 10
+// PooledStderr is what the pooled process wrote on stderr while it
+// started and while the case held it: its pooled session's
+// ProcResult.Stderr, or, in evidence saved before that was kept, Stderr.
+func (pf *PooledFailure) PooledStderr() string {
+	if e := pf.Evidence; e != nil && len(e.Procs) > 0 {
+		return e.Procs[0].Stderr
+	}
+	return pf.Stderr
+}
 
 // rerunAlone runs again, alone in a fresh process, each case that failed
 // as a session of a pooled process (a MUST or SHOULD check failed on it,
@@ -175,7 +182,7 @@ func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *Pooled
 	if len(failed) == 0 && ev.Aborted == "" {
 		return nil
 	}
-	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted, Stderr: textcut.Suffix(ev.Procs[0].Stderr, pooledStderrKeep)}
+	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted}
 	e := judgeable(ev, v)
 	for _, c := range cat {
 		if slices.Contains(failed, c.ID) {

@@ -335,8 +335,16 @@ func TestPooledStderrGoesToTheCasesItServed(t *testing.T) {
 			continue
 		}
 		alone++
-		if !strings.Contains(pf.Stderr, "fault shared-todo-list: a new session starts with the process's list") || !strings.HasPrefix(pf.Stderr, "[todoharness] "+pf.Session+", shared:") {
-			t.Errorf("%s: the pooled failure keeps no stderr of its session:\n%s", c.ID, pf.Stderr)
+		if stderr := pf.PooledStderr(); !strings.Contains(stderr, "fault shared-todo-list: a new session starts with the process's list") || !strings.HasPrefix(stderr, "[todoharness] "+pf.Session+", shared:") {
+			t.Errorf("%s: the pooled failure keeps no stderr of its session:\n%s", c.ID, stderr)
+		}
+		// Once: in the pooled session's evidence, not beside it again.
+		b, err := conformance.MarshalEvidence(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "[todoharness] "+pf.Session+", shared:"); n != 1 {
+			t.Errorf("%s: its evidence keeps the pooled session's stderr %d times, want once", c.ID, n)
 		}
 	}
 	if alone == 0 {

@@ -621,8 +621,8 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 			hc.Stderr = append(hc.Stderr, htmlKV{name, p.Stderr})
 		}
 	}
-	if pf := ev.PooledFailure; pf != nil && pf.Stderr != "" {
-		hc.Stderr = append(hc.Stderr, htmlKV{"before the fresh run, as " + pf.Session + ", where it failed (shared with other cases)", pf.Stderr})
+	if pf := ev.PooledFailure; pf != nil && pf.PooledStderr() != "" {
+		hc.Stderr = append(hc.Stderr, htmlKV{"before the fresh run, as " + pf.Session + ", where it failed (shared with other cases)", pf.PooledStderr()})
 	}
 }
 

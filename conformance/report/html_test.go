@@ -354,3 +354,34 @@ func TestHTMLReportAnchorsCasesThatShareAName(t *testing.T) {
 		}
 	}
 }
+
+// Evidence saved while a case run again alone kept its pooled session's
+// stderr in pooledFailure.stderr (before its pooled evidence was kept)
+// still reads, and the HTML report shows that stderr beside the fresh
+// run's.
+func TestOldPooledFailureStderrStillShows(t *testing.T) {
+	t.Parallel()
+	var evs []*conformance.Evidence
+	for i, ev := range savedRun(t, "fake-ok") {
+		e := *ev
+		if i == 1 {
+			e.PooledFailure = &conformance.PooledFailure{Session: "a session of pooled agent process 1 (pid 7)", Failed: []string{conformance.TWPlan1}, Stderr: "the pooled process's old words"}
+		}
+		b, err := conformance.MarshalEvidence(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && !strings.Contains(string(b), "the pooled process's old words") {
+			t.Fatalf("the evidence keeps no pooledFailure.stderr: %.300s", b)
+		}
+		read, err := conformance.UnmarshalEvidence(b, "saved")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, read)
+	}
+	_, page := htmlOf(t, evs)
+	if !strings.Contains(page, "before the fresh run, as a session of pooled agent process 1 (pid 7), where it failed") || !strings.Contains(page, "the pooled process&#39;s old words") {
+		t.Error("the HTML report does not show the pooled stderr of evidence saved with pooledFailure.stderr")
+	}
+}
