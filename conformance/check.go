@@ -161,6 +161,11 @@ type verdict struct {
 	// Blocked: not run on this case for a reason that forbids passing the
 	// check on the others (it could not be judged where it mattered).
 	Blocked bool
+	// withheld: not judged on this case because the run judged it
+	// elsewhere already (ACP-EXIT-1 on a process signalled at once, as
+	// the run had seen the agent not exit on its own): a run of such
+	// cases makes no check flaky (judgeRepeats).
+	withheld bool
 }
 
 // at marks wire line seq (if any: seq >= 0) with note.

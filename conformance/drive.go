@@ -97,6 +97,13 @@ type Config struct {
 	// answer with 1) and, on version 1, the plan operations capability.
 	// Each process is judged on the version it negotiated.
 	Offer driver.Offer
+	// WaitEveryGrace gives every agent process the whole grace to exit on
+	// its own after its stdin closed. By default, once one process of the
+	// run did not exit within it, the others are signalled at once
+	// (driver.ExitWatch) and ACP-EXIT-1 is judged on that one: a run
+	// whose cases must each show it on their own (an exploration's
+	// shrinks) sets it.
+	WaitEveryGrace bool
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -120,8 +127,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.Agent, dropHome = PrepareHome(ctx, cfg)
 	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}
+	if !cfg.WaitEveryGrace {
+		r.exits = driver.NewExitWatch()
+	}
 	if cfg.Pool && cfg.Repeat == 1 {
-		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace, Offer: cfg.Offer})
+		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace, Offer: cfg.Offer,
+			Exits: r.exits})
 		defer r.pool.Close()
 	}
 	var evs []*Evidence
@@ -475,6 +486,12 @@ type runner struct {
 	run int
 	// pool is the pooled agent processes (nil: a process per case).
 	pool *driver.Pool
+	// exits is what the run learns of how the agent exits: once one of
+	// its processes did not exit within the grace of its stdin closing,
+	// the others are signalled at once (driver.ExitWatch; ACP-EXIT-1 is
+	// not judged on them). One per Run: a shrink's run shows an exit
+	// failure on its own.
+	exits *driver.ExitWatch
 	// poolMu guards poolFailed and poolPassed, how many pooled cases
 	// failed there (each runs again alone) and how many did not, counted
 	// as they end (notePooled), and poolOff, set once no more case is to
@@ -517,7 +534,11 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	}}
 	dc := driver.CaseConfig{Env: driver.EnvConfig{Target: cfg.Agent, Name: c.ID, DirPrefix: "conform-" + safeName(c.ID),
 		TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Start: start},
-		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched, Offer: cfg.Offer}
+		Steps: c.Steps, Timeout: cfg.Timeout, Grace: cfg.Grace, Settle: cfg.Settle, Scheduler: sched, Offer: cfg.Offer,
+		Exits: r.exits, ExitName: c.ID}
+	if r.run > 0 {
+		dc.ExitName = fmt.Sprintf("%s in run %d of %d", c.ID, r.run, cfg.Repeat)
+	}
 	if r.pool != nil && gate == nil && c.Poolable() && r.poolWorth() {
 		// A pooled process that cannot start or initialize (within the
 		// case's timeout) leaves the case to a process of its own, where

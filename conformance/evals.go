@@ -1181,11 +1181,30 @@ func evalExit(ev *Evidence) verdict {
 	case ev.pooled():
 		return skipf("the case ran as a session of a pooled process, which did not end with it: how the agent exits is judged on the cases with a process of their own")
 	}
-	return judgeEach(ev.Procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
-		if !p.ExitedEarly && !strings.HasPrefix(p.Shutdown, "exited after stdin closed") {
+	var cut []string
+	learned := ""
+	v := judgeEach(ev.Procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
+		switch {
+		case p.ExitedEarly || strings.HasPrefix(p.Shutdown, "exited after stdin closed"):
+		case p.GraceCut != "":
+			cut, learned = append(cut, fmt.Sprint(p.Index+1)), p.GraceCut
+		default:
 			fs.add(failf("agent process %d %s", p.Index+1, p.Shutdown))
 		}
 	}, "no agent process")
+	if v.Outcome != Pass || len(cut) == 0 {
+		return v
+	}
+	// A process signalled before its grace was out showed nothing of how
+	// the agent exits: the run judged that where the grace was waited out
+	// (the process the reason names), never a pass here.
+	who := "agent process " + cut[0] + " was"
+	if len(cut) > 1 {
+		who = "agent processes " + strings.Join(cut, ", ") + " were"
+	}
+	v = naf("%s%s signalled before the grace was out, once the run had seen that %s (ACP-EXIT-1 is judged there)", NotJudgedPrefix, who, learned)
+	v.withheld = true
+	return v
 }
 
 func first(s []string, n int) []string {

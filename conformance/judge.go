@@ -114,12 +114,44 @@ func judgeRepeats(runs [][]*Evidence, cfg JudgeConfig) (*Report, error) {
 	out.Duration = end.Sub(out.Started)
 	for i := range out.Checks {
 		c := &out.Checks[i]
-		if reason, flaky := flakyReason(c.Runs); flaky {
+		// A run that withheld the check (judged it elsewhere in the run:
+		// ACP-EXIT-1 once the run had seen the agent not exit on its own)
+		// differs from none: it judged nothing.
+		var judged []RunOutcome
+		for k, rep := range reps {
+			if !withheldRun(rep.Checks[i]) {
+				if len(judged) == 0 && k > 0 {
+					runs := c.Runs
+					*c = rep.Checks[i]
+					c.Runs = runs
+				}
+				judged = append(judged, c.Runs[k])
+			}
+		}
+		if reason, flaky := flakyReason(judged); flaky {
 			c.Outcome, c.Reason = Flaky, reason
 		}
 	}
 	out.decide()
 	return &out, nil
+}
+
+// withheldRun reports whether a run judged check c nowhere as it judged
+// it elsewhere already (CaseVerdict.withheld): not judged in the run, on
+// one case at least for that reason, and on none for its case not running
+// to its end.
+func withheldRun(c CheckResult) bool {
+	if c.Outcome != NA && c.Outcome != NotRun {
+		return false
+	}
+	withheld := false
+	for _, v := range c.Cases {
+		if v.incomplete {
+			return false
+		}
+		withheld = withheld || v.withheld
+	}
+	return withheld
 }
 
 // runNumber is the number of run k (its evidence's Repeat, else k+1).
@@ -267,7 +299,8 @@ func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *driver.SchemaVa
 		}
 		vd := judgeCheck(ev, c)
 		res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
-			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "" || ev.keyStepMissed() != "")})
+			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "" || ev.keyStepMissed() != ""),
+			withheld:   vd.withheld})
 		if vd.Outcome == Fail {
 			cr.Failed = append(cr.Failed, c.ID)
 			for _, f := range vd.all() {

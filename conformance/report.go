@@ -152,6 +152,8 @@ type CaseVerdict struct {
 
 	// incomplete: not run because the case did not run to its end.
 	incomplete bool
+	// withheld: not judged as the run judged it elsewhere (verdict.withheld).
+	withheld bool
 }
 
 // CaseResult is one case as run.

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -609,7 +610,8 @@ func (cr *caseRun) endAgent(abort string) {
 			rec.ExitedEarly = true
 		}
 		t0 := time.Now()
-		rec.Shutdown = p.shutdown(cr.cfg.Grace)
+		w, who := cr.exits()
+		rec.Shutdown, rec.GraceCut = p.shutdownWatched(cr.cfg.Grace, w, who)
 		cr.ev.ExitWait += time.Since(t0)
 	}
 	waitFor(cr.cur.done, time.Second)
@@ -624,6 +626,16 @@ func (cr *caseRun) endAgent(abort string) {
 	rec.ClientRequests = cr.cur.requests()
 	rec.Killed = p.killedDescendants()
 	cr.cur, cr.curProc = nil, nil
+}
+
+// exits is what the current process's shutdown learns from and teaches
+// (CaseConfig.Exits; none for a pooled case's stand-in), and the name it
+// teaches under.
+func (cr *caseRun) exits() (*ExitWatch, string) {
+	if cr.cfg.Lease != nil || cr.cfg.Exits == nil {
+		return nil, ""
+	}
+	return cr.cfg.Exits, fmt.Sprintf("agent process %d of case %s", cr.curProc.Index+1, cmp.Or(cr.cfg.ExitName, cr.cfg.Env.Name))
 }
 
 // teardown releases the case, in this order: the agent process (killed if

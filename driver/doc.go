@@ -33,7 +33,9 @@
 // (StepResult.Settle and Settled say how long and why). A restart step
 // shuts the process down as an editor does (close stdin, wait Grace,
 // SIGTERM the group, wait Grace, SIGKILL the group) and starts a new one in
-// the same directory. A case that exceeds its Timeout is killed with its
+// the same directory; with CaseConfig.Exits, once a process of the run did
+// not exit within Grace of its stdin closing, the others are signalled at
+// once (ExitWatch, ProcResult.GraceCut). A case that exceeds its Timeout is killed with its
 // whole process group. Drive sends a scenario's steps whatever each answered
 // and normalises the agent's stdout (package acpnorm).
 //

@@ -65,6 +65,11 @@ type PoolConfig struct {
 	Model    string
 	// Grace is the shutdown grace of each process when the pool closes.
 	Grace time.Duration
+	// Exits is what the pool's run has learned of how the agent exits
+	// (CaseConfig.Exits): once it knows the agent does not exit when its
+	// stdin closes, the pooled processes are signalled at once. They never
+	// teach it (their end is judged nowhere).
+	Exits *ExitWatch
 	// Offer is what each process's initialize offers (CaseConfig.Offer:
 	// the cases leased a process get its answer).
 	Offer Offer
@@ -321,7 +326,7 @@ func (m *member) end(grace time.Duration) {
 			m.dead = errors.New("the pool ended it")
 		}
 		m.mu.Unlock()
-		m.p.shutdown(grace)
+		m.p.shutdownWatched(grace, m.pool.cfg.Exits, "")
 		waitFor(m.done, time.Second)
 		m.env.Close()
 	})

@@ -373,21 +373,44 @@ func (p *proc) hasExited() bool {
 // to grace again, then SIGKILL the group. Whatever the process left behind
 // in its group is killed too. It returns how the process ended.
 func (p *proc) shutdown(grace time.Duration) string {
+	how, _ := p.shutdownWatched(grace, nil, "")
+	return how
+}
+
+// shutdownWatched is shutdown in a run that keeps what it learns of how
+// its agent exits (w, nil: nothing): once w has learned that the agent
+// does not exit when its stdin closes, the wait for it to do so ends (or
+// never begins) and the process is signalled at once; cut then says what
+// w had learned. A process named who ("": one whose end is not judged)
+// that waits the whole grace out teaches w.
+func (p *proc) shutdownWatched(grace time.Duration, w *ExitWatch, who string) (how, cut string) {
 	// The last look at the agent's tree while the agent still lives: once
 	// it exits, a child that left its group and cleared its environment
 	// is linked to the case by nothing else.
 	p.track()
 	p.closeStdin()
-	how := "exited after stdin closed"
+	how = "exited after stdin closed"
 	term, kill := "SIGTERM", "SIGKILL"
 	if p.inproc != nil {
 		term, kill = "context cancelled (its SIGTERM)", "pipes closed (its SIGKILL)"
 	}
-	if !waitFor(p.exited, grace) {
-		how = fmt.Sprintf("did not exit within %s of stdin closing: %s", grace, term)
+	if exited, why, early := w.awaitExit(p.exited, grace); !exited {
+		switch {
+		case why == "":
+			how = fmt.Sprintf("did not exit within %s of stdin closing: %s", grace, term)
+			w.learn(who, grace)
+		case early:
+			how, cut = fmt.Sprintf("was not given the %s grace to exit on its own (%s): %s as its stdin closed", grace, why, term), why
+		default:
+			how, cut = fmt.Sprintf("did not exit on its own before its %s grace was cut short (%s): %s", grace, why, term), why
+		}
 		p.terminate()
 		if !waitFor(p.exited, grace) {
-			how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of %s: %s", grace, grace, term, kill)
+			if cut == "" {
+				how = fmt.Sprintf("did not exit within %s of stdin closing nor %s of %s: %s", grace, grace, term, kill)
+			} else {
+				how += fmt.Sprintf("; did not exit within %s of it: %s", grace, kill)
+			}
 			p.forceEnd()
 		}
 	}
@@ -400,7 +423,7 @@ func (p *proc) shutdown(grace time.Duration) string {
 		p.killed = how
 	}
 	p.mu.Unlock()
-	return how
+	return how, cut
 }
 
 // kill ends the process group at once (timeouts).

@@ -57,6 +57,15 @@ type CaseConfig struct {
 	// (each process then speaks the one it negotiated, ProcResult.ACPVersion)
 	// and, on v1, the plan operations capability.
 	Offer Offer
+	// Exits is what the case's run has learned of how the agent exits
+	// (nil: nothing is kept): each process of the case that waits its
+	// whole grace out after its stdin closed teaches it, and once it has
+	// learned that, the case's processes are signalled at once when their
+	// stdin closes (ProcResult.GraceCut). A pooled case (Lease) neither
+	// teaches nor uses it: its stand-in is not the agent's process.
+	// ExitName names the case in what it teaches (default Env.Name).
+	Exits    *ExitWatch
+	ExitName string
 }
 
 // Scheduler is what RunCase asks when a case may go on, and tells what it
@@ -242,6 +251,12 @@ type ProcResult struct {
 	// Shutdown says how the process ended; Exit its exit status.
 	Shutdown string `json:"shutdown"`
 	Exit     string `json:"exit"`
+	// GraceCut is set when the process was not given the whole grace to
+	// exit on its own after its stdin closed: it says what the run had
+	// learned by then (CaseConfig.Exits: which process of the run did not
+	// exit within the grace), and how it ended is no evidence of how the
+	// agent exits.
+	GraceCut string `json:"graceCut,omitempty"`
 	// Pooled names the pooled process the case ran as a session of
 	// (Lease.Describe; "" for a process of the case's own): the process
 	// was not started for the case and did not end with it (its exit is

@@ -286,8 +286,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	res.cost(cfg.Now().Sub(start).Milliseconds(), cpuMs, prog.cpu != nil)
 	// Shrinks and their confirming re-runs use a fresh process a case
 	// (Config.Pool is for the batches): a failure is cut down, and
-	// confirmed, where nothing else shares its process.
-	cfg.Run.Pool = false
+	// confirmed, where nothing else shares its process. Each process is
+	// given its whole exit grace: a candidate shows an ACP-EXIT-1
+	// failure on its own, not only the first of a run to shut down.
+	cfg.Run.Pool, cfg.Run.WaitEveryGrace = false, true
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
