@@ -93,8 +93,10 @@
 // in canonical form (messages, tool results with their error flag, tools
 // offered with their schemas). Config.Repeat runs every case that many
 // times and judges each run apart: a check whose outcome differs between
-// runs is Flaky (never a pass; a flaky required check fails the run). A
-// case that exceeds Timeout is killed with its whole process group and
+// runs is Flaky (never a pass; a flaky required check fails the run), a
+// run that judged it nowhere as the run judged it elsewhere (ACP-EXIT-1
+// once an earlier process showed the agent does not exit on its own:
+// driver.ExitWatch) aside. A case that exceeds Timeout is killed with its whole process group and
 // fails with the last lines of the agent's stderr; a crash, a line of
 // stdout that is not JSON-RPC or an unanswered initialize fail the case,
 // never the runner.
