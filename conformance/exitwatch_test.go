@@ -94,3 +94,42 @@ func TestWaitEveryGrace(t *testing.T) {
 		}
 	}
 }
+
+// Under --repeat a run where ACP-EXIT-1 was n/a only because the process
+// was signalled before its grace was out counts for neither outcome,
+// whichever run it is: beside a failure the check fails (with the
+// failure's reason), beside a pass and a failure it is flaky.
+func TestWithheldRunMakesNoFlakiness(t *testing.T) {
+	t.Parallel()
+	run := func(n int, mode string, cut bool) *Evidence {
+		ev := savedCase(t, mode, "empty-list")
+		ev.Repeat = n
+		if cut {
+			ev.Procs[0].GraceCut = "agent process 1 of case other did not exit within 2s of its stdin closing"
+			ev.Procs[0].Shutdown = "was not given the 2s grace to exit on its own (" + ev.Procs[0].GraceCut + "): SIGTERM as its stdin closed"
+		}
+		return ev
+	}
+	for _, tc := range []struct {
+		name string
+		evs  []*Evidence
+		want Outcome
+	}{
+		{"withheld, failed", []*Evidence{run(1, "fake-slow-exit", true), run(2, "fake-slow-exit", false)}, Fail},
+		{"failed, withheld", []*Evidence{run(1, "fake-slow-exit", false), run(2, "fake-slow-exit", true)}, Fail},
+		{"passed, failed, withheld", []*Evidence{run(1, "fake-ok", false), run(2, "fake-slow-exit", false), run(3, "fake-slow-exit", true)}, Flaky},
+		{"passed, withheld", []*Evidence{run(1, "fake-ok", false), run(2, "fake-slow-exit", true)}, Pass},
+	} {
+		rep, err := Judge(tc.evs, JudgeConfig{Validator: sharedValidator(t), Only: []string{ACPExit1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := rep.Check(ACPExit1)
+		if c.Outcome != tc.want || len(c.Runs) != len(tc.evs) {
+			t.Errorf("%s: %s %q, runs %+v: want %s", tc.name, c.Outcome, c.Reason, c.Runs, tc.want)
+		}
+		if tc.want == Fail && !strings.Contains(c.Reason, "did not exit within 2s of stdin closing: SIGTERM") {
+			t.Errorf("%s: reason %q, not the failure's", tc.name, c.Reason)
+		}
+	}
+}
