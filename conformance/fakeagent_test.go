@@ -42,6 +42,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if d := os.Getenv(fakeBurnEnv); d != "" {
+		os.Exit(burnCPU(d))
+	}
 	if os.Getenv(fakeAgentEnv) == "1" {
 		os.Exit(fakeAgent(os.Getenv(fakeModeEnv)))
 	}
@@ -253,6 +256,9 @@ func fakeAgent(mode string) int {
 			// A session's conversation and list are its own (a pooled
 			// process serves several sessions, one after another).
 			f.sid, f.msgs, f.list = "fake-session", nil, nil
+			if f.has("burn") {
+				f.burn()
+			}
 			reply(map[string]any{"sessionId": f.sid})
 			if f.has("stop-reading") {
 				// Never reads its stdin again (bounded, should the runner hang).

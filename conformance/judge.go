@@ -257,6 +257,12 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	for i, beside := range pooledBeside(evs) {
 		rep.Cases[i].beside = beside
 	}
+	var fs FloorSamples
+	fs.Add(rep)
+	rep.Floor = fs.Floor()
+	if rep.Pool != PoolOn && rep.FloorSessions == 0 {
+		rep.FloorNote = "pool off: every case had a process of its own"
+	}
 	rep.Protocol = runProtocol(evs)
 	rep.Wires = modelWires(evs)
 	rep.Note = allRefusedNote(evs)

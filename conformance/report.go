@@ -56,6 +56,16 @@ type Report struct {
 	PooledCases     int      `json:"pooledCases,omitempty"`
 	PoolRanAlone    int      `json:"poolRanAlone,omitempty"`
 	PoolFirstFailed []string `json:"poolFirstFailed,omitempty"`
+	// CPUMs is the CPU time (user and system) the run used: the runner's
+	// process and every agent process it started (each ended by the
+	// report), judging included; CPUPerCaseMs its share of a case (of
+	// Cases). Both absent where the CPU time is not read (not on Unix, a
+	// report judged from saved evidence).
+	CPUMs        int64   `json:"cpuMs,omitempty"`
+	CPUPerCaseMs float64 `json:"cpuPerCaseMs,omitempty"`
+	// Floor is what one session cost a warm pooled process, from the
+	// cases' evidence, and the CPU a case next to it.
+	Floor
 
 	Checks []CheckResult `json:"checks"`
 	Cases  []*CaseResult `json:"cases"`

@@ -625,6 +625,9 @@ func (cr *caseRun) endAgent(abort string) {
 	}
 	rec.ClientRequests = cr.cur.requests()
 	rec.Killed = p.killedDescendants()
+	if l := cr.cfg.Lease; l != nil {
+		rec.SessionCPU = l.SessionCPU()
+	}
 	cr.cur, cr.curProc = nil, nil
 }
 

@@ -50,6 +50,9 @@ type procEntry struct {
 	state           byte
 	comm            string
 	start           uint64 // start time in clock ticks since boot (pid reuse check)
+	// cpu is the CPU time the process used and that of its children it
+	// waited for (utime, stime, cutime and cstime), in clock ticks.
+	cpu uint64
 }
 
 // readProcStat reads /proc/PID/stat: with one read into a buffer on the
@@ -73,7 +76,8 @@ func readProcStat(pid int) (procEntry, error) {
 	}
 	// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	// cmajflt utime stime cutime cstime priority nice num_threads
-	// itrealvalue starttime: starttime is field 22 of stat, f[19] here.
+	// itrealvalue starttime: starttime is field 22 of stat, f[19] here,
+	// utime to cstime fields 14 to 17, f[11] to f[14].
 	// The first 20 fields only, in place (the whole /proc is read ten
 	// times a second for each running agent: strings.Fields' copies were a
 	// tenth of that).
@@ -97,7 +101,65 @@ func readProcStat(pid int) (procEntry, error) {
 	e.ppid, _ = strconv.Atoi(string(f[1]))
 	e.pgid, _ = strconv.Atoi(string(f[2]))
 	e.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	for _, t := range f[11:15] {
+		n, _ := strconv.ParseUint(string(t), 10, 64)
+		e.cpu += n
+	}
 	return e, nil
+}
+
+// clockTicks is the unit of the times in /proc/PID/stat (USER_HZ: 100 on
+// every Linux the runner builds for; sysconf(_SC_CLK_TCK) needs cgo).
+const clockTicks = 100
+
+// treeCPU is the CPU time the process pid and the processes below it
+// (its descendants by parent links, and its process group) have used so
+// far, each with its children that ended and were waited for (cutime,
+// cstime): a child that ran and ended between two readings counts in
+// its parent's.
+func treeCPU(pid int) (time.Duration, error) {
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("no /proc to read a process's CPU time: %w", err)
+	}
+	root, err := readProcStat(pid)
+	if err != nil {
+		return 0, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	all := map[int]procEntry{}
+	children := map[int][]int{}
+	for _, d := range dir {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil || p == pid {
+			continue
+		}
+		if e, err := readProcStat(p); err == nil {
+			all[p] = e
+			children[e.ppid] = append(children[e.ppid], p)
+		}
+	}
+	ticks := root.cpu
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for p, e := range all {
+		if e.pgid == pid && !seen[p] {
+			seen[p] = true
+			queue = append(queue, p)
+			ticks += e.cpu
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+				ticks += all[c].cpu
+			}
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // hasMarker reports whether the environment of pid holds marker (K=V).

@@ -2,7 +2,10 @@
 
 package driver
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Elsewhere than Linux the runner kills the agent's process group only:
 // no subreaper, no /proc to find children that left the group.
@@ -24,3 +27,8 @@ func stillThere([]procEntry, []procEntry) (live, dead []procEntry) { return nil,
 func reapZombies([]procEntry) []procEntry { return nil }
 
 func killDescendants([]procEntry, time.Duration) []string { return nil }
+
+// treeCPU is not read here: no /proc.
+func treeCPU(int) (time.Duration, error) {
+	return 0, errors.New("no /proc to read a process's CPU time (not Linux)")
+}

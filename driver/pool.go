@@ -107,6 +107,7 @@ type member struct {
 	// attached are the cases whose stand-ins serve now (at most the pool's
 	// sessions).
 	attached map[*Lease]bool
+	served   int // the cases it served (attached), this one included
 	nextID   int
 	pending  map[string]forwarded // the process's id of a forwarded request
 	past     map[string]bool      // the sessions of the cases that were leased it
@@ -156,6 +157,14 @@ type Lease struct {
 	// errsAt is how many requests the pooled model could not attribute
 	// when the case was leased the process.
 	errsAt int
+	// cpu is the session's CPU (SessionCPU: cpu.Nth 0 until it is
+	// attached), cpu0 the process's CPU when it was attached (cpuErr: why
+	// it was not read); guarded by omu.
+	cpu    SessionCPU
+	cpu0   time.Duration
+	cpuErr string
+	// cpuEnding: endCPU is reading the end; cpuDone: it has.
+	cpuEnding, cpuDone bool
 }
 
 // Lease gives a case a pooled process: one with room for another session
@@ -581,12 +590,15 @@ func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
 	dead := m.dead
 	if dead == nil {
 		m.attached[l] = true
+		m.served++
 	}
+	nth := m.served
 	m.mu.Unlock()
 	if dead != nil {
 		fmt.Fprintf(pio.Stderr, "the pooled process is gone: %v\n", dead)
 		return 1
 	}
+	l.startCPU(nth)
 	l.omu.Lock()
 	l.out = pio.Stdout
 	l.omu.Unlock()
@@ -715,6 +727,7 @@ func (l *Lease) detach() {
 	l.out = nil
 	sessions := l.sessions
 	l.omu.Unlock()
+	l.endCPU()
 	m.mu.Lock()
 	if m.attached[l] {
 		delete(m.attached, l)
@@ -725,6 +738,72 @@ func (l *Lease) detach() {
 	}
 	m.mu.Unlock()
 	l.Release()
+}
+
+// startCPU reads the process's CPU as the case is attached, its nth
+// session: when the process serves one session at a time, a process of
+// its own.
+func (l *Lease) startCPU(nth int) {
+	why, cpu0 := "", time.Duration(0)
+	switch pid := l.m.pid(); {
+	case pid <= 0:
+		why = "the agent runs in the runner's process: its CPU is the runner's"
+	case l.m.pool.sessions() > 1:
+		why = fmt.Sprintf("the process serves up to %d sessions at once: what one of them costs is not told apart", l.m.pool.sessions())
+	default:
+		var err error
+		if cpu0, err = treeCPU(pid); err != nil {
+			why = err.Error()
+		}
+	}
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	l.cpu.Nth, l.cpu0, l.cpuErr = nth, cpu0, why
+}
+
+// endCPU reads the process's CPU as the case ends and keeps what the
+// session cost (once; nothing when it was never attached).
+func (l *Lease) endCPU() {
+	l.omu.Lock()
+	if l.cpu.Nth == 0 || l.cpuEnding {
+		l.omu.Unlock()
+		return
+	}
+	l.cpuEnding = true
+	why, cpu0 := l.cpuErr, l.cpu0
+	l.omu.Unlock()
+	var ms int64
+	if why == "" {
+		d, err := treeCPU(l.m.pid())
+		switch {
+		case err != nil:
+			why = "the process could not be read at the session's end: " + err.Error()
+		case l.m.isDead():
+			why = "the process ended during the session"
+		case d < cpu0:
+			why = "the process's CPU time went down (a descendant ended unwaited for)"
+		default:
+			ms = (d - cpu0).Milliseconds()
+		}
+	}
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	l.cpu.Ms, l.cpu.Unmeasured, l.cpuDone = ms, why, true
+}
+
+// SessionCPU is what the case's session cost its pooled process in CPU
+// (ProcResult.SessionCPU): nil when the case was never attached.
+func (l *Lease) SessionCPU() *SessionCPU {
+	l.omu.Lock()
+	defer l.omu.Unlock()
+	if l.cpu.Nth == 0 {
+		return nil
+	}
+	c := l.cpu
+	if !l.cpuDone {
+		c.Unmeasured = "the session had not ended when the case did"
+	}
+	return &c
 }
 
 // Release gives the process back to the pool (once; detach does it when

@@ -269,6 +269,9 @@ type ProcResult struct {
 	// process of its own (it served other cases only after), and a failure
 	// of the case needs no run again alone to be its own.
 	PooledAlone bool `json:"pooledAlone,omitempty"`
+	// SessionCPU is what the pooled process's session for the case cost
+	// it in CPU (nil for a process of the case's own).
+	SessionCPU *SessionCPU `json:"sessionCpu,omitempty"`
 	// ExitedEarly: the process was gone before the runner closed its stdin.
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
 	Stderr         string          `json:"stderr,omitempty"`
@@ -276,6 +279,23 @@ type ProcResult struct {
 	// Killed lists the descendants of the agent still running when it
 	// ended (in its process group or out of it), which the runner killed.
 	Killed []string `json:"killed,omitempty"`
+}
+
+// SessionCPU is the CPU time a pooled process (its tree: the process and
+// its descendants, with the children they waited for) used while it
+// served one case: read when the case was leased it and when the case
+// ended.
+type SessionCPU struct {
+	// Nth is the session's number in its process (1: the first session
+	// after its start and initialize).
+	Nth int `json:"nth"`
+	// Ms is the CPU time in milliseconds (at the resolution of
+	// /proc/PID/stat: 10 ms); 0 when Unmeasured.
+	Ms int64 `json:"ms"`
+	// Unmeasured says why Ms was not read ("" when it was): the process
+	// serves several sessions at once, runs in the runner's process, no
+	// /proc, the process ended during the session.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Interrupted says why the run's context ended.

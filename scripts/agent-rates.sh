@@ -10,7 +10,13 @@
 #     (default 1), --no-builtin, shrinks bounded to one second: wall and
 #     CPU of the whole command, and from its explore.json the scenarios'
 #     own wall time, rate and CPU a scenario (shrinks excluded; "-" for a
-#     todoharness that does not report them).
+#     todoharness that does not report them);
+#   - the floor: the CPU one session costs a warm pooled process (the
+#     median of the pooled sessions after their process's first, read
+#     from /proc), of the catalogue and of the exploration, and the CPU a
+#     case / a scenario divided by it (the report's cpuToFloor); "-" with
+#     the report's reason where there is none (the pool off, sessions
+#     served at once, no /proc).
 # The agents come from make peers' cache (-peers, default .cache/peers:
 # DIR/PRESET/node_modules/.bin is put first on PATH), BINARY is the
 # todoharness to run (default: go build of this checkout into the -out
@@ -56,6 +62,12 @@ t=$out/time.txt
 timing() { tail -n 1 "$t"; }
 echo "agent-rates: $($bin --version), $(getconf _NPROCESSORS_ONLN) CPUs, reports in $out"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
+# floor is what report $1 (conform's JSON or explore.json) says of the
+# floor: "floor ms (sessions), ratio x", or "- (why)".
+floor() {
+  jq -r 'if (.floorSessions // 0) > 0 then "\(.floorCpuMs // 0) ms (median of \(.floorSessions)), \(.cpuToFloor // "-")x"
+    else "- (\(.floorNote // "not reported" | gsub("[|\n]"; " ")))" end' "$1" 2>/dev/null || echo '?'
+}
 # failed is the checks report $1 fails, FLAKY ones marked.
 failed() {
   jq -r '[.checks[] | select(.outcome == "fail" or .outcome == "flaky") | .id + (if .outcome == "flaky" then " (FLAKY)" else "" end)] | join(", ")' "$1" 2>/dev/null || echo '?'
@@ -64,8 +76,8 @@ if [ -n "$pools" ]; then
   echo "| preset | --pool | load before | wall | CPU | pooled processes, their cases, cases run again alone | verdict | failed checks | same as off? |"
   echo "|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| preset | agent | catalogue: wall, CPU, verdict | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario |"
-  echo "|---|---|---|---|---|"
+  echo "| preset | agent | catalogue: wall, CPU, verdict | catalogue: CPU a case, floor, ratio | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario | scenarios: floor, ratio |"
+  echo "|---|---|---|---|---|---|---|"
 fi
 base=$PATH
 for p in "$@"; do
@@ -104,6 +116,8 @@ $(timing)
 EOF
   rates=$(jq -r '"\(.scenarios) in \(.scenariosMs // "-") ms, \(.scenariosPerMinute // "-"), \(.cpuPerScenarioMs // "-") ms"' \
     "$out/$p-explore/explore.json" 2>/dev/null || echo '? (no explore.json)')
-  printf '| %s | %s | %.1f s, %.1f s, %s | %.1f s, %.1f s | %s |\n' "$p" "$agent" "$cw" "$(echo "$cu $cs" | awk '{print $1+$2}')" \
-    "$verdict" "$ew" "$(echo "$eu $es" | awk '{print $1+$2}')" "$rates"
+  cfloor="$(jq -r '"\(.cpuPerCaseMs // "-") ms"' "$out/$p-catalogue.json" 2>/dev/null || echo '?'), $(floor "$out/$p-catalogue.json")"
+  efloor=$(floor "$out/$p-explore/explore.json")
+  printf '| %s | %s | %.1f s, %.1f s, %s | %s | %.1f s, %.1f s | %s | %s |\n' "$p" "$agent" "$cw" "$(echo "$cu $cs" | awk '{print $1+$2}')" \
+    "$verdict" "$cfloor" "$ew" "$(echo "$eu $es" | awk '{print $1+$2}')" "$rates" "$efloor"
 done

@@ -165,6 +165,12 @@ type Result struct {
 	ScenariosPerMinute float64 `json:"scenariosPerMinute"`
 	CPUMs              int64   `json:"cpuMs,omitempty"`
 	CPUPerScenarioMs   float64 `json:"cpuPerScenarioMs,omitempty"`
+	// Floor is what one scenario cost a warm pooled process (the median
+	// over the batches' pooled sessions after their process's first), and
+	// the CPU a scenario next to it (cpuToFloor); floorNote says why there
+	// is none. A merge of shards keeps it only from a single shard: medians
+	// do not add up.
+	conformance.Floor
 	// ToolVersion and CatalogueVersion are the todoharness version and
 	// the catalogue version that explored: Merge joins only shards that
 	// agree on both (a report of an older version has neither).
@@ -261,17 +267,19 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.N > 0 {
 		e.total = (cfg.N - cfg.Shard + cfg.Shards - 1) / cfg.Shards
 	}
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := conformance.ProcessCPU()
 	prog := progress{w: cfg.Progress, every: cfg.ProgressEvery, start: start, now: cfg.Now, total: e.total, deadline: deadline}
 	if cpuOK {
-		prog.cpu = func() time.Duration { d, _ := processCPU(); return d - cpu0 }
+		prog.cpu = func() time.Duration { d, _ := conformance.ProcessCPU(); return d - cpu0 }
 	}
+	var floor conformance.FloorSamples
 	for ctx.Err() == nil && (e.total < 0 || res.Scenarios+res.NotJudged < e.total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
 		batch, index := e.draw()
 		fails, rep, err := run(ctx, batch)
 		if err != nil {
 			return nil, err
 		}
+		floor.Add(rep)
 		e.tally(rep, batch, index, fails)
 		prog.update(res.Scenarios, len(e.byKey))
 		if cfg.StopAtFailure && len(e.byKey) > 0 {
@@ -284,6 +292,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		cpuMs = prog.cpu().Milliseconds()
 	}
 	res.cost(cfg.Now().Sub(start).Milliseconds(), cpuMs, prog.cpu != nil)
+	res.Floor = floor.Floor()
+	if !cfg.Run.Pool {
+		res.FloorNote = "pool off: every scenario had a process of its own"
+	}
+	res.SetRatio(res.CPUPerScenarioMs)
 	// Shrinks and their confirming re-runs use a fresh process a case
 	// (Config.Pool is for the batches): a failure is cut down, and
 	// confirmed, where nothing else shares its process. Each process is
@@ -331,15 +344,6 @@ func (r *Result) cost(elMs, cpuMs int64, cpuOK bool) {
 // maxCostMs bounds the times a report may give (a thousand years): the
 // sums of Merge stay inside an int64.
 const maxCostMs = 1000 * 366 * 24 * 3600 * 1000
-
-// roundCPU rounds a CPU time for a progress line: to 0.1 ms under a
-// second, to 10 ms above.
-func roundCPU(d time.Duration) time.Duration {
-	if d < time.Second {
-		return d.Round(100 * time.Microsecond)
-	}
-	return d.Round(10 * time.Millisecond)
-}
 
 // MaxScenarios bounds the scenarios of an exploration and its shard
 // count: a scenario's index, the next index a shard draws and a shard's
@@ -761,6 +765,8 @@ func (r *Result) validate() error {
 		return fmt.Errorf("pool %q: want %q or %q", r.Pool, conformance.PoolOn, conformance.PoolOff)
 	case r.ScenariosMs < 0 || r.ScenariosMs > maxCostMs || r.CPUMs < 0 || r.CPUMs > maxCostMs || r.ScenariosPerMinute < 0 || r.CPUPerScenarioMs < 0:
 		return fmt.Errorf("scenariosMs %d, cpuMs %d (want 0 to %d), scenariosPerMinute %g, cpuPerScenarioMs %g (want 0 or more): not the times of a run", r.ScenariosMs, r.CPUMs, int64(maxCostMs), r.ScenariosPerMinute, r.CPUPerScenarioMs)
+	case r.FloorCPUMs < 0 || r.FloorSessions < 0 || r.CPUToFloor < 0 || (r.FloorCPUMs > 0 && r.FloorSessions == 0):
+		return fmt.Errorf("floorCpuMs %g, floorSessions %d, cpuToFloor %g: want 0 or more, a floor with the sessions it is the median of", r.FloorCPUMs, r.FloorSessions, r.CPUToFloor)
 	}
 	if r.N > 0 {
 		if share := (r.N - r.Shard + r.Shards - 1) / r.Shards; r.Scenarios+r.NotJudged > share {
@@ -870,6 +876,12 @@ func Merge(rs []*Result) (*Result, error) {
 	}
 	sortFailures(out.Failures)
 	out.cost(elMs, cpuMs, cpuAll)
+	if len(rs) == 1 {
+		out.Floor = r0.Floor
+	} else {
+		out.FloorNote = "not merged: each shard's floor is the median of its own sessions (see the shards' reports)"
+	}
+	out.SetRatio(out.CPUPerScenarioMs)
 	return out, nil
 }
 
@@ -904,9 +916,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if r.ScenariosMs > 0 {
 		cpu := ""
 		if r.CPUMs > 0 {
-			cpu = fmt.Sprintf(", %s CPU a scenario (this process and the agent processes that ended)", roundCPU(time.Duration(r.CPUPerScenarioMs*float64(time.Millisecond))))
+			cpu = fmt.Sprintf(", %s CPU a scenario (this process and the agent processes that ended)", conformance.RoundCPU(time.Duration(r.CPUPerScenarioMs*float64(time.Millisecond))))
 		}
 		fmt.Fprintf(w, "explore: the scenarios took %s: %.1f a minute%s\n", (time.Duration(r.ScenariosMs) * time.Millisecond).Round(10*time.Millisecond), r.ScenariosPerMinute, cpu)
+	}
+	if r.FloorSessions > 0 || r.FloorNote != "" {
+		fmt.Fprintf(w, "explore: floor: %s\n", r.Floor.Describe("scenario"))
 	}
 	if r.NotJudged > 0 {
 		why := "not run"
@@ -963,7 +978,7 @@ type progress struct {
 	wrote    bool
 	last     time.Time // when the last whole line was written
 	shrink   string    // the label of the shrink the last line was about
-	// cpu is the CPU time used since the start (processCPU; nil: not
+	// cpu is the CPU time used since the start (conformance.ProcessCPU; nil: not
 	// read).
 	cpu func() time.Duration
 }
@@ -1001,7 +1016,7 @@ func (p *progress) update(done, failures int) {
 	}
 	cpu := ""
 	if p.cpu != nil && done > 0 {
-		cpu = fmt.Sprintf(", %s CPU a scenario", roundCPU(p.cpu()/time.Duration(done)))
+		cpu = fmt.Sprintf(", %s CPU a scenario", conformance.RoundCPU(p.cpu()/time.Duration(done)))
 	}
 	p.line(fmt.Sprintf("explore: %d%s scenarios, %d failure(s), %.1f/s (%.0f a minute)%s, %s left   ", done, of, failures, rate, 60*rate, cpu, left))
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
@@ -73,6 +74,9 @@ func WriteSummary(w io.Writer, r *conformance.Report, color bool) error {
 		fmt.Fprintf(w, "model API: %s\n", strings.Join(r.Wires, ", "))
 	}
 	fmt.Fprintf(w, "pool: %s\n", PoolLine(r))
+	if r.CPUMs > 0 || r.Pool == conformance.PoolOn {
+		fmt.Fprintf(w, "cpu: %s\n", CPULine(r))
+	}
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "runs: every case %d times; %d check(s) flaky (the outcome differed between runs)\n", r.Repeat, counts[conformance.Flaky])
 	}
@@ -382,6 +386,17 @@ func PoolLine(r *conformance.Report) string {
 		return "off: a process per run of a case (every run of --repeat has a process of its own)"
 	}
 	return "off: a process per case"
+}
+
+// CPULine says what the run cost in CPU a case, where it was read, and the
+// floor next to it: what one session cost a warm pooled process.
+func CPULine(r *conformance.Report) string {
+	s := ""
+	if r.CPUMs > 0 {
+		s = fmt.Sprintf("%s a case (the run's %s: this process and every agent process it started); ",
+			conformance.RoundCPU(time.Duration(r.CPUPerCaseMs*float64(time.Millisecond))), conformance.RoundCPU(time.Duration(r.CPUMs)*time.Millisecond))
+	}
+	return s + "floor: " + r.Floor.Describe("case")
 }
 
 // pooledProcs says how many pooled agent processes served how many cases.

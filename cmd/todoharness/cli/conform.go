@@ -286,10 +286,15 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 	if !o.run.quiet {
 		fmt.Fprintf(errw, "conform: %s: %s, timeout %s per case, offering ACP %s, %s\n", target.String(), caseCount(cases, cfg.Dialect, cfg.Repeat), cfg.Timeout, cfg.Offer, poolHeader(cfg))
 	}
+	cpu0, cpuOK := conformance.ProcessCPU()
 	rep, err := conformance.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
 	}
+	// What the run cost in CPU, its agents' processes included (each
+	// ended and waited for when Run returns).
+	cpu, _ := conformance.ProcessCPU()
+	ran := len(rep.Cases)
 	if o.fedOnly && cfg.Repeat <= 1 {
 		v, err := cfg.Validator()
 		if err != nil {
@@ -299,6 +304,9 @@ func runConform(cmd *cobra.Command, o *conformOptions) error {
 		if rep, err = dropUnjudged(o, rep, jc); err != nil {
 			return err
 		}
+	}
+	if cpuOK {
+		rep.SetCPU(cpu-cpu0, ran)
 	}
 	w.transcripts(o.out, rep)
 	return finishConform(cmd, o, cfg, seed, rep, w)

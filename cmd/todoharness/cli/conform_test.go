@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/conformance/explore"
 	"github.com/todoharness/todoharness/driver"
 )
@@ -91,11 +93,11 @@ func TestConformUsesTheGivenValidator(t *testing.T) {
 // --pool off restores a process per case.
 func TestConformPoolsByDefault(t *testing.T) {
 	for _, tc := range []struct {
-		args         []string
-		want, header string
+		args               []string
+		want, header, note string
 	}{
-		{nil, "on", ", pool on (sessions of pooled agent processes where no fresh process is needed)\n"},
-		{[]string{"--pool", "off"}, "off", ", pool off (a process per case)\n"},
+		{nil, "on", ", pool on (sessions of pooled agent processes where no fresh process is needed)\n", "the agent runs in the runner's process"},
+		{[]string{"--pool", "off"}, "off", ", pool off (a process per case)\n", "pool off: every case had a process of its own"},
 	} {
 		dir := t.TempDir()
 		report := filepath.Join(dir, "report.json")
@@ -105,11 +107,30 @@ func TestConformPoolsByDefault(t *testing.T) {
 		if code := Run(context.Background(), args, strings.NewReader(""), &out, &out); code != 0 {
 			t.Fatalf("conform %q: exit %d\n%s", tc.args, code, out.String())
 		}
-		var rep struct{ Pool string }
-		var res struct{ Pool string }
+		var rep struct {
+			Pool, FloorNote   string
+			CPUMs, FloorCPUMs float64
+			CPUPerCaseMs      float64
+			Cases             []struct{ ID string }
+			FloorSessions     int
+			CPUToFloor        float64
+		}
+		var res struct{ Pool, FloorNote string }
 		decodeJSONFiles(t, map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res})
 		if rep.Pool != tc.want || res.Pool != tc.want {
 			t.Errorf("conform %q: the report says pool %q, explore.json %q, want %q", tc.args, rep.Pool, res.Pool, tc.want)
+		}
+		// The CPU a case next to the floor: the agent in this process has
+		// no CPU of its own, and the report says why there is no floor.
+		if rep.FloorCPUMs != 0 || rep.FloorSessions != 0 || rep.CPUToFloor != 0 || !strings.Contains(rep.FloorNote, tc.note) ||
+			!strings.Contains(out.String(), "floor: - ("+rep.FloorNote+")") {
+			t.Errorf("conform %q: floor %g ms of %d sessions, ratio %g, note %q: want none, saying %q", tc.args, rep.FloorCPUMs, rep.FloorSessions, rep.CPUToFloor, rep.FloorNote, tc.note)
+		}
+		if tc.want == "off" && !strings.Contains(res.FloorNote, "pool off") {
+			t.Errorf("conform %q: explore.json's floor note %q does not say the pool was off", tc.args, res.FloorNote)
+		}
+		if _, read := conformance.ProcessCPU(); read && (rep.CPUMs <= 0 || math.Abs(rep.CPUPerCaseMs-rep.CPUMs/float64(len(rep.Cases))) > 1) {
+			t.Errorf("conform %q: cpuMs %g, cpuPerCaseMs %g: want the run's CPU and its share of %d cases", tc.args, rep.CPUMs, rep.CPUPerCaseMs, len(rep.Cases))
 		}
 		if !strings.Contains(out.String(), tc.header) || !strings.Contains(out.String(), "pool: "+tc.want+": ") {
 			t.Errorf("conform %q: the output does not say %q and the summary's pool line:\n%s", tc.args, tc.header, out.String())
