@@ -44,7 +44,10 @@ type caseRun struct {
 	cur       *conn       // the running agent process (nil: none)
 	curProc   *ProcResult // its record in ev.Procs
 	sessionID string
-	loadCap   bool
+	// marked: the current session's first prompt carried the lease's
+	// marker (a pooled case marks the first prompt of each session/new).
+	marked  bool
+	loadCap bool
 	// version is the protocol version the current process negotiated
 	// (ACPv1 until its initialize is answered).
 	version int
@@ -233,9 +236,11 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 		ev.Steps = append(ev.Steps, sr)
 		return true
 	}
-	if st.Op == OpPrompt && ev.PromptsRun == 0 && cr.cfg.Lease != nil {
-		// The mock model tells the case's requests by it (Lease.Marker).
+	if st.Op == OpPrompt && !cr.marked && cr.cfg.Lease != nil {
+		// The mock model tells the case's requests by it (Lease.Marker):
+		// each session's conversation starts with it.
 		st.Text += "\n\n" + cr.cfg.Lease.Marker
+		cr.marked = true
 	}
 	method, params := stepRequest(st, cr.sessionID, ev.Cwd, cr.cfg.Offer, cr.version)
 	t0 := time.Now()
@@ -325,7 +330,7 @@ func (cr *caseRun) answered(i int, st Step, sr *StepResult) (stop bool) {
 			cr.abort(fmt.Sprintf("step %d (newSession): no sessionId in the answer %s", i+1, Truncate(string(sr.Result), 200)))
 			return true
 		}
-		cr.sessionID, cr.live = ns.SessionID, true
+		cr.sessionID, cr.live, cr.marked = ns.SessionID, true, false
 	}
 	return false
 }

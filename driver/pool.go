@@ -130,8 +130,9 @@ type forwarded struct {
 
 // Lease is one case's session in a pooled process (Pool.Lease).
 type Lease struct {
-	// Marker is what the case's first prompt carries for the mock model
-	// to tell its requests (mockmodel.Tenant.Marker).
+	// Marker is what the first prompt of each of the case's sessions
+	// carries for the mock model to tell its requests
+	// (mockmodel.Tenant.Marker).
 	Marker string
 	// Model is the case's share of the process's mock model; URL and
 	// BaseURL are the model's addresses (the process's).

@@ -50,8 +50,9 @@ type CaseConfig struct {
 	// case runs unscheduled, with Env.Script).
 	Scheduler Scheduler
 	// Lease, when set, runs the case as a session of a pooled process
-	// (Pool.Lease): its first prompt carries the lease's marker, and the
-	// lease is released when the case ends. Env.Target is the pooled one.
+	// (Pool.Lease): the first prompt of each of its sessions carries the
+	// lease's marker, and the lease is released when the case ends.
+	// Env.Target is the pooled one.
 	Lease *Lease
 	// Offer is what the case's initialize offers: the protocol version
 	// (each process then speaks the one it negotiated, ProcResult.ACPVersion)
