@@ -61,7 +61,7 @@ func (ev *Evidence) howItRan() string {
 	case ev.pooledAlone():
 		return ev.Procs[0].Pooled + ", " + firstAloneWords
 	case ev.pooled():
-		return ev.Procs[0].Pooled + ", beside other cases"
+		return ev.Procs[0].Pooled + ", shared with other cases"
 	}
 	return ""
 }

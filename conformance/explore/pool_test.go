@@ -455,7 +455,21 @@ func firstSessionsRanOnce(t *testing.T, pooled *conformance.Report, prog string)
 		if pf := ev.PooledFailure; pf != nil && pf.Evidence != nil && pf.Evidence.Procs[0].PooledAlone {
 			t.Errorf("%s: the first and only session of a fresh pooled process ran again alone", c.ID)
 		}
-		if len(ev.Procs) == 0 || !ev.Procs[0].PooledAlone {
+		switch {
+		case ev.PooledFailure != nil:
+			if want := "failed as " + ev.PooledFailure.Session + ", then ran again alone in a fresh process: reported from that run"; c.Pool != want {
+				t.Errorf("%s: its pool says %q, want %q", c.ID, c.Pool, want)
+			}
+			continue
+		case len(ev.Procs) == 0 || ev.Procs[0].Pooled == "":
+			if c.Pool != "" {
+				t.Errorf("%s: a process of its own, yet its pool says %q", c.ID, c.Pool)
+			}
+			continue
+		case !ev.Procs[0].PooledAlone:
+			if want := ev.Procs[0].Pooled + ", shared with other cases"; c.Pool != want {
+				t.Errorf("%s: its pool says %q, want %q", c.ID, c.Pool, want)
+			}
 			continue
 		}
 		if !strings.HasPrefix(ev.Procs[0].Stderr, "[todoharness] "+ev.Procs[0].Pooled+", shared: it was started for this case, its first,") {
