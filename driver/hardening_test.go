@@ -151,14 +151,21 @@ func TestReadLine(t *testing.T) {
 	}
 }
 
-func TestWireLineOverCap(t *testing.T) {
+// readingConn is a conn reading what is written to outW (the agent's
+// stdout), into log.
+func readingConn(t *testing.T) (c *conn, log *wireLog, outW *os.File) {
+	t.Helper()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{ctx: context.Background(), stdout: outR, exited: make(chan struct{})}
-	log := newWireLog(time.Now())
-	c := newConn(p, log, 0, t.TempDir())
+	log = newWireLog(time.Now())
+	return newConn(p, log, 0, t.TempDir()), log, outW
+}
+
+func TestWireLineOverCap(t *testing.T) {
+	c, log, outW := readingConn(t)
 	// "a" then 2-byte characters: the bound of the kept prefix
 	// (wireLinePrefix, even) falls inside one of them.
 	big := append([]byte("a"), bytes.Repeat([]byte("é"), (MaxWireLine+100)/2)...)

@@ -84,6 +84,14 @@ type SchemaValidator struct {
 
 	mu    sync.Mutex
 	cache map[string]*jsonschema.Schema
+	// accepted are the messages Validate accepted, by validKey (what it
+	// reads of a message), up to acceptedKeep bytes of keys (guarded by
+	// mu): validation is a function of them, and agents send many lines
+	// twice (every case's initialize answer, the same update of the
+	// same scenario step). A message it rejects is validated again, its
+	// error built anew.
+	accepted     map[string]struct{}
+	acceptedSize int
 
 	// unstable validates against the draft schema, for messages the stable
 	// schema rejects (loadUnstable is nil inside the unstable validator
@@ -451,7 +459,63 @@ func (v *SchemaValidator) schema(ptr string) (*jsonschema.Schema, error) {
 // nil for a valid message, else an error naming the definition and the
 // first problems.
 func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
-	if v.quick != nil && v.quick.Validate(m, fromAgent) == nil {
+	key, keep := validKey(m, fromAgent)
+	if keep && v.wasAccepted(key) {
+		return nil
+	}
+	err := v.validate(m, fromAgent)
+	if err == nil && keep {
+		v.accept(key)
+	}
+	return err
+}
+
+// acceptedKeep bounds the keys a validator keeps of the messages it
+// accepted (Validate), acceptedLine the line of one it keeps.
+const (
+	acceptedKeep = 16 << 20
+	acceptedLine = 16 << 10
+)
+
+// validKey is what Validate reads of m: the line, its kind and method
+// (Classify's, or a sent message's method as written), the method a
+// response answers, the side; keep is false for a line too long to keep.
+func validKey(m WireMsg, fromAgent bool) (key string, keep bool) {
+	if len(m.Line) > acceptedLine || m.Capped {
+		return "", false
+	}
+	side := "c"
+	if fromAgent {
+		side = "a"
+	}
+	return side + "\x00" + m.Kind + "\x00" + m.Method + "\x00" + m.ReplyTo + "\x00" + m.Line, true
+}
+
+func (v *SchemaValidator) wasAccepted(key string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.accepted[key]
+	return ok
+}
+
+func (v *SchemaValidator) accept(key string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.acceptedSize+len(key) > acceptedKeep {
+		return
+	}
+	if v.accepted == nil {
+		v.accepted = map[string]struct{}{}
+	}
+	if _, ok := v.accepted[key]; !ok {
+		v.accepted[key] = struct{}{}
+		v.acceptedSize += len(key)
+	}
+}
+
+// validate is Validate without its memory.
+func (v *SchemaValidator) validate(m WireMsg, fromAgent bool) error {
+	if v.quick != nil && v.quick.validate(m, fromAgent) == nil {
 		return nil
 	}
 	if m.Kind == KindInvalid {

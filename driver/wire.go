@@ -59,6 +59,13 @@ type WireMsg struct {
 	// UTF-8 characters), Size its length.
 	Capped bool `json:"capped,omitempty"`
 	Size   int  `json:"size,omitempty"`
+
+	// update is the sessionUpdate kind of a session/update the runner
+	// received, read once as it was recorded (updateRead): the judge asks
+	// UpdateKind of every message many times. A message without it (read
+	// from saved evidence) has its line decoded again.
+	update     string
+	updateRead bool
 }
 
 // Memory bounds of a case's wire.
@@ -423,6 +430,7 @@ func (c *conn) overflow() {
 
 func (c *conn) dispatch(line []byte) {
 	env, m := Classify(line)
+	m.readUpdateKind()
 	m.Proc, m.Dir = c.idx, Received
 	if m.Kind == KindResponse {
 		c.mu.Lock()
@@ -713,6 +721,17 @@ func (m WireMsg) UpdateKind() string {
 	if m.Method != "session/update" {
 		return ""
 	}
+	if m.updateRead {
+		return m.update
+	}
 	kind, _, _ := transcript.UpdateKind([]byte(m.Line))
 	return kind
+}
+
+// readUpdateKind keeps in m the sessionUpdate kind of a session/update
+// (UpdateKind, read once).
+func (m *WireMsg) readUpdateKind() {
+	if m.Method == "session/update" {
+		m.update, m.updateRead = m.UpdateKind(), true
+	}
 }

@@ -87,11 +87,32 @@ func (r *Reader) Format() string {
 
 // NewReader returns a Reader of r; name is the file name used in errors.
 func NewReader(r io.Reader, name string, opts ReadOptions) *Reader {
+	size := int64(-1)
+	if lr, ok := r.(*io.LimitedReader); ok {
+		size = lr.N // a log's replay reads the file's valid size
+	}
+	return newReader(r, name, opts, size)
+}
+
+// newReader is NewReader of a log of size bytes (-1: unknown).
+func newReader(r io.Reader, name string, opts ReadOptions, size int64) *Reader {
 	max := opts.MaxLineBytes
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 256<<10), name: name, max: max}
+	return &Reader{br: bufio.NewReaderSize(r, readBufSize(size)), name: name, max: max}
+}
+
+// readBufSize is the buffer of a Reader of a log of size bytes (-1:
+// unknown): 256 KiB (a log of a million events reads fastest so), or less
+// for a smaller log (most are a few KiB, and a case's agent reads its own
+// once or twice).
+func readBufSize(size int64) int {
+	const most = 256 << 10
+	if size >= 0 && size < most {
+		return max(int(size)+1, 4<<10)
+	}
+	return most
 }
 
 // Name returns the file name used in errors.

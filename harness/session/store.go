@@ -210,7 +210,11 @@ func OpenFileStore(path string) (*FileStore, error) {
 // Reader returns a reader of the whole file, from its first byte, that
 // does not move the append position.
 func (s *FileStore) Reader(opts ReadOptions) *Reader {
-	return NewReader(io.NewSectionReader(s.f, 0, 1<<62), s.path, opts)
+	size := int64(-1)
+	if fi, err := s.f.Stat(); err == nil {
+		size = fi.Size() // its buffer's size (it is read to its end all the same)
+	}
+	return newReader(io.NewSectionReader(s.f, 0, 1<<62), s.path, opts, size)
 }
 
 // Repair prepares a log read by r (to io.EOF) for appending: a torn last

@@ -25,7 +25,9 @@ type eventReader struct {
 }
 
 func newEventReader(r io.Reader) *eventReader {
-	return &eventReader{r: bufio.NewReaderSize(r, 32<<10)}
+	// The default size: an event's lines are short, and a longer one is
+	// read in pieces (line); a reader a model request costs no more.
+	return &eventReader{r: bufio.NewReader(r)}
 }
 
 // next returns the data of the next event; io.EOF at the end of the
