@@ -92,6 +92,22 @@ type Config struct {
 	// pooled process is run again alone in a fresh process before it is
 	// reported (rerunAlone). With Repeat, every run is a process per case.
 	Pool bool
+	// Pooled is the pooled agent processes the cases lease when Pool is
+	// on (NewPool): its caller's, who closes it once every run that shares
+	// it is over (an exploration's batches lease the processes the earlier
+	// batches started). nil: the run starts its own and closes it at its
+	// end.
+	Pooled *driver.Pool
+	// Confirmed, when set, is asked of each case that failed as a session
+	// of a pooled process (and completed), as the case ends, with each
+	// MUST or SHOULD check it failed there and the check's reason: a
+	// non-empty answer says the failures are already confirmed alone in a
+	// fresh process (an exploration: of the signatures of failures an
+	// earlier scenario confirmed), and why; the case is then not run again
+	// alone, its pooled run is its evidence, and the answer is kept in it
+	// (Evidence.NotRunAgain). It is called from the cases' goroutines, at
+	// once. nil: every such case runs again alone.
+	Confirmed func(c *Case, failed map[string]string) string
 	// Offer is what each case's initialize offers the agent: the protocol
 	// version (the zero value: 1; ACP v2 on request, which an agent may
 	// answer with 1) and, on version 1, the plan operations capability.
@@ -131,9 +147,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.exits = driver.NewExitWatch()
 	}
 	if cfg.Pool && cfg.Repeat == 1 {
-		r.pool = driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cfg.Model, Grace: cfg.Grace, Offer: cfg.Offer,
-			Exits: r.exits})
-		defer r.pool.Close()
+		if r.pool = cfg.Pooled; r.pool == nil {
+			r.pool = NewPool(cfg, r.exits)
+			defer r.pool.Close()
+		}
 	}
 	var evs []*Evidence
 	for run := 1; run <= cfg.Repeat; run++ {
@@ -160,6 +177,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict})
+}
+
+// NewPool is the pooled agent processes of the agent cfg runs
+// (Config.Pooled), which learn how it exits from exits (nil: each waits
+// its whole grace): none started yet; the caller closes it.
+func NewPool(cfg Config, exits *driver.ExitWatch) *driver.Pool {
+	return driver.NewPool(driver.PoolConfig{Target: cfg.Agent, TempDir: cfg.TempDir, KeepDirs: cfg.KeepDirs, Model: cmp.Or(cfg.Model, "mock"),
+		Grace: cmp.Or(max(cfg.Grace, 0), driver.DefaultGrace), Offer: cfg.Offer, Exits: exits})
 }
 
 // Compiled is a Config.Validator that returns v, compiled already.
@@ -492,13 +517,14 @@ type runner struct {
 	// not judged on them). One per Run: a shrink's run shows an exit
 	// failure on its own.
 	exits *driver.ExitWatch
-	// poolMu guards poolFailed and poolPassed, how many pooled cases
-	// failed there (each runs again alone) and how many did not, counted
-	// as they end (notePooled), and poolOff, set once no more case is to
-	// lease a pooled process (poolWorth).
-	poolMu                 sync.Mutex
-	poolFailed, poolPassed int
-	poolOff                bool
+	// poolMu guards poolFailed, poolKnown and poolPassed, how many pooled
+	// cases failed there (each runs again alone), failed only as cases
+	// confirmed alone already (Config.Confirmed: none runs again) and did
+	// not fail, counted as they end (notePooled), and poolOff, set once no
+	// more case is to lease a pooled process (poolWorth).
+	poolMu                            sync.Mutex
+	poolFailed, poolKnown, poolPassed int
+	poolOff                           bool
 	// dialect and itemProps are the agent's todo tool, as the last drive
 	// found it (a case run again alone is written in it).
 	dialect   driver.Dialect
@@ -563,7 +589,11 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	v, _ := r.validator()
 	ev.warmJudgeMemo(v)
 	if dc.Lease != nil {
-		r.notePooled(pooledFailure(ev, cfg.Checks, v) != nil)
+		pf := pooledFailure(ev, cfg.Checks, v)
+		if pf != nil && pf.Aborted == "" && !ev.pooledAlone() && cfg.Confirmed != nil {
+			ev.NotRunAgain = cfg.Confirmed(c, pf.reasons)
+		}
+		r.notePooled(pf != nil, ev.NotRunAgain != "")
 	}
 	return ev
 }
@@ -580,31 +610,42 @@ const poolGiveUp = 3
 // pool costs more CPU than it saves. The cases that follow then run in
 // processes of their own, judged as with --pool off. A failure as the
 // first and only session of a fresh pooled process counts too: it costs
-// no re-run, but says how likely the next pooled case is to fail.
+// no re-run, but says how likely the next pooled case is to fail. A case
+// that failed only as cases already confirmed alone (Config.Confirmed)
+// does not run again: it cost a session, as a pass does, and counts with
+// the passes.
 func (r *runner) poolWorth() bool {
 	r.poolMu.Lock()
 	defer r.poolMu.Unlock()
 	return !r.poolOff
 }
 
-// notePooled counts a pooled case that ended, failed there or not, and
-// stops the pool when it is not worth it (poolWorth), saying so once.
-func (r *runner) notePooled(failed bool) {
+// notePooled counts a pooled case that ended, failed there or not (known:
+// as cases confirmed alone already), and stops the pool when it is not
+// worth it (poolWorth), saying so once.
+func (r *runner) notePooled(failed, known bool) {
 	r.poolMu.Lock()
-	if failed {
+	switch {
+	case known:
+		r.poolKnown++
+	case failed:
 		r.poolFailed++
-	} else {
+	default:
 		r.poolPassed++
 	}
-	stop := !r.poolOff && r.poolFailed >= poolGiveUp && r.poolPassed < r.poolFailed
+	stop := !r.poolOff && r.poolFailed >= poolGiveUp && r.poolPassed+r.poolKnown < r.poolFailed
 	if stop {
 		r.poolOff = true
 	}
-	n, m := r.poolFailed, r.poolFailed+r.poolPassed
+	n, m, k := r.poolFailed, r.poolFailed+r.poolKnown+r.poolPassed, r.poolKnown
 	r.poolMu.Unlock()
 	if stop && r.cfg.Progress != nil {
+		known := ""
+		if k > 0 {
+			known = fmt.Sprintf("; %d failed as cases confirmed alone already, and do not", k)
+		}
 		r.progressMu.Lock()
-		fmt.Fprintf(r.cfg.Progress, "pool: %d of the first %d pooled cases failed there (each runs again alone in a fresh process): the cases still to start run in processes of their own\n", n, m)
+		fmt.Fprintf(r.cfg.Progress, "pool: %d of the first %d pooled cases failed there (each runs again alone in a fresh process%s): the cases still to start run in processes of their own\n", n, m, known)
 		r.progressMu.Unlock()
 	}
 }

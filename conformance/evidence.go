@@ -65,6 +65,11 @@ type Evidence struct {
 	// process, when it was then run again alone in a fresh process (this
 	// evidence is that run's; Config.Pool).
 	PooledFailure *PooledFailure `json:"pooledFailure,omitempty"`
+	// NotRunAgain says why a case that failed as a session of a pooled
+	// process was not run again alone (Config.Confirmed): its failures
+	// were already confirmed alone in a fresh process on other cases, and
+	// this evidence is its pooled session's, unconfirmed ("" otherwise).
+	NotRunAgain string `json:"notRunAgain,omitempty"`
 
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the

@@ -95,6 +95,8 @@ type PooledFailure struct {
 	// reads it beside the other sessions of the process (nil in evidence
 	// saved before it was kept).
 	Evidence *Evidence `json:"evidence,omitempty"`
+	// reasons is each failed check's whole reason (Config.Confirmed).
+	reasons map[string]string
 }
 
 // PooledStderr is what the pooled process wrote on stderr while it
@@ -169,10 +171,10 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 // pooledFailure is what a case that ran as a session of a pooled process
 // failed there, if it is to run again alone: a MUST or SHOULD check of
 // cat failed on it, or it did not complete (nil: it did not run pooled, it
-// was interrupted, or it failed nothing but INFO checks, which fail
-// nothing).
+// was interrupted, it failed nothing but INFO checks, which fail
+// nothing, or what it failed is confirmed alone already: NotRunAgain).
 func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *PooledFailure {
-	if !ev.pooled() || ev.Interrupted != "" || ev.NotRun != "" {
+	if !ev.pooled() || ev.Interrupted != "" || ev.NotRun != "" || ev.NotRunAgain != "" {
 		return nil
 	}
 	failed := slices.DeleteFunc(caseFailures(ev, cat, v), func(id string) bool {
@@ -182,11 +184,12 @@ func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *Pooled
 	if len(failed) == 0 && ev.Aborted == "" {
 		return nil
 	}
-	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted}
+	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted, reasons: map[string]string{}}
 	e := judgeable(ev, v)
 	for _, c := range cat {
 		if slices.Contains(failed, c.ID) {
-			pf.Failures = append(pf.Failures, c.ID+": "+driver.OneLine(judgeCheck(e, c).Reason, 300))
+			pf.reasons[c.ID] = judgeCheck(e, c).Reason
+			pf.Failures = append(pf.Failures, c.ID+": "+driver.OneLine(pf.reasons[c.ID], 300))
 		}
 	}
 	return pf

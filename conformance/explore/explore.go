@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,13 +104,19 @@ type Failure struct {
 	// that fail one check on different kinds of calls or steps are two
 	// failures, each shrunk.
 	Signature string `json:"signature,omitempty"`
-	// Hits is how many scenarios failed it so (a scenario counts for the
-	// signature of the first failure the check reports on it); Seed and
-	// Index name the first (the lowest index), which `--explore`
-	// regenerates.
+	// Hits is how many scenarios failed it so, each in a process of its
+	// own or run again alone in a fresh one after it failed pooled (but
+	// ACP-ISOLATION-1, which only sessions of a pooled process fail; a
+	// scenario counts for the signature of the first failure the check
+	// reports on it); Seed and Index name the first (the lowest index),
+	// which `--explore` regenerates.
 	Hits  int    `json:"hits"`
 	Seed  uint64 `json:"seed"`
 	Index int    `json:"index"`
+	// PooledHits is how many more scenarios failed it so as sessions of
+	// a pooled process once it was confirmed alone, and were not run
+	// again alone (Result.PooledKnown): seen pooled, not confirmed each.
+	PooledHits int `json:"pooledHits,omitempty"`
 	// Reason is what the check said on that scenario.
 	Reason string `json:"reason"`
 	// Case is the shrunk case's file, CaseYAML its text; Steps and Turns
@@ -186,6 +194,17 @@ type Result struct {
 	// first run's report says it (conformance.Protocol; "" in a report of
 	// an older version).
 	Protocol string `json:"protocol,omitempty"`
+	// With the pool on: PooledScenarios is how many scenarios were judged
+	// from their session of a pooled process (every batch leases the
+	// processes of one pool), PoolRanAlone how many failed there and were
+	// judged from a run again alone in a fresh process. PooledKnown, of
+	// the PooledScenarios, is how many failed there with only the
+	// signatures of failures already confirmed alone (an earlier scenario
+	// failed so in a fresh process): not run again, each is counted in
+	// those failures' PooledHits, never in their Hits.
+	PooledScenarios int `json:"pooledScenarios,omitempty"`
+	PoolRanAlone    int `json:"poolRanAlone,omitempty"`
+	PooledKnown     int `json:"pooledKnown,omitempty"`
 
 	// from is the file ReadResult read the report from, for errors.
 	from string
@@ -235,6 +254,18 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	defer dropCache()
 	cfg.Run.Agent, dropHome = conformance.PrepareHome(ctx, cfg.Run)
 	defer dropHome()
+	// One pool for every batch: a batch leases the processes the earlier
+	// ones started, instead of starting (and ending) its own.
+	var pool *driver.Pool
+	if cfg.Run.Pool {
+		var exits *driver.ExitWatch // as each batch's own processes learn it (conformance.Run)
+		if !cfg.Run.WaitEveryGrace {
+			exits = driver.NewExitWatch()
+		}
+		pool = conformance.NewPool(cfg.Run, exits)
+		defer pool.Close()
+		cfg.Run.Pooled = pool
+	}
 	res := &Result{Seed: cfg.Seed, N: cfg.N, Shard: cfg.Shard, Shards: cfg.Shards, Agent: cfg.Run.Agent.String(), Policy: policy,
 		ToolVersion: buildinfo.Version(), CatalogueVersion: conformance.CatalogueVersion}
 	run := func(ctx context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
@@ -260,6 +291,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	e := exploration{cfg: cfg, res: res, gen: Generator{Seed: cfg.Seed, Policy: policy}, oracle: oracle,
 		byKey: map[string]*Failure{}, first: map[string]*conformance.Case{}, next: cfg.Shard, total: -1}
+	// A pooled failure of a kind a fresh process confirmed already is not
+	// run again alone (e.confirmed; the batches run one after another, and
+	// e.byKey changes only between them).
+	cfg.Run.Confirmed = e.confirmed
 	var deadline time.Time
 	if cfg.For > 0 {
 		deadline = start.Add(cfg.For)
@@ -287,6 +322,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	prog.end()
+	if pool != nil {
+		// Ended before the CPU is read: a process's CPU is counted once it
+		// has ended.
+		pool.Close()
+	}
 	var cpuMs int64
 	if prog.cpu != nil {
 		cpuMs = prog.cpu().Milliseconds()
@@ -302,7 +342,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	// confirmed, where nothing else shares its process. Each process is
 	// given its whole exit grace: a candidate shows an ACP-EXIT-1
 	// failure on its own, not only the first of a run to shut down.
-	cfg.Run.Pool, cfg.Run.WaitEveryGrace = false, true
+	cfg.Run.Pool, cfg.Run.Pooled, cfg.Run.Confirmed, cfg.Run.WaitEveryGrace = false, nil, nil, true
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
@@ -465,12 +505,29 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 			continue
 		}
 		e.res.Scenarios++
+		ev := cr.Evidence()
+		switch {
+		case ev == nil:
+		case ev.PooledFailure != nil:
+			e.res.PoolRanAlone++
+		case len(ev.Procs) > 0 && ev.Procs[0].Pooled != "":
+			e.res.PooledScenarios++
+		}
+		// Not run again alone (confirmed): its failures of kinds already
+		// confirmed count as seen pooled, not as confirmed hits.
+		unconfirmed := ev != nil && ev.NotRunAgain != ""
+		known := false
 		c := caseByID(batch, cr.ID)
 		for _, id := range fails[cr.ID] {
 			reason := reasons[cr.ID+"\x00"+id]
 			sig := signature(c, reason)
 			key := failureKey(id, sig)
 			f := e.byKey[key]
+			if f != nil && unconfirmed {
+				f.PooledHits++
+				known = true
+				continue
+			}
 			if f == nil {
 				f = &Failure{Check: id, Signature: sig, Seed: e.cfg.Seed, Index: i, Reason: reason}
 				e.byKey[key] = f
@@ -478,7 +535,39 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 			}
 			f.Hits++
 		}
+		if known {
+			e.res.PooledKnown++
+		}
 	}
+}
+
+// confirmed is the exploration's conformance.Config.Confirmed: a scenario
+// that failed as a session of a pooled process is not run again alone
+// when every check it failed there that fails a run failed with the
+// signature of a failure an earlier scenario confirmed in a fresh process
+// (every failure of e.byKey was: run alone, or run again alone after it
+// failed pooled). A failure of a new kind runs again alone, as it would
+// without this: the failures an exploration reports are each confirmed
+// alone, and shrunk, in fresh processes.
+func (e *exploration) confirmed(c *conformance.Case, failed map[string]string) string {
+	var known []string
+	required := (&conformance.Report{Strict: e.cfg.Run.Strict}).Required
+	for _, id := range slices.Sorted(maps.Keys(failed)) {
+		k := slices.IndexFunc(e.cfg.Run.Checks, func(ch conformance.Check) bool { return ch.ID == id })
+		if k < 0 || !required(e.cfg.Run.Checks[k]) {
+			continue // no failure of an exploration (failuresByCase)
+		}
+		sig := signature(c, failed[id])
+		f := e.byKey[failureKey(id, sig)]
+		if f == nil {
+			return ""
+		}
+		known = append(known, fmt.Sprintf("%s %s (confirmed alone on scenario %d)", id, sig, f.Index))
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("failed as a session of a pooled process with the signatures of failures already confirmed alone in a fresh process: %s; not run again alone", strings.Join(known, ", "))
 }
 
 // writeFailures shrinks the first scenario of every failure and writes
@@ -761,6 +850,9 @@ func (r *Result) validate() error {
 		return CheckSize(r.N, r.Shards)
 	case r.N < 0 || r.Scenarios < 0 || r.NotJudged < 0 || r.DurationMs < 0 || r.CatalogueVersion < 0:
 		return fmt.Errorf("a negative count (n %d, scenarios %d, notJudged %d, durationMs %d, catalogueVersion %d)", r.N, r.Scenarios, r.NotJudged, r.DurationMs, r.CatalogueVersion)
+	case r.PooledScenarios < 0 || r.PoolRanAlone < 0 || r.PooledKnown < 0 || r.PooledKnown > r.PooledScenarios || r.PooledScenarios+r.PoolRanAlone > r.Scenarios:
+		return fmt.Errorf("pooledScenarios %d, poolRanAlone %d, pooledKnown %d: want 0 or more, pooledKnown at most pooledScenarios, and the first two at most the %d scenarios judged together",
+			r.PooledScenarios, r.PoolRanAlone, r.PooledKnown, r.Scenarios)
 	case r.Pool != "" && r.Pool != conformance.PoolOn && r.Pool != conformance.PoolOff:
 		return fmt.Errorf("pool %q: want %q or %q", r.Pool, conformance.PoolOn, conformance.PoolOff)
 	case r.ScenariosMs < 0 || r.ScenariosMs > maxCostMs || r.CPUMs < 0 || r.CPUMs > maxCostMs || r.ScenariosPerMinute < 0 || r.CPUPerScenarioMs < 0:
@@ -781,8 +873,10 @@ func (r *Result) validate() error {
 			return fmt.Errorf("failures[%d]: no check", i)
 		case seen[failureKey(f.Check, f.Signature)]:
 			return fmt.Errorf("%s: the failure comes twice", where)
-		case f.Hits < 1 || f.Hits > r.Scenarios:
-			return fmt.Errorf("%s: %d hits, of %d scenarios judged", where, f.Hits, r.Scenarios)
+		case f.Hits < 1 || f.PooledHits < 0 || f.Hits+f.PooledHits > r.Scenarios:
+			return fmt.Errorf("%s: %d hits and %d pooled hits, of %d scenarios judged", where, f.Hits, f.PooledHits, r.Scenarios)
+		case f.PooledHits > r.PooledKnown:
+			return fmt.Errorf("%s: %d pooled hits, of %d scenarios not run again alone (pooledKnown)", where, f.PooledHits, r.PooledKnown)
 		case f.Seed != r.Seed:
 			return fmt.Errorf("%s: seed %d, the report's is %d", where, f.Seed, r.Seed)
 		case f.Index < 0 || f.Index%r.Shards != r.Shard || (r.N > 0 && f.Index >= r.N):
@@ -846,6 +940,9 @@ func Merge(rs []*Result) (*Result, error) {
 		seen[r.Shard] = r
 		out.Scenarios += r.Scenarios
 		out.NotJudged += r.NotJudged
+		out.PooledScenarios += r.PooledScenarios
+		out.PoolRanAlone += r.PoolRanAlone
+		out.PooledKnown += r.PooledKnown
 		if r.Interrupted != "" && out.Interrupted == "" {
 			out.Interrupted = fmt.Sprintf("shard %d/%d: %s", r.Shard+1, r.Shards, r.Interrupted)
 		}
@@ -861,11 +958,11 @@ func Merge(rs []*Result) (*Result, error) {
 				byKey[key] = g
 				continue
 			}
-			hits := g.Hits + f.Hits
+			hits, pooled := g.Hits+f.Hits, g.PooledHits+f.PooledHits
 			if f.Index < g.Index {
 				*g = f
 			}
-			g.Hits = hits
+			g.Hits, g.PooledHits = hits, pooled
 		}
 	}
 	if len(seen) != r0.Shards {
@@ -923,6 +1020,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if r.FloorSessions > 0 || r.FloorNote != "" {
 		fmt.Fprintf(w, "explore: floor: %s\n", r.Floor.Describe("scenario"))
 	}
+	if r.PooledScenarios+r.PoolRanAlone > 0 {
+		fmt.Fprintf(w, "explore: %d scenario(s) judged as sessions of pooled processes, %d failed there and were judged from a run again alone in a fresh process\n", r.PooledScenarios, r.PoolRanAlone)
+	}
+	if r.PooledKnown > 0 {
+		fmt.Fprintf(w, "explore: %d scenario(s) failed as sessions of pooled processes with the signature of a failure already confirmed alone in a fresh process, and were not run again: counted as \"failed pooled\" under that failure, not as failures of their own\n", r.PooledKnown)
+	}
 	if r.NotJudged > 0 {
 		why := "not run"
 		if r.Interrupted != "" {
@@ -939,8 +1042,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if f.Reruns > 0 {
 			again = fmt.Sprintf("; fails %d of %d re-runs", f.Reproduced, f.Reruns)
 		}
-		fmt.Fprintf(w, "  FAIL %-20s %-28s %d scenario(s), first: seed %d index %d; shrunk to %d step(s), %d turn(s)%s: %s\n       %s\n",
-			f.Check, f.Signature, f.Hits, f.Seed, f.Index, f.Steps, f.Turns, again, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
+		pooled := ""
+		if f.PooledHits > 0 {
+			pooled = fmt.Sprintf(" (and %d failed pooled with its signature, already confirmed alone; not run again)", f.PooledHits)
+		}
+		fmt.Fprintf(w, "  FAIL %-20s %-28s %d scenario(s)%s, first: seed %d index %d; shrunk to %d step(s), %d turn(s)%s: %s\n       %s\n",
+			f.Check, f.Signature, f.Hits, pooled, f.Seed, f.Index, f.Steps, f.Turns, again, where, oneLine(firstNonEmpty(f.ShrunkReason, f.Reason), 200))
 		if f.ShrinkError != "" {
 			fmt.Fprintf(w, "       shrink stopped early: %s\n", f.ShrinkError)
 		}

@@ -38,6 +38,12 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 		"cpuMs past a lifetime": func(r *Result) { r.CPUMs = maxCostMs + 1 },
 		"a negative rate":       func(r *Result) { r.ScenariosPerMinute = -1 },
 		"an unknown pool mode":  func(r *Result) { r.Pool = "yes" },
+		"pooled hits unknown":   func(r *Result) { r.Failures[0].PooledHits = 1 },
+		"pooled hits > known":   func(r *Result) { r.PooledScenarios, r.PooledKnown, r.Failures[0].PooledHits = 2, 2, 3 },
+		"hits+pooled > judged":  func(r *Result) { r.PooledScenarios, r.PooledKnown, r.Failures[0].PooledHits = 4, 4, 4 },
+		"known > pooled":        func(r *Result) { r.PooledScenarios, r.PooledKnown = 1, 2 },
+		"pooled+alone > judged": func(r *Result) { r.PooledScenarios, r.PoolRanAlone = 3, 3 },
+		"negative pooled":       func(r *Result) { r.PooledScenarios = -1 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var r Result
@@ -158,6 +164,7 @@ func FuzzMerge(f *testing.F) {
 	f.Add(seedResult(0), seedResult(1))
 	f.Add(seedResult(0), seedResult(0))
 	f.Add(seedResult(1), []byte(`{"seed":7,"n":10,"shard":0,"shards":2,"agent":"a","policy":"single","toolVersion":"v1","catalogueVersion":3,"scenarios":5,"failures":[{"check":"TW-LOAD-1","hits":5,"seed":7,"index":0}]}`))
+	f.Add(seedResult(1), []byte(`{"seed":7,"n":10,"shard":0,"shards":2,"agent":"a","policy":"single","toolVersion":"v1","catalogueVersion":3,"pool":"on","scenarios":5,"pooledScenarios":3,"poolRanAlone":1,"pooledKnown":2,"failures":[{"check":"TW-PLAN-1","hits":2,"pooledHits":2,"seed":7,"index":0}]}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		ra, err := ParseResult(a, "a/explore.json")
 		if err != nil {
@@ -180,18 +187,22 @@ func FuzzMerge(f *testing.F) {
 		if m.Scenarios != ra.Scenarios+rb.Scenarios || m.NotJudged != ra.NotJudged+rb.NotJudged {
 			t.Fatalf("scenarios %d+%d merged into %d", ra.Scenarios, rb.Scenarios, m.Scenarios)
 		}
-		hits := map[string]int{}
+		if m.PooledKnown != ra.PooledKnown+rb.PooledKnown || m.PooledScenarios != ra.PooledScenarios+rb.PooledScenarios || m.PoolRanAlone != ra.PoolRanAlone+rb.PoolRanAlone {
+			t.Fatalf("pooled counts %+v and %+v merged into %+v", ra, rb, m)
+		}
+		hits, pooled := map[string]int{}, map[string]int{}
 		for _, r := range []*Result{ra, rb} {
 			for _, f := range r.Failures {
 				hits[failureKey(f.Check, f.Signature)] += f.Hits
+				pooled[failureKey(f.Check, f.Signature)] += f.PooledHits
 			}
 		}
 		if !sort.SliceIsSorted(m.Failures, func(i, j int) bool { return m.Failures[i].Check < m.Failures[j].Check }) || len(m.Failures) != len(hits) {
 			t.Fatalf("merged failures %+v, from %v", m.Failures, hits)
 		}
 		for _, f := range m.Failures {
-			if k := failureKey(f.Check, f.Signature); f.Hits != hits[k] {
-				t.Fatalf("%s %s: %d hits merged, the shards had %d", f.Check, f.Signature, f.Hits, hits[k])
+			if k := failureKey(f.Check, f.Signature); f.Hits != hits[k] || f.PooledHits != pooled[k] {
+				t.Fatalf("%s %s: %d hits and %d pooled merged, the shards had %d and %d", f.Check, f.Signature, f.Hits, f.PooledHits, hits[k], pooled[k])
 			}
 		}
 	})
