@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +32,11 @@ type peersOptions struct {
 	run         runFlags
 	installTime time.Duration
 	html        string
+	// node is --node: auto or system (peersNode); "" is system.
+	node string
+	// nodeBin is the folder of the Node the Node agents run on ("": the
+	// system's), set by runPeers.
+	nodeBin string
 }
 
 // newPeersCmd is `todoharness peers` (what `make peers` runs): install the
@@ -59,6 +65,9 @@ one could not be installed or started.`,
 			if err := o.run.check(); err != nil {
 				return err
 			}
+			if o.node != peersNodeAuto && o.node != peersNodeSystem {
+				return fmt.Errorf("--node %q: want %s or %s", o.node, peersNodeAuto, peersNodeSystem)
+			}
 			escapeStreams(cmd)
 			return runPeers(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
@@ -69,6 +78,7 @@ one could not be installed or started.`,
 	f.StringVar(&o.npm, "npm", "npm", "the npm command")
 	f.BoolVar(&o.skipInstall, "skip-install", false, "use what is already installed under --cache")
 	f.DurationVar(&o.installTime, "install-timeout", 10*time.Minute, "bound on one agent's npm install")
+	f.StringVar(&o.node, "node", peersNodeAuto, "the Node the Node agents run on: auto (Node "+peersNodeVersion+" from npm when the system's node is older than "+strconv.Itoa(peersNodeMin)+", which ignores the compile cache their presets name) or system")
 	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page to FILE: a matrix of agents × checks, then each agent's report")
 	o.run.register(f, " per agent")
 	return cmd
@@ -125,6 +135,16 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 			fmt.Fprintf(errw, "peers: "+format+"\n", a...)
 		}
 	}
+	nodeNote := ""
+	for _, p := range presets {
+		if p.NodeCompileCache {
+			o.nodeBin, nodeNote = peersNode(ctx, o, cache, os.Getenv("PATH"))
+			break
+		}
+	}
+	if nodeNote != "" {
+		logf("%s", nodeNote)
+	}
 	var rows []peerRow
 	for _, p := range presets {
 		rows = append(rows, runPeer(ctx, p, filepath.Join(cache, p.Name), cases, validator, o, logf, errw))
@@ -132,6 +152,10 @@ func runPeers(ctx context.Context, out, errw io.Writer, o *peersOptions) error {
 	writePeerTable(out, rows)
 	var md strings.Builder
 	writePeerMarkdown(&md, rows)
+	if nodeNote != "" {
+		fmt.Fprintln(out, termtext.Visible(nodeNote))
+		fmt.Fprintf(&md, "\n%s\n", termtext.MarkdownCell(nodeNote))
+	}
 	if err := os.MkdirAll(cache, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(cache, "summary.md"), []byte(md.String()), 0o644)
 	}
@@ -165,6 +189,9 @@ func runPeer(ctx context.Context, p driver.Preset, dir string, cases []*conforma
 	row.Version = npmVersion(dir, p.Install[0])
 	bin := filepath.Join(dir, "node_modules", ".bin")
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	if p.NodeCompileCache && o.nodeBin != "" {
+		path = bin + string(os.PathListSeparator) + o.nodeBin + string(os.PathListSeparator) + os.Getenv("PATH")
+	}
 	if _, err := lookPathIn(p.Command[0], path); err != nil {
 		row.Verdict = fmt.Sprintf("not installed: no %s command under %s", p.Command[0], bin)
 		logf("%s: %s", p.Name, row.Verdict)
@@ -246,13 +273,22 @@ func peerResults(rows []peerRow) []report.PeerResult {
 
 // npmInstall installs pkgs (latest) into dir.
 func npmInstall(ctx context.Context, npm, dir string, pkgs []string, timeout time.Duration) error {
+	specs := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		// name@latest: a bare name could be read as a local folder.
+		specs[i] = p + "@latest"
+	}
+	return npmInstallSpecs(ctx, npm, dir, specs, timeout)
+}
+
+// npmInstallSpecs installs the npm package specs (name@range) into dir.
+func npmInstallSpecs(ctx context.Context, npm, dir string, specs []string, timeout time.Duration) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("npm install: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := []string{"install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"}
-	for _, p := range pkgs {
-		// name@latest: a bare name could be read as a local folder.
-		args = append(args, p+"@latest")
-	}
+	args := append([]string{"install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"}, specs...)
 	cmd := exec.CommandContext(ctx, npm, args...)
 	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,78 @@ esac
 				t.Errorf("summary.md line %d holds %q unescaped: %q", i+1, bad, l)
 			}
 		}
+	}
+}
+
+// With --node auto and a system node older than 22, the Node agents run on
+// the Node npm installs under the cache (first on their PATH), and the
+// output says so; with --node system, or a system node of 22 or later, on
+// the system's.
+func TestPeersNodeAgentsRunOnASupportedNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts fake npm, node and agent processes")
+	}
+	pkg := nodePackage(runtime.GOOS, runtime.GOARCH)
+	if pkg == "" {
+		t.Skip("no npm package of Node for " + runtime.GOOS + "/" + runtime.GOARCH)
+	}
+	seen := filepath.Join(t.TempDir(), "seen")
+	// The fake npm installs the platform's Node package (its node prints
+	// v24.1.0) and a gemini that records which node it found, then exits.
+	npm := fakeNPM(t, `dir="$3"
+echo "$*" >> "`+seen+`.npm"
+case "$*" in
+*`+pkg+`@24*)
+  mkdir -p "$dir/node_modules/`+pkg+`/bin"
+  printf '#!/bin/sh\necho v24.1.0\n' > "$dir/node_modules/`+pkg+`/bin/node"
+  chmod +x "$dir/node_modules/`+pkg+`/bin/node" ;;
+*@google/gemini-cli@latest*)
+  mkdir -p "$dir/node_modules/.bin" "$dir/node_modules/@google/gemini-cli"
+  echo '{"name":"@google/gemini-cli","version":"9.9.9"}' > "$dir/node_modules/@google/gemini-cli/package.json"
+  printf '#!/bin/sh\nnode --version >> "`+seen+`"\nexit 3\n' > "$dir/node_modules/.bin/gemini"
+  chmod +x "$dir/node_modules/.bin/gemini" ;;
+esac
+`)
+	sysNode := func(version string) {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "node"), []byte("#!/bin/sh\necho "+version+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", d+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	run := func(node string) (string, string, string) {
+		t.Helper()
+		_ = os.Remove(seen)
+		_ = os.Remove(seen + ".npm")
+		cache := t.TempDir()
+		var out, errw bytes.Buffer
+		_ = runPeers(context.Background(), &out, &errw, &peersOptions{cache: cache, npm: npm, only: []string{"gemini"}, node: node,
+			run: runFlags{timeout: 3 * time.Second, parallel: 1}, installTime: time.Minute})
+		b, _ := os.ReadFile(seen)
+		md, _ := os.ReadFile(filepath.Join(cache, "summary.md"))
+		return string(b), out.String(), string(md)
+	}
+	sysNode("v20.20.2")
+	seenBy, out, md := run(peersNodeAuto)
+	if strings.Contains(seenBy, "v20.20.2") || !strings.Contains(seenBy, "v24.1.0") {
+		t.Errorf("--node auto, system node v20.20.2: the agent ran on %q, want the npm Node v24.1.0", seenBy)
+	}
+	if want := "run on Node v24.1.0 from npm " + pkg; !strings.Contains(out, want) || !strings.Contains(out, "v20.20.2 is older than 22") {
+		t.Errorf("the output does not say which Node ran the agents (want %q):\n%s", want, out)
+	}
+	if !strings.Contains(md, "run on Node v24.1.0 from npm") {
+		t.Errorf("summary.md does not say which Node ran the agents:\n%s", md)
+	}
+	seenBy, out, _ = run(peersNodeSystem)
+	if !strings.Contains(seenBy, "v20.20.2") || strings.Contains(out, "node:") {
+		t.Errorf("--node system: the agent ran on %q (want v20.20.2), output:\n%s", seenBy, out)
+	}
+	if b, _ := os.ReadFile(seen + ".npm"); strings.Contains(string(b), pkg) {
+		t.Errorf("--node system installed Node: %s", b)
+	}
+	sysNode("v22.1.0")
+	seenBy, out, _ = run(peersNodeAuto)
+	if !strings.Contains(seenBy, "v22.1.0") || strings.Contains(out, "node:") {
+		t.Errorf("--node auto, system node v22.1.0: the agent ran on %q (want it), output:\n%s", seenBy, out)
 	}
 }
