@@ -527,6 +527,10 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 	for _, st := range ev.Case.Steps {
 		texts = append(texts, st.Text)
 	}
+	// What the case's own model says (its text, and its tool calls'
+	// arguments, which the agent shows in its tool calls) is no evidence
+	// either.
+	texts = append(texts, ev.Case.scriptTexts()...)
 	onlyTheirs := map[string]Write{}
 	for _, w := range theirs {
 		for _, t := range w.Todos {
@@ -627,4 +631,43 @@ func seenIsolation() seenRule {
 		return fmt.Sprintf("%s and %s of sessions that shared a process, none carrying a list or an item only another session of the process wrote",
 			nOf(t.n[0], "plan update", "plan updates"), nOf(t.n[1], "model request", "model requests"))
 	}}
+}
+
+// scriptTexts are the strings of the case's model script: each turn's
+// text and reasoning, and every string (key or value) of its tool calls'
+// arguments, their raw text for arguments that are not JSON.
+func (c *Case) scriptTexts() []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	for _, t := range c.Script {
+		out = append(out, t.Text, t.Reasoning)
+		for _, tc := range t.ToolCalls {
+			raw := []byte(tc.RawArguments)
+			if tc.RawArguments == "" {
+				raw, _ = json.Marshal(tc.Arguments)
+			}
+			var v any
+			if json.Unmarshal(raw, &v) != nil {
+				out = append(out, string(raw))
+				continue
+			}
+			walk(v)
+		}
+	}
+	return out
 }
