@@ -164,6 +164,15 @@ type judgeMemo struct {
 		obs  []writeObs
 	}
 	sessions wireMemo[sessionUse]
+	// failures is caseFailures' answer on the case as it ran, for the
+	// catalogue and validator it is from: a pooled case is judged so as
+	// it ends, before the runs again alone and by the judge (pooledFailure).
+	failures struct {
+		mu   sync.Mutex
+		key  failuresKey
+		done bool
+		ids  []string
+	}
 }
 
 // wireMemo keeps one thing derived from a case's messages and steps.

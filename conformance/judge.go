@@ -449,8 +449,41 @@ func (ev *Evidence) keyStepMissed() string {
 }
 
 // caseFailures judges one case on its own (the progress line): the checks
-// it feeds that fail on it.
+// it feeds that fail on it. The case as it ran (no other session beside
+// it, not run again alone) is judged once for a catalogue and validator:
+// the memo keeps the answer.
 func caseFailures(ev *Evidence, cat []Check, v *driver.SchemaValidator) []string {
+	m := ev.memo
+	if m == nil || ev.beside != nil || ev.PooledFailure != nil || len(cat) == 0 {
+		return judgeCaseFailures(ev, cat, v)
+	}
+	key := failuresKey{cat: &cat[0], n: len(cat), v: v, c: ev.Case, dialect: ev.Dialect.Name, aborted: ev.Aborted, wire: len(ev.Wire), steps: len(ev.Steps)}
+	if len(ev.Procs) > 0 {
+		key.pooled = ev.Procs[0].Pooled
+	}
+	m.failures.mu.Lock()
+	defer m.failures.mu.Unlock()
+	if !m.failures.done || m.failures.key != key {
+		m.failures.key, m.failures.done, m.failures.ids = key, true, judgeCaseFailures(ev, cat, v)
+	}
+	return slices.Clone(m.failures.ids)
+}
+
+// failuresKey is what caseFailures' answer is from: the catalogue (its
+// first check and length), the validator, the case, its dialect, why it
+// did not complete, the pooled process it was a session of, the messages
+// and steps judged (a copy of the evidence shares its memo).
+type failuresKey struct {
+	cat                      *Check
+	n                        int
+	v                        *driver.SchemaValidator
+	c                        *Case
+	dialect, aborted, pooled string
+	wire, steps              int
+}
+
+// judgeCaseFailures is caseFailures without its memo.
+func judgeCaseFailures(ev *Evidence, cat []Check, v *driver.SchemaValidator) []string {
 	ev = judgeable(ev, v)
 	var out []string
 	for _, c := range cat {
