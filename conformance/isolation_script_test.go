@@ -3,6 +3,7 @@ package conformance
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/todoharness/todoharness/driver"
@@ -36,5 +37,24 @@ func TestIsolationLeavesASessionsOwnModelsWords(t *testing.T) {
 		if want := map[bool]Outcome{true: Pass, false: Fail}[own]; c.Outcome != want {
 			t.Errorf("a tool call carrying %q, its own model's words %v: %s %q, want %s", item, own, c.Outcome, c.Reason, want)
 		}
+	}
+}
+
+// The strings of a message are read as decoded: the escape of a quote
+// before "&amp;" in a tool call's input is no item `\"&amp;` (another
+// scenario's, which a pooled exploration of the reference agent saw as
+// crossed); a text that is not JSON is itself.
+func TestJSONStringsAreDecoded(t *testing.T) {
+	t.Parallel()
+	got := jsonStrings(`{"todos":[{"content":"\"&amp;","status":"pending"}]}`)
+	slices.Sort(got)
+	if want := []string{"\"&amp;", "content", "pending", "status", "todos"}; !slices.Equal(got, want) {
+		t.Errorf("strings %q, want %q", got, want)
+	}
+	if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, `\"&amp;`) }) {
+		t.Errorf("%q: an escape read as text", got)
+	}
+	if got := jsonStrings(`{"a": not json`); !slices.Equal(got, []string{`{"a": not json`}) {
+		t.Errorf("not JSON: %q", got)
 	}
 }

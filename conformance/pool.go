@@ -566,11 +566,14 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 	if in != nil || len(onlyTheirs) == 0 {
 		return out
 	}
-	// Free text: an item long enough not to occur by chance.
+	// Free text: an item long enough not to occur by chance, in the
+	// strings of a message as decoded (its JSON's escapes make substrings
+	// no string has: an item `\"&amp;` in the line of a tool call whose
+	// input is `"&amp;`).
 	items := slices.Sorted(maps.Keys(onlyTheirs))
-	long := func(text string) (string, Write, bool) {
+	long := func(texts ...string) (string, Write, bool) {
 		for _, c := range items {
-			if len([]rune(c)) >= 6 && strings.Contains(text, c) {
+			if len([]rune(c)) >= 6 && slices.ContainsFunc(texts, func(text string) bool { return strings.Contains(text, c) }) {
 				return c, onlyTheirs[c], true
 			}
 		}
@@ -580,14 +583,14 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 		if k := msg.UpdateKind(); msg.Dir != driver.Received || (k != "tool_call" && k != "tool_call_update" && k != "agent_message_chunk") {
 			continue
 		}
-		if c, w, ok := long(msg.Line); ok {
+		if c, w, ok := long(jsonStrings(msg.Line)...); ok {
 			add(msg.Seq, fmt.Sprintf("the %s #%d carries", msg.UpdateKind(), msg.Seq), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
 		}
 	}
 	for _, e := range ev.Journal {
 		for mi, msg := range e.Messages {
 			for _, part := range msg.Content {
-				if c, w, ok := long(part.Text + part.Arguments); ok {
+				if c, w, ok := long(append(jsonStrings(part.Arguments), part.Text)...); ok {
 					add(-1, fmt.Sprintf("model request %d, message %d (%s), carries", e.Index+1, mi+1, msg.Role), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
 				}
 			}
@@ -634,9 +637,31 @@ func seenIsolation() seenRule {
 }
 
 // scriptTexts are the strings of the case's model script: each turn's
-// text and reasoning, and every string (key or value) of its tool calls'
-// arguments, their raw text for arguments that are not JSON.
+// text and reasoning, and the strings of its tool calls' arguments
+// (jsonStrings).
 func (c *Case) scriptTexts() []string {
+	var out []string
+	for _, t := range c.Script {
+		out = append(out, t.Text, t.Reasoning)
+		for _, tc := range t.ToolCalls {
+			raw := tc.RawArguments
+			if raw == "" {
+				b, _ := json.Marshal(tc.Arguments)
+				raw = string(b)
+			}
+			out = append(out, jsonStrings(raw)...)
+		}
+	}
+	return out
+}
+
+// jsonStrings are the strings of a JSON text as decoded, every key and
+// string value at any depth; the text itself when it is not JSON.
+func jsonStrings(raw string) []string {
+	var v any
+	if json.Unmarshal([]byte(raw), &v) != nil {
+		return []string{raw}
+	}
 	var out []string
 	var walk func(v any)
 	walk = func(v any) {
@@ -654,20 +679,6 @@ func (c *Case) scriptTexts() []string {
 			}
 		}
 	}
-	for _, t := range c.Script {
-		out = append(out, t.Text, t.Reasoning)
-		for _, tc := range t.ToolCalls {
-			raw := []byte(tc.RawArguments)
-			if tc.RawArguments == "" {
-				raw, _ = json.Marshal(tc.Arguments)
-			}
-			var v any
-			if json.Unmarshal(raw, &v) != nil {
-				out = append(out, string(raw))
-				continue
-			}
-			walk(v)
-		}
-	}
+	walk(v)
 	return out
 }
