@@ -120,6 +120,12 @@ type Config struct {
 	// whose cases must each show it on their own (an exploration's
 	// shrinks) sets it.
 	WaitEveryGrace bool
+	// Exits is what the run learns of how the agent exits, shared with
+	// the caller's other runs of the same agent (an exploration's
+	// batches): once a process of any of them did not exit within the
+	// grace, the processes of the others are signalled at once too (nil:
+	// the run's own; unused with WaitEveryGrace).
+	Exits *driver.ExitWatch
 }
 
 // Run runs every case against the agent and judges every check. The error
@@ -144,7 +150,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer dropHome()
 	r := &runner{cfg: cfg, validator: validator}
 	if !cfg.WaitEveryGrace {
-		r.exits = driver.NewExitWatch()
+		if r.exits = cfg.Exits; r.exits == nil {
+			r.exits = driver.NewExitWatch()
+		}
 	}
 	if cfg.Pool && cfg.Repeat == 1 {
 		if r.pool = cfg.Pooled; r.pool == nil {

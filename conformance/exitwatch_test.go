@@ -133,3 +133,29 @@ func TestWithheldRunMakesNoFlakiness(t *testing.T) {
 		}
 	}
 }
+
+// Runs that share Config.Exits (an exploration's batches) learn from each
+// other: the second run's processes are signalled at once, naming the first
+// run's case, and ACP-EXIT-1 is n/a there, not a pass.
+func TestRunsShareWhatTheyLearnOfTheExit(t *testing.T) {
+	t.Parallel()
+	cases := twoCases(t)
+	exits := driver.NewExitWatch()
+	mod := func(cs []*Case) func(*Config) {
+		return func(c *Config) {
+			c.Cases, c.Parallel, c.Grace, c.Dialect, c.Exits = cs, 1, time.Second, driver.DialectTodoWrite, exits
+		}
+	}
+	first := runFake(t, "slow-exit", mod(cases[:1]))
+	if p := first.Cases[0].Evidence().Procs[0]; p.GraceCut != "" || !strings.HasPrefix(p.Shutdown, "did not exit within 1s of stdin closing: SIGTERM") {
+		t.Fatalf("the first run's process: shutdown %q, cut %q: want the whole grace waited", p.Shutdown, p.GraceCut)
+	}
+	second := runFake(t, "slow-exit", mod(cases[1:]))
+	learned := "agent process 1 of case " + cases[0].ID + " did not exit within 1s of its stdin closing"
+	if p := second.Cases[0].Evidence().Procs[0]; p.GraceCut != learned {
+		t.Errorf("the second run's process: shutdown %q, cut %q: want it cut, learned from %q", p.Shutdown, p.GraceCut, learned)
+	}
+	if c, _ := second.Check(ACPExit1); c.Outcome != NA {
+		t.Errorf("ACP-EXIT-1 in the second run: %s %q, want n/a", c.Outcome, c.Reason)
+	}
+}

@@ -256,13 +256,15 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	defer dropHome()
 	// One pool for every batch: a batch leases the processes the earlier
 	// ones started, instead of starting (and ending) its own.
+	// One knowledge of how the agent exits, too: once a process of a
+	// batch did not exit within the grace, the later batches' processes
+	// are signalled at once, as a run's are (the shrinks wait every grace).
+	if !cfg.Run.WaitEveryGrace && cfg.Run.Exits == nil {
+		cfg.Run.Exits = driver.NewExitWatch()
+	}
 	var pool *driver.Pool
 	if cfg.Run.Pool {
-		var exits *driver.ExitWatch // as each batch's own processes learn it (conformance.Run)
-		if !cfg.Run.WaitEveryGrace {
-			exits = driver.NewExitWatch()
-		}
-		pool = conformance.NewPool(cfg.Run, exits)
+		pool = conformance.NewPool(cfg.Run, cfg.Run.Exits)
 		defer pool.Close()
 		cfg.Run.Pooled = pool
 	}
@@ -342,7 +344,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	// confirmed, where nothing else shares its process. Each process is
 	// given its whole exit grace: a candidate shows an ACP-EXIT-1
 	// failure on its own, not only the first of a run to shut down.
-	cfg.Run.Pool, cfg.Run.Pooled, cfg.Run.Confirmed, cfg.Run.WaitEveryGrace = false, nil, nil, true
+	cfg.Run.Pool, cfg.Run.Pooled, cfg.Run.Confirmed, cfg.Run.WaitEveryGrace, cfg.Run.Exits = false, nil, nil, true, nil
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
