@@ -379,9 +379,15 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 						c.Dialect = driver.DialectTodoWrite
 					}
 					if b.FailsPooled != nil {
-						// Two cases at once: each pooled process serves
-						// several sessions, one after another.
-						c.Parallel = 2
+						// One case at a time: the pooled processes serve
+						// several sessions, one after another, in the
+						// run's order. Two at once made which list a
+						// session inherits (shared-todo-list) depend on the
+						// schedule: one inherited list equal to the
+						// session's own first write, which the isolation
+						// check cannot tell from its own, left TW-PLAN-1
+						// FLAKY once in 11 runs.
+						c.Parallel = 1
 					}
 				})
 			})})
