@@ -157,20 +157,7 @@ func BenchmarkPooledScenarios(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
 				Parallel: 2, Pool: true, Validator: conformance.Compiled(v), TempDir: b.TempDir()}
-			n, cpuMs := 0, int64(0)
-			for i := 0; b.Loop(); i++ {
-				res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: batch})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !res.OK() {
-					b.Fatalf("failures: %+v", res.Failures)
-				}
-				n += res.Scenarios
-				cpuMs += res.CPUMs
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
-			b.ReportMetric(float64(cpuMs)/float64(max(n, 1)), "cpu-ms/scenario")
+			benchExplore(b, cfg, batch)
 		})
 	}
 }

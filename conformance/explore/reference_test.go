@@ -182,10 +182,18 @@ func BenchmarkScenarios(b *testing.B) {
 	}
 	cfg := conformance.Config{Agent: reference(""), Timeout: time.Minute, Grace: 5 * time.Second, Settle: 20 * time.Millisecond,
 		Parallel: 64, Validator: conformance.Compiled(v), TempDir: b.TempDir()}
+	benchExplore(b, cfg, 64)
+}
+
+// benchExplore explores 64 scenarios of cfg's agent per iteration, in
+// batches of batch, seeds 0, 1, 2, ..., and reports scenarios/s and the
+// CPU time of the process per scenario (agents, mock models, runner and
+// judge alike, as the report says it: on a shared machine the rate depends
+// on the load, this much less; 0 where the process's CPU time is not read).
+func benchExplore(b *testing.B, cfg conformance.Config, batch int) {
 	n, cpuMs := 0, int64(0)
-	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: 64})
+		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: uint64(i), N: 64, Batch: batch})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -196,10 +204,6 @@ func BenchmarkScenarios(b *testing.B) {
 		cpuMs += res.CPUMs
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
-	// The CPU time of the process per scenario (agents, mock models,
-	// runner and judge alike), as the report says it: on a shared machine
-	// the rate depends on the load, this much less (0 where the process's
-	// CPU time is not read).
 	b.ReportMetric(float64(cpuMs)/float64(max(n, 1)), "cpu-ms/scenario")
 }
 
