@@ -217,7 +217,12 @@ func (cr *caseRun) step(i int, st Step) (stop bool) {
 	sr := StepResult{Index: i, Op: st.Op, Proc: len(ev.Procs) - 1, ReqSeq: -1, RespSeq: -1}
 	if st.Op == OpRestart {
 		// Shutting the agent down is waiting (its grace).
-		if cr.withoutSlot(true, fmt.Sprintf("step %d (restart)", i+1), func() { cr.endAgent("") }) {
+		var retireErr error
+		if cr.withoutSlot(true, fmt.Sprintf("step %d (restart)", i+1), func() { retireErr = cr.endForRestart() }) {
+			return true
+		}
+		if retireErr != nil {
+			cr.abort(fmt.Sprintf("step %d (restart): %v", i+1, retireErr))
 			return true
 		}
 		if err := cr.startAgent(); err != nil {
@@ -563,16 +568,57 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// startAgent starts a fresh agent process in the case's directory.
+// endForRestart ends the current agent process at a restart step: a
+// process of the case's own as an editor does (endAgent); a pooled
+// process the case holds alone is retired (Lease.Retire: the same
+// shutdown, observed and judged the same), and its stand-in ends with it.
+func (cr *caseRun) endForRestart() error {
+	l := cr.cfg.Lease
+	if l == nil {
+		cr.endAgent("")
+		return nil
+	}
+	rec := cr.curProc
+	t0 := time.Now()
+	var w *ExitWatch
+	who := ""
+	if cr.cfg.Exits != nil {
+		w, who = cr.cfg.Exits, fmt.Sprintf("agent process %d of case %s", rec.Index+1, cmp.Or(cr.cfg.ExitName, cr.cfg.Env.Name))
+	}
+	r, err := l.Retire(cr.cfg.Grace, w, who)
+	if err != nil {
+		return err
+	}
+	cr.ev.ExitWait += time.Since(t0)
+	cr.endAgent("") // the stand-in, which ended with the process
+	rec.Shutdown, rec.GraceCut, rec.Exit, rec.ExitedEarly, rec.Killed, rec.Retired = r.Shutdown, r.GraceCut, r.Exit, r.ExitedEarly, r.Killed, r.Note
+	// Each session/new and each session after a restart starts with the
+	// marker (Lease.Marker): an agent need not put the loaded
+	// conversation in front of its model.
+	cr.marked = false
+	return nil
+}
+
+// startAgent starts a fresh agent process in the case's directory (for a
+// pooled case after its restart, a fresh process in the folders of the
+// one retired: Lease.Restart).
 func (cr *caseRun) startAgent() error {
+	idx := len(cr.ev.Procs)
+	l := cr.cfg.Lease
+	var startedAt time.Duration
+	if l != nil && idx > 0 {
+		startedAt = time.Since(cr.start)
+		if err := l.Restart(); err != nil {
+			return err
+		}
+	}
 	a, err := cr.env.Start(cr.ctx)
 	if err != nil {
 		return err
 	}
-	idx := len(cr.ev.Procs)
-	pr := ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: time.Since(cr.start)}
-	if l := cr.cfg.Lease; l != nil {
-		pr.Argv, pr.InProcess, pr.Pooled = l.m.env.target.argv, l.m.env.target.inproc != nil, l.Describe()
+	pr := ProcResult{Index: idx, Argv: a.argv, InProcess: a.inProcess, StartedAt: cmp.Or(startedAt, time.Since(cr.start))}
+	if l != nil {
+		pr.Argv, pr.InProcess, pr.Pooled, pr.Loader, pr.PoolStore = l.m.env.target.argv, l.m.env.target.inproc != nil, l.Describe(), l.Loader(), l.Store()
 	}
 	cr.ev.Procs = append(cr.ev.Procs, pr)
 	cr.curProc = &cr.ev.Procs[idx]
@@ -625,8 +671,13 @@ func (cr *caseRun) endAgent(abort string) {
 		rec.Shutdown = how
 	}
 	rec.Stderr = p.stderr.String()
-	if l := cr.cfg.Lease; l != nil && rec.Pooled != "" {
-		rec.PooledAlone = l.Alone() // released as its stand-in ended
+	if l := cr.cfg.Lease; l != nil && rec.Pooled != "" && rec.Retired == "" {
+		// Released as its stand-in ended: alone in every process of the
+		// case (a restart's too).
+		rec.PooledAlone = l.Alone()
+		for i := range cr.ev.Procs {
+			cr.ev.Procs[i].PooledAlone = rec.PooledAlone
+		}
 	}
 	rec.ClientRequests = cr.cur.requests()
 	rec.Killed = p.killedDescendants()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -101,7 +102,18 @@ type member struct {
 	// it was ever given (both guarded by the pool's mu): held is at most
 	// the pool's sessions.
 	held, leased int
-	endOnce      sync.Once
+	// exclusive: the lease that holds it (LeaseExclusive) holds it alone:
+	// no other case is leased it until that one is released (guarded by
+	// the pool's mu).
+	exclusive bool
+	endOnce   sync.Once
+	// from is the process this one took the place of (Lease.Restart; nil:
+	// it was started for the pool).
+	from *member
+	// envMoved (guarded by the pool's mu): the process was retired at a case's restart and its
+	// folders and model went to the fresh process that took its place
+	// (Lease.Restart): ending it releases neither.
+	envMoved bool
 
 	mu sync.Mutex
 	// attached are the cases whose stand-ins serve now (at most the pool's
@@ -142,11 +154,20 @@ type Lease struct {
 	m        *member
 	n        int // the lease's number in the pool (its marker's)
 	released atomic.Bool
-	// first: the process was started for this lease (its first);
-	// alone: it was the process's only lease until it was released
-	// (Alone).
+	// first: the process was started for this lease (its first), and,
+	// after a restart, so was each one before it and the lease was its
+	// only one (Restart); alone: it was the process's only lease until it
+	// was released (Alone).
 	first bool
 	alone atomic.Bool
+	// exclusive: no other case is leased the process while the lease
+	// holds it (LeaseExclusive); retiring: Retire is ending the process
+	// (its stand-in's end does not give it back to the pool).
+	exclusive bool
+	retiring  atomic.Bool
+	// loaded says, after Restart, where the fresh process came from
+	// (ProcResult.Loader).
+	loaded string
 	// stderr is the stand-in's stderr while the lease is attached (a tee
 	// of the process's stderr).
 	stderr io.Writer
@@ -173,7 +194,17 @@ type Lease struct {
 // ctx: give it the case's timeout).
 // The case must Release it when it ends. Once a process could not start
 // or initialize, every later Lease fails at once.
-func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
+func (pl *Pool) Lease(ctx context.Context) (*Lease, error) { return pl.lease(ctx, false) }
+
+// LeaseExclusive gives a case a pooled process that serves no other
+// session, and is leased no other case until the case releases it: one
+// that serves none now, or a new one. A case that restarts its agent
+// (OpRestart) needs one: its session's first part runs there, and its
+// restart retires the process (Retire) and starts a fresh one in its
+// folders that loads the session and takes its place (Restart).
+func (pl *Pool) LeaseExclusive(ctx context.Context) (*Lease, error) { return pl.lease(ctx, true) }
+
+func (pl *Pool) lease(ctx context.Context, exclusive bool) (*Lease, error) {
 	pl.mu.Lock()
 	if pl.closed {
 		pl.mu.Unlock()
@@ -187,19 +218,24 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 	n := pl.leases
 	var m *member
 	for _, c := range pl.all {
-		if c.held < pl.sessions() && !c.isDead() && (m == nil || c.held < m.held) {
+		room := c.held < pl.sessions()
+		if exclusive {
+			room = c.held == 0
+		}
+		if room && !c.exclusive && !c.isDead() && (m == nil || c.held < m.held) {
 			m = c
 		}
 	}
 	if m != nil {
 		m.held++
 		m.leased++
+		m.exclusive = exclusive
 	}
 	first := m == nil
 	pl.mu.Unlock()
 	if m == nil {
 		var err error
-		if m, err = pl.start(ctx); err != nil {
+		if m, err = pl.start(ctx, exclusive); err != nil {
 			pl.mu.Lock()
 			if pl.broken == nil {
 				pl.broken = err
@@ -214,7 +250,7 @@ func (pl *Pool) Lease(ctx context.Context) (*Lease, error) {
 		pl.put(m, nil)
 		return nil, err
 	}
-	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m, n: n, first: first,
+	l := &Lease{Marker: marker, Model: t, URL: m.env.Server.URL, BaseURL: m.env.Server.BaseURL(), m: m, n: n, first: first, exclusive: exclusive,
 		sessions: map[string]bool{}, errsAt: len(m.env.Server.Journal().Errors())}
 	return l, nil
 }
@@ -232,7 +268,7 @@ func (m *member) isDead() bool {
 
 // start starts a pooled process and sends its initialize: it is leased
 // once (held) when it is in the pool's list.
-func (pl *Pool) start(ctx context.Context) (*member, error) {
+func (pl *Pool) start(ctx context.Context, exclusive bool) (*member, error) {
 	pl.mu.Lock()
 	idx := pl.started
 	pl.started++
@@ -261,16 +297,9 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 		m.end(0)
 		return nil, fmt.Errorf("conformance: pooled process %d: initialize: %w", idx+1, err)
 	}
-	m.startErr = Truncate(m.p.stderr.String(), startErrKeep)
-	m.init = map[string]json.RawMessage{}
-	if env2.Error != nil {
-		b, _ := json.Marshal(env2.Error)
-		m.init["error"] = b
-	} else {
-		m.init["result"] = env2.Result
-	}
+	m.initAnswered(env2)
 	pl.mu.Lock()
-	m.held, m.leased = 1, 1
+	m.held, m.leased, m.exclusive = 1, 1, exclusive
 	pl.all = append(pl.all, m)
 	closed := pl.closed
 	pl.mu.Unlock()
@@ -281,14 +310,47 @@ func (pl *Pool) start(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
+// initAnswered keeps the process's answer to its initialize (the
+// result, or error, members), which every later case of it is given, and
+// what it wrote on stderr until then.
+func (m *member) initAnswered(e Envelope) {
+	init := map[string]json.RawMessage{}
+	if e.Error != nil {
+		b, _ := json.Marshal(e.Error)
+		init["error"] = b
+	} else {
+		init["result"] = e.Result
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.init == nil {
+		m.init, m.startErr = init, Truncate(m.p.stderr.String(), startErrKeep)
+	}
+}
+
+// initialized reports whether the process's initialize was answered.
+func (m *member) initialized() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.init != nil
+}
+
 // put ends a lease of a member (l; nil when the lease was never made):
 // it serves another case, or when it is dead (or the pool closed) and no
 // case holds it any more, it is ended.
 func (pl *Pool) put(m *member, l *Lease) {
+	if !m.initialized() {
+		// A fresh process of a case's restart that the case never
+		// initialized: no later case may be given an answer it has not.
+		m.retire(errors.New("the case that started it at its restart never had its initialize answered"))
+	}
 	dead := m.isDead()
 	pl.mu.Lock()
 	if l != nil && l.first && m.leased == 1 {
 		l.alone.Store(true)
+	}
+	if l != nil && l.exclusive {
+		m.exclusive = false
 	}
 	m.held--
 	last := m.held == 0
@@ -338,7 +400,12 @@ func (m *member) end(grace time.Duration) {
 		m.mu.Unlock()
 		m.p.shutdownWatched(grace, m.pool.cfg.Exits, "")
 		waitFor(m.done, time.Second)
-		m.env.Close()
+		m.pool.mu.Lock()
+		moved := m.envMoved
+		m.pool.mu.Unlock()
+		if !moved {
+			m.env.Close()
+		}
 	})
 }
 
@@ -449,6 +516,9 @@ func (m *member) route(line []byte) {
 		case f.l == nil:
 			f.reply <- env
 		default:
+			if f.method == "initialize" {
+				m.initAnswered(env)
+			}
 			if f.method == "session/new" {
 				var ns struct {
 					SessionID string `json:"sessionId"`
@@ -638,6 +708,11 @@ func (l *Lease) serve(ctx context.Context, pio ProcIO) int {
 			}
 		case <-m.done:
 			waitFor(m.p.errDone, time.Second) // its last words, a crash's stack
+			if l.retiring.Load() {
+				// Retire ended it: the case's restart.
+				l.detach()
+				return 0
+			}
 			fmt.Fprintf(pio.Stderr, "\n[todoharness] pooled process %d ended: %s\n", m.idx+1, m.p.exitDescription())
 			l.detach()
 			return 1
@@ -666,13 +741,22 @@ func (l *Lease) teeStderr(w io.Writer) {
 	if n := m.pool.sessions(); n > 1 {
 		at = fmt.Sprintf(", and up to %d at once (what it writes while several hold it goes to each)", n)
 	}
-	if l.first {
+	m.mu.Lock()
+	startErr, loading := m.startErr, m.init == nil
+	m.mu.Unlock()
+	switch {
+	case loading:
+		// A fresh process of the case's restart (Restart): everything it
+		// wrote is the case's so far.
+		startErr = m.p.stderr.String()
+		fmt.Fprintf(w, "[todoharness] %s, shared: started fresh at this case's restart in the folders of the process that ran the case's first part (retired there); it joins the pool after this case, which holds it alone. ", l.Describe())
+	case l.first:
 		fmt.Fprintf(w, "[todoharness] %s, shared: it was started for this case, its first, and may serve more after%s. ", l.Describe(), at)
-	} else {
+	default:
 		fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
 	}
-	if m.startErr != "" {
-		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(m.startErr, "\n"))
+	if startErr != "" {
+		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(startErr, "\n"))
 	} else {
 		fmt.Fprintf(w, "What it wrote on stderr while this case held it:\n")
 	}
@@ -696,9 +780,12 @@ func (l *Lease) forward(ctx context.Context, line []byte) error {
 	if wm.Kind != KindRequest {
 		return m.write(ctx, line)
 	}
-	if env.Method == "initialize" {
+	m.mu.Lock()
+	init := m.init
+	m.mu.Unlock()
+	if env.Method == "initialize" && init != nil {
 		resp := map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "id": env.ID}
-		for k, v := range m.init {
+		for k, v := range init {
 			resp[k] = v
 		}
 		b, err := json.Marshal(resp)
@@ -738,7 +825,9 @@ func (l *Lease) detach() {
 		m.past[s] = true
 	}
 	m.mu.Unlock()
-	l.Release()
+	if !l.retiring.Load() {
+		l.Release()
+	}
 }
 
 // startCPU reads the process's CPU as the case is attached, its nth
@@ -856,6 +945,7 @@ func (l *Lease) forwardIdle(w io.Writer) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
+	m := l.m // the lease's process now: a restart's is another's (Restart)
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(2 * time.Millisecond)
@@ -867,8 +957,8 @@ func (l *Lease) forwardIdle(w io.Writer) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			at := l.m.p.idleAt.Load()
-			if at < 0 || at == last || at != l.m.drained.Load() {
+			at := m.p.idleAt.Load()
+			if at < 0 || at == last || at != m.drained.Load() {
 				continue
 			}
 			last = at
@@ -880,3 +970,111 @@ func (l *Lease) forwardIdle(w io.Writer) (stop func()) {
 	}()
 	return func() { close(done) }
 }
+
+// Retired is how the process of an exclusive lease ended at its case's
+// restart (Lease.Retire): ProcResult's fields, and Note, its Retired.
+type Retired struct {
+	Shutdown, GraceCut, Exit string
+	ExitedEarly              bool
+	Killed                   []string
+	Note                     string
+}
+
+// Retire ends the process of an exclusive lease (LeaseExclusive) at its
+// case's restart, as a restart ends a process of the case's own: its
+// stdin closed, the grace to exit on its own (w: what the run learned of
+// how the agent exits, nil: none; who names the process when it waits the
+// grace out, and teaches w), then signals. What the process writes until
+// it exits still goes to the case, whose stand-in ends with it; the case
+// then starts a fresh process in its folders (Restart). A lease that is
+// not exclusive, or whose process ended already, is not retired: the
+// error says why.
+func (l *Lease) Retire(grace time.Duration, w *ExitWatch, who string) (Retired, error) {
+	m := l.m
+	switch {
+	case !l.exclusive:
+		return Retired{}, errors.New("a restart of a session of a pooled process needs the process alone (Pool.LeaseExclusive)")
+	case l.released.Load():
+		return Retired{}, fmt.Errorf("pooled process %d ended before the case's restart: %s", m.idx+1, m.p.exitDescription())
+	}
+	l.endCPU() // the session's first part, while the process lives
+	l.retiring.Store(true)
+	m.mu.Lock()
+	nth := m.served
+	if m.dead == nil {
+		m.dead = errors.New("a case's restart retired it")
+	}
+	m.mu.Unlock()
+	early := m.p.hasExited()
+	how, cut := m.p.shutdownWatched(grace, w, who)
+	waitFor(m.done, time.Second)
+	r := Retired{Shutdown: how, GraceCut: cut, Exit: m.p.exitDescription(), ExitedEarly: early, Killed: m.p.killedDescendants()}
+	r.Note = fmt.Sprintf("the case held pooled agent process %d alone (no other session in it while the case ran), as its session %d, after %d other session(s); "+
+		"at the case's restart it was retired: its stdin closed, and how it ended is judged as a restart's (ACP-EXIT-1)", m.idx+1, nth, nth-1)
+	return r, nil
+}
+
+// Restart starts, after Retire, a fresh process in the retired one's
+// folders (its home and working folder, where the case's session was
+// saved, with the sessions of the cases it served before; its model),
+// which the lease holds alone: the case's stand-in forwards to it, its
+// initialize too (its answer is the one every later case of the process
+// is given), and once the case releases the lease the process serves
+// other cases in the retired one's place: the pool keeps its size. The
+// process is started within the pool's context: it outlives the case.
+func (l *Lease) Restart() error {
+	old, pl := l.m, l.m.pool
+	if !l.retiring.Load() {
+		return errors.New("a pooled process is restarted only after its case retired it (Lease.Retire)")
+	}
+	pl.mu.Lock()
+	idx := pl.started
+	pl.started++
+	pl.mu.Unlock()
+	p, err := startProc(pl.ctx, old.env.target, old.env.Cwd)
+	if err != nil {
+		return fmt.Errorf("pooled process %d, started in the folders of pooled process %d at the case's restart: %w", idx+1, old.idx+1, err)
+	}
+	m := &member{pool: pl, idx: idx, env: old.env, p: p, from: old, pending: map[string]forwarded{}, past: map[string]bool{}, attached: map[*Lease]bool{},
+		done: make(chan struct{})}
+	l.omu.Lock()
+	mine := maps.Clone(l.sessions)
+	l.omu.Unlock()
+	old.mu.Lock()
+	for s := range old.past {
+		if !mine[s] {
+			m.past[s] = true
+		}
+	}
+	old.mu.Unlock()
+	go m.read()
+	pl.mu.Lock()
+	old.envMoved = true
+	m.held, m.leased, m.exclusive = 1, 1, true
+	if i := slices.Index(pl.all, old); i >= 0 {
+		pl.all[i] = m
+	} else {
+		pl.all = append(pl.all, m)
+	}
+	// Alone (once released): the retired process was started for the
+	// case and served no other, and so is this one.
+	l.first = l.first && old.leased == 1
+	pl.mu.Unlock()
+	l.omu.Lock()
+	l.cpu, l.cpu0, l.cpuErr, l.cpuEnding, l.cpuDone = SessionCPU{}, 0, "", false, false
+	l.omu.Unlock()
+	l.m = m
+	l.loaded = fmt.Sprintf("a fresh process started at the case's restart in the folders of pooled agent process %d (retired there; they hold the sessions of every case it served), "+
+		"which the case held alone, its first session; after the case it joined the pool in that process's place", old.idx+1)
+	l.retiring.Store(false)
+	return nil
+}
+
+// Loader says where the process of a lease restarted (Restart) came
+// from ("" when it was not).
+func (l *Lease) Loader() string { return l.loaded }
+
+// Store names the folders of the lease's process (its working folder's
+// name): the processes of a restart (the one retired and the one started
+// in its folders) share them (ProcResult.PoolStore).
+func (l *Lease) Store() string { return filepath.Base(l.m.env.Cwd) }

@@ -270,8 +270,27 @@ type ProcResult struct {
 	// process of its own (it served other cases only after), and a failure
 	// of the case needs no run again alone to be its own.
 	PooledAlone bool `json:"pooledAlone,omitempty"`
+	// Retired (a pooled process, the first of a case that restarts its
+	// agent) says the case held the process alone and its restart ended
+	// it, as a restart ends a process of the case's own: Shutdown, Exit,
+	// GraceCut, ExitedEarly and Killed are that process's end, judged as
+	// a restart's (ACP-EXIT-1).
+	Retired string `json:"retired,omitempty"`
+	// Loader (a pooled process, the one after a case's restart) says it
+	// was started fresh at the restart in the folders of the process
+	// retired there (Retired), to load the case's session, and joined the
+	// pool in that one's place after the case: its initialize was the
+	// case's own, and it did not end with the case.
+	Loader string `json:"loader,omitempty"`
+	// PoolStore names the folders of the pooled process (its working
+	// folder's name): a process retired at a restart and the one started
+	// in its folders (Loader) share them, and with them the sessions every
+	// case of either saved (ACP-ISOLATION-1 judges those cases beside each
+	// other). Empty in evidence saved before it was kept.
+	PoolStore string `json:"poolStore,omitempty"`
 	// SessionCPU is what the pooled process's session for the case cost
-	// it in CPU (nil for a process of the case's own).
+	// it in CPU (nil for a process of the case's own; for a case that
+	// restarts, each process's part).
 	SessionCPU *SessionCPU `json:"sessionCpu,omitempty"`
 	// ExitedEarly: the process was gone before the runner closed its stdin.
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
