@@ -1061,6 +1061,8 @@ func (l *Lease) Restart() error {
 	l.first = l.first && old.leased == 1
 	pl.mu.Unlock()
 	l.omu.Lock()
+	// The next stand-in's: its stdout's bytes (forwardIdle), its CPU.
+	l.outBytes = 0
 	l.cpu, l.cpu0, l.cpuErr, l.cpuEnding, l.cpuDone = SessionCPU{}, 0, "", false, false
 	l.omu.Unlock()
 	l.m = m

@@ -84,7 +84,7 @@ func runLeased(t *testing.T, pl *Pool, l *Lease, name string, steps []Step, w *E
 	t.Helper()
 	turns := []mockmodel.Turn{{Text: "ok"}, {Text: "ok"}}
 	return RunCase(context.Background(), CaseConfig{Env: EnvConfig{Target: pl.cfg.Target, Name: name, DirPrefix: name, TempDir: pl.cfg.TempDir,
-		Script: &mockmodel.Script{Name: name, Turns: turns}}, Steps: steps, Timeout: 30 * time.Second, Grace: pl.cfg.Grace, Settle: 50 * time.Millisecond,
+		Script: &mockmodel.Script{Name: name, Turns: turns}}, Steps: steps, Timeout: 60 * time.Second, Grace: pl.cfg.Grace, Settle: 2 * time.Second,
 		Lease: l, Exits: w, ExitName: name})
 }
 
@@ -149,6 +149,11 @@ func TestPooledRestartStartsOneProcess(t *testing.T) {
 	for _, st := range b.Steps {
 		if st.Error != "" || st.Skipped != "" {
 			t.Errorf("step %d (%s): error %q, skipped %q", st.Index+1, st.Op, st.Error, st.Skipped)
+		}
+		// The agent's idle reports reach the case through each process:
+		// no settle waits out its window.
+		if st.Settled != "" && !strings.HasPrefix(st.Settled, "the agent reported it had nothing more to send") {
+			t.Errorf("step %d (%s): the settle ended: %s; want: on the agent's idle report", st.Index+1, st.Op, st.Settled)
 		}
 	}
 	if first.PooledAlone || loader.PooledAlone {
