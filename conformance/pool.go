@@ -16,6 +16,7 @@ import (
 	"github.com/todoharness/todoharness/harness/llm"
 	"github.com/todoharness/todoharness/harness/todolist"
 	"github.com/todoharness/todoharness/internal/termtext"
+	"github.com/todoharness/todoharness/mockmodel"
 )
 
 // Poolable reports whether the case may run as a session of a pooled
@@ -298,30 +299,65 @@ func (ev *Evidence) crossed() bool {
 	return len(ev.pooledCrossings()) > 0
 }
 
-// beforeItsCalls reports whether plan p came before every tool call of
-// its prompt, of an agent that announces them (a tool_call follows it in
-// the prompt), and shows no list the session wrote in an earlier prompt:
-// it shows no write of this session, whatever write the matching tied it
-// to.
-func (ev *Evidence) beforeItsCalls(p planObs, mine []Write) bool {
-	if p.Segment != "prompt" || p.CallID != "" {
+// beforeItsWrites reports whether plan p, shown in a prompt of the
+// session whose writes are mine, shows no write of that session, whatever
+// write the matching tied it to: it shows no list the session wrote in an
+// earlier prompt, and it came before the session's first write of its
+// prompt was made: before the model was asked the turn that makes it (the
+// wire's clock and the journal's are the runner's), or, of an agent that
+// announces that write (a tool_call of its id), before that tool_call with
+// no tool call of the prompt before it. A tool call of another tool
+// following the plan says nothing of the writes: Claude Code shows a
+// write's plan and announces only its other calls, so the plan of an
+// empty list its model wrote came before the lookup call made with it.
+func (ev *Evidence) beforeItsWrites(p planObs, mine []Write) bool {
+	if p.Segment != "prompt" {
 		return false
 	}
-	for _, w := range mine {
+	first := -1
+	for i, w := range mine {
 		if w.Prompt < p.Prompt && sameTrimmed(p.todos(), w.Todos) {
 			return false
 		}
+		if w.Prompt == p.Prompt && first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	w := mine[first]
+	if k := slices.IndexFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Seq == p.Seq }); k >= 0 {
+		if j := slices.IndexFunc(ev.Journal, func(e mockmodel.JournalEntry) bool { return e.TurnIndex == w.Turn }); j >= 0 && ev.Wire[k].Time.Before(ev.Journal[j].Time) {
+			return true
+		}
+	}
+	if p.CallID != "" {
+		return false
 	}
 	for _, m := range ev.Wire {
 		switch {
 		case m.Seq <= p.Seq || m.Proc != p.Proc:
 		case m.Dir == driver.Sent && m.Method == "session/prompt":
-			return false // the next prompt: none of p's came after it
-		case m.Dir == driver.Received && m.UpdateKind() == "tool_call":
+			return false // the next prompt: the write was not announced in p's
+		case m.Dir == driver.Received && m.UpdateKind() == "tool_call" && toolCallID(m.Line) == w.CallID:
 			return true
 		}
 	}
 	return false
+}
+
+// toolCallID is the toolCallId of a session/update line ("" when none).
+func toolCallID(line string) string {
+	var n struct {
+		Params struct {
+			Update struct {
+				ToolCallID string `json:"toolCallId"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal([]byte(line), &n)
+	return n.Params.Update.ToolCallID
 }
 
 // theirList finds the write of theirs (of the canonical shape) whose
@@ -550,9 +586,9 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 			continue
 		}
 		// Theirs when tied to no write of this session's and none of them
-		// has that list, or shown before its calls whatever its tie.
+		// has that list, or shown before its writes whatever its tie.
 		_, isMine := theirList(p.todos(), mine)
-		if w, ok := theirList(p.todos(), theirs); ok && (!tied && !isMine || ev.beforeItsCalls(p, mine)) {
+		if w, ok := theirList(p.todos(), theirs); ok && (!tied && !isMine || ev.beforeItsWrites(p, mine)) {
 			add(p.Seq, fmt.Sprintf("plan update #%d (%s), tied to no write of this session, shows exactly", p.Seq, planString(p)), "the list", w)
 			continue
 		}

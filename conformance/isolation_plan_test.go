@@ -1,0 +1,124 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/harness/llm"
+	"github.com/todoharness/todoharness/mockmodel"
+)
+
+// emptyListSession is a session of pooled agent process 1 whose model's
+// one turn writes an empty list (call_1) and calls a lookup tool
+// (call_2), then answers DONE, with the agent's messages at the given
+// offsets from the prompt: the shape of a claude-code-acp exploration's
+// session (seed 1, scenario 7), where the agent shows the write as a plan
+// update and announces only the lookup call. announce adds a tool_call
+// of call_1 after the plan and the write's own plan after it (an agent
+// that announces its writes, as the reference does).
+func emptyListSession(id string, asked, planAt time.Duration, announce bool) *Evidence {
+	t0 := time.Date(2026, 12, 7, 12, 50, 4, 0, time.UTC)
+	sid := `"sessionId":"` + id + `-session"`
+	var wire []driver.WireMsg
+	add := func(dir string, at time.Duration, line string) {
+		_, m := driver.Classify([]byte(line))
+		m.Seq, m.Dir, m.Time = len(wire), dir, t0.Add(at)
+		wire = append(wire, m)
+	}
+	update := func(at time.Duration, u string) {
+		add(driver.Received, at, `{"jsonrpc":"2.0","method":"session/update","params":{`+sid+`,"update":`+u+`}}`)
+	}
+	ms := time.Millisecond
+	add(driver.Sent, -3*ms, `{"id":1,"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1}}`)
+	add(driver.Received, -3*ms, `{"id":1,"jsonrpc":"2.0","result":{"protocolVersion":1}}`)
+	add(driver.Sent, -2*ms, `{"id":2,"jsonrpc":"2.0","method":"session/new","params":{"cwd":"/tmp/x","mcpServers":[]}}`)
+	add(driver.Received, -2*ms, `{"id":2,"jsonrpc":"2.0","result":{`+sid+`}}`)
+	add(driver.Sent, 0, `{"id":3,"jsonrpc":"2.0","method":"session/prompt","params":{"prompt":[{"text":"Plan the work with your todo tool, then reply DONE.","type":"text"}],`+sid+`}}`)
+	prompt := len(wire) - 1
+	update(asked+ms, `{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"carry carry done."}}`)
+	update(planAt, `{"sessionUpdate":"plan","entries":[]}`)
+	if announce {
+		update(planAt+ms, `{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"todo_write","kind":"other","status":"pending"}`)
+		update(planAt+2*ms, `{"sessionUpdate":"plan","entries":[]}`)
+	}
+	update(planAt+3*ms, `{"sessionUpdate":"tool_call","toolCallId":"call_2","title":"explore_lookup","kind":"other","status":"pending"}`)
+	update(planAt+4*ms, `{"sessionUpdate":"tool_call_update","toolCallId":"call_2","status":"failed"}`)
+	update(planAt+6*ms, `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"DONE"}}`)
+	add(driver.Received, planAt+7*ms, `{"id":3,"jsonrpc":"2.0","result":{"stopReason":"end_turn"}}`)
+	return &Evidence{
+		Dialect: driver.Dialect{Name: "claude", Tool: "TodoWrite", ListField: "todos", ContentField: "content", StatusField: "status"},
+		Case: &Case{ID: id,
+			Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}, {Op: driver.OpPrompt, Text: "Plan the work with your todo tool, then reply DONE."}},
+			Script: []mockmodel.Turn{
+				{Reasoning: "carry carry done.", ToolCalls: []mockmodel.ToolCall{
+					{Name: "TodoWrite", Arguments: map[string]any{"todos": []any{}}},
+					{Name: "explore_lookup", Arguments: map[string]any{"query": "the carry step"}}}},
+				{Text: "DONE"},
+			}},
+		CaseRecord: driver.CaseRecord{
+			Wire: wire,
+			Journal: []mockmodel.JournalEntry{
+				{Index: 0, TurnIndex: 0, Time: t0.Add(asked), Tools: []llm.ToolSpec{{Name: "TodoWrite"}, {Name: "explore_lookup"}}},
+				{Index: 1, TurnIndex: 1, Time: t0.Add(planAt + 5*ms), Messages: []llm.Message{
+					{Role: llm.RoleTool, ToolCallID: "call_1", Content: []llm.Part{{Type: "text", Text: "Todos have been modified successfully."}}},
+					{Role: llm.RoleTool, ToolCallID: "call_2", IsError: true, Content: []llm.Part{{Type: "text", Text: "<tool_use_error>No such tool available: explore_lookup</tool_use_error>"}}},
+				}},
+			},
+			Steps: []driver.StepResult{
+				{Index: 0, Op: driver.OpInitialize, ReqSeq: 0, RespSeq: 1},
+				{Index: 1, Op: driver.OpNewSession, ReqSeq: 2, RespSeq: 3, Result: json.RawMessage(`{` + sid + `}`)},
+				{Index: 2, Op: driver.OpPrompt, ReqSeq: prompt, RespSeq: len(wire) - 1},
+			},
+			Procs:      []driver.ProcResult{{Pooled: "a session of pooled agent process 1 (pid 7)"}},
+			PromptsRun: 1,
+		},
+		Writes: []Write{{Turn: 0, Prompt: 0, CallID: "call_1", Todos: []Todo{}, Shaped: true, Args: map[string]any{"todos": []any{}}}},
+	}
+}
+
+// An empty plan a session is shown identifies nobody's list by itself: it
+// is the session's own when its model wrote that empty list and the plan
+// came after the model was asked for it, even when a tool call of another
+// tool follows the plan (claude-code-acp shows a write as a plan and
+// announces only the other calls: a claude exploration failed
+// ACP-ISOLATION-1 on seed 1 scenario 7, "plan update #26 ([]), tied to no
+// write of this session, shows exactly the list only case explore-9
+// wrote"). The same plan shown before the model was asked anything, as a
+// list the process kept from another session is, fails it; so does one
+// shown before an agent that announces its writes announced the
+// session's.
+func TestIsolationEmptyPlanOfTheSessionsOwnWrite(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name          string
+		asked, planAt time.Duration
+		announce      bool
+		want          Outcome
+	}{
+		{"its model wrote [] and was asked before the plan (claude-code-acp)", 1 * ms, 3 * ms, false, Pass},
+		{"the plan came before the model was asked anything", 2 * ms, 1 * ms, false, Fail},
+		{"the plan came before the agent announced the session's write", 1 * ms, 3 * ms, true, Fail},
+	} {
+		a := emptyListSession("explore-7", tc.asked, tc.planAt, tc.announce)
+		b := emptyListSession("explore-9", 1*ms, 3*ms, false)
+		rep, err := Judge([]*Evidence{a, b}, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := rep.Check(ACPIsolation1)
+		var got CaseVerdict
+		for _, cv := range c.Cases {
+			if cv.Case == "explore-7" {
+				got = cv
+			}
+		}
+		want := fmt.Sprintf("plan update #%d ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote (its call_1, prompt 1: [])", 6)
+		if got.Outcome != tc.want || tc.want == Fail && (len(got.Reason) < len(want) || got.Reason[:len(want)] != want) {
+			t.Errorf("%s: %s %q, want %s", tc.name, got.Outcome, got.Reason, tc.want)
+		}
+	}
+}
