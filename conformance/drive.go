@@ -154,10 +154,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			r.exits = driver.NewExitWatch()
 		}
 	}
+	var own *driver.Pool // the run's own pool, not the caller's
 	if cfg.Pool && cfg.Repeat == 1 {
 		if r.pool = cfg.Pooled; r.pool == nil {
 			r.pool = NewPool(cfg, r.exits)
-			defer r.pool.Close()
+			own = r.pool
+			defer own.Close()
 		}
 	}
 	var evs []*Evidence
@@ -180,11 +182,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		evs = append(evs, got...)
 	}
+	if own != nil {
+		// Ended before their CPU is read: each process's is its whole
+		// life's.
+		own.Close()
+	}
 	v, err := validator()
 	if err != nil {
 		return nil, err
 	}
-	return Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict})
+	rep, err := Judge(evs, JudgeConfig{Checks: cfg.Checks, Only: cfg.Only, Expected: cfg.Expected, Validator: v, Strict: cfg.Strict})
+	if err == nil && own != nil {
+		rep.SetPoolCPU(own.CPU())
+	}
+	return rep, err
 }
 
 // NewPool is the pooled agent processes of the agent cfg runs

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -48,7 +49,14 @@ func TestTheFloorIsWhatASessionCostsAWarmProcess(t *testing.T) {
 			if sc != nil {
 				t.Errorf("case %s ran in a process of its own, yet has a session CPU %+v", c.ID, sc)
 			}
+			// Its process's whole life: its one session, and more.
+			if pc := ev.Procs[0].CPU; pc == nil || pc.Unmeasured != "" || pc.Ms < low {
+				t.Errorf("case %s ran in a process of its own, which cost %+v of CPU: want at least %d ms", c.ID, pc, low)
+			}
 			continue
+		}
+		if ev.Procs[0].CPU != nil {
+			t.Errorf("case %s: a pooled session with a process CPU %+v of its own", c.ID, ev.Procs[0].CPU)
 		}
 		switch {
 		case sc == nil:
@@ -74,5 +82,14 @@ func TestTheFloorIsWhatASessionCostsAWarmProcess(t *testing.T) {
 	t.Logf("floor %+v, sessions %v", rep.Floor, nths)
 	if want := rep.PooledCases - rep.PoolProcesses; rep.FloorSessions != want || rep.FloorCPUMs < float64(low) || rep.FloorCPUMs >= float64(high) || rep.FloorNote != "" {
 		t.Errorf("floor %+v: want the median of the %d sessions after their process's first, %d to %d ms", rep.Floor, want, low, high)
+	}
+	// What a pooled case cost its agent: the pooled processes' whole
+	// lives (each session burns fakeBurn; their start-ups, a Go binary's,
+	// shared among the sessions) over the pooled cases.
+	if rep.PooledCPUNote != "" || rep.PooledCPUMs < float64(low) || rep.PooledCPUMs >= float64(high) {
+		t.Errorf("a pooled case cost its agent %g ms (note %q): want %d to %d ms", rep.PooledCPUMs, rep.PooledCPUNote, low, high)
+	}
+	if want := math.Round(rep.PooledCPUMs/rep.FloorCPUMs*100) / 100; rep.PooledToFloor != want {
+		t.Errorf("pooledToFloor %g, want %g", rep.PooledToFloor, want)
 	}
 }

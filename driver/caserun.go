@@ -683,6 +683,9 @@ func (cr *caseRun) endAgent(abort string) {
 	rec.Killed = p.killedDescendants()
 	if l := cr.cfg.Lease; l != nil {
 		rec.SessionCPU = l.SessionCPU()
+	} else if !rec.InProcess {
+		c := p.cpu()
+		rec.CPU = &c
 	}
 	cr.cur, cr.curProc = nil, nil
 }

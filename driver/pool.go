@@ -54,6 +54,36 @@ type Pool struct {
 	// cases run in processes of their own, where that is seen as it is),
 	// rather than each waiting it out again.
 	broken error
+	// made counts the processes started (a member each), cpu what those
+	// that ended cost (CPU).
+	made int
+	cpu  PoolCPU
+}
+
+// PoolCPU is what the processes of a pool cost in CPU over their lives
+// (ProcCPU: each process's tree, start-up and shutdown included), for
+// the CPU a pooled case costs its agent: their sum amortises each start
+// over the sessions the process served.
+type PoolCPU struct {
+	// Processes is how many processes ended; Running how many had not
+	// when it was read (their CPU is not in Ms: read it after Close).
+	Processes, Running int
+	// Ms is the CPU time of the processes that ended, in milliseconds.
+	Ms int64
+	// Unmeasured says why the CPU of a process that ended could not be
+	// read (the first such reason; "" when every one was): then Ms is
+	// not the pool's.
+	Unmeasured string
+}
+
+// CPU is what the pool's processes cost in CPU (PoolCPU): after Close,
+// all of them.
+func (pl *Pool) CPU() PoolCPU {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	c := pl.cpu
+	c.Running = pl.made - c.Processes
+	return c
 }
 
 // PoolConfig is the agent a Pool runs and where.
@@ -107,6 +137,7 @@ type member struct {
 	// the pool's mu).
 	exclusive bool
 	endOnce   sync.Once
+	cpuOnce   sync.Once // countCPU
 	// from is the process this one took the place of (Lease.Restart; nil:
 	// it was started for the pool).
 	from *member
@@ -289,6 +320,9 @@ func (pl *Pool) start(ctx context.Context, exclusive bool) (*member, error) {
 	}
 	m := &member{pool: pl, idx: idx, env: env, p: p, pending: map[string]forwarded{}, past: map[string]bool{}, attached: map[*Lease]bool{},
 		done: make(chan struct{})}
+	pl.mu.Lock()
+	pl.made++
+	pl.mu.Unlock()
 	go m.read()
 	method, params := stepRequest(Step{Op: OpInitialize}, "", "", pl.cfg.Offer, ACPv1)
 	env2, err := m.call(ctx, method, params)
@@ -405,6 +439,24 @@ func (m *member) end(grace time.Duration) {
 		m.pool.mu.Unlock()
 		if !moved {
 			m.env.Close()
+		}
+		m.countCPU()
+	})
+}
+
+// countCPU adds what the process cost in CPU over its life to the pool's
+// (Pool.CPU), once it has ended: at its end, or at a case's restart that
+// retired it (once either way).
+func (m *member) countCPU() {
+	m.cpuOnce.Do(func() {
+		c := m.p.cpu()
+		pl := m.pool
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		pl.cpu.Processes++
+		pl.cpu.Ms += c.Ms
+		if c.Unmeasured != "" && pl.cpu.Unmeasured == "" {
+			pl.cpu.Unmeasured = fmt.Sprintf("pooled process %d: %s", m.idx+1, c.Unmeasured)
 		}
 	})
 }
@@ -1008,6 +1060,7 @@ func (l *Lease) Retire(grace time.Duration, w *ExitWatch, who string) (Retired, 
 	early := m.p.hasExited()
 	how, cut := m.p.shutdownWatched(grace, w, who)
 	waitFor(m.done, time.Second)
+	m.countCPU()
 	r := Retired{Shutdown: how, GraceCut: cut, Exit: m.p.exitDescription(), ExitedEarly: early, Killed: m.p.killedDescendants()}
 	r.Note = fmt.Sprintf("the case held pooled agent process %d alone (no other session in it while the case ran), as its session %d, after %d other session(s); "+
 		"at the case's restart it was retired: its stdin closed, and how it ended is judged as a restart's (ACP-EXIT-1)", m.idx+1, nth, nth-1)
@@ -1037,6 +1090,9 @@ func (l *Lease) Restart() error {
 	}
 	m := &member{pool: pl, idx: idx, env: old.env, p: p, from: old, pending: map[string]forwarded{}, past: map[string]bool{}, attached: map[*Lease]bool{},
 		done: make(chan struct{})}
+	pl.mu.Lock()
+	pl.made++
+	pl.mu.Unlock()
 	l.omu.Lock()
 	mine := maps.Clone(l.sessions)
 	l.omu.Unlock()

@@ -175,6 +175,15 @@ func TestPooledRestartStartsOneProcess(t *testing.T) {
 	if w.Learned() != "" {
 		t.Errorf("the run learned %q from processes that exit", w.Learned())
 	}
+	// The pool's CPU counts both processes once each, the retired one
+	// too (in process, what they cost is the runner's: not read).
+	if cpu := pl.CPU(); cpu.Processes != 1 || cpu.Running != 1 {
+		t.Errorf("before the pool closed: CPU %+v, want the retired process ended and the restart's running", cpu)
+	}
+	pl.Close()
+	if cpu := pl.CPU(); cpu.Processes != 2 || cpu.Running != 0 || cpu.Ms != 0 || !strings.Contains(cpu.Unmeasured, "the agent runs in the runner's process") {
+		t.Errorf("after the pool closed: CPU %+v, want 2 processes ended, not read: in the runner's process", cpu)
+	}
 }
 
 // A restart case that was the first session of a fresh pooled process is

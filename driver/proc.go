@@ -58,6 +58,12 @@ type proc struct {
 	// seen are the descendants found while the agent ran (track): ended
 	// at its end if they are still there, wherever they went.
 	seen []procEntry
+	// treeCPU is the most CPU time /proc showed the process's tree using
+	// (readCPU; treeRead: it was read once at least), treeErr why it could
+	// not be read (while it never was).
+	treeCPU  time.Duration
+	treeRead bool
+	treeErr  string
 
 	// idleAt is the last byte count of stdout the agent reported being
 	// idle at (-1: none), on its idle pipe (Target.IdleReport) or, in
@@ -388,6 +394,7 @@ func (p *proc) shutdownWatched(grace time.Duration, w *ExitWatch, who string) (h
 	// it exits, a child that left its group and cleared its environment
 	// is linked to the case by nothing else.
 	p.track()
+	p.readCPU()
 	p.closeStdin()
 	how = "exited after stdin closed"
 	term, kill := "SIGTERM", "SIGKILL"
@@ -433,11 +440,57 @@ func (p *proc) kill(why string) {
 		p.killed = why
 	}
 	p.mu.Unlock()
+	p.readCPU()
 	p.closeStdin()
 	p.endDescendants()
 	p.forceEnd()
 	_ = p.stdout.Close()
 	waitFor(p.errDone, time.Second)
+}
+
+// readCPU reads the CPU time the process's tree has used so far from
+// /proc (treeCPU), while it still runs: as the runner starts to end it
+// (shutdownWatched, kill), the last moment its descendants are all there
+// to be read. The most read is kept.
+func (p *proc) readCPU() {
+	if p.inproc != nil || p.hasExited() {
+		return // the pid may name another process once it is reaped
+	}
+	d, err := treeCPU(p.cmd.Process.Pid)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		if !p.treeRead {
+			p.treeErr = err.Error()
+		}
+		return
+	}
+	p.treeRead, p.treeErr, p.treeCPU = true, "", max(p.treeCPU, d)
+}
+
+// cpu is the CPU time the process used over its life, once it has
+// exited (ProcCPU): its tree's as /proc showed it when the runner began
+// to end it (readCPU), or, when that is more, its own and its waited-for
+// children's from its exit (wait4's usage: its shutdown's work included,
+// and that of a process that exited before it was read).
+func (p *proc) cpu() ProcCPU {
+	switch {
+	case p.inproc != nil:
+		return ProcCPU{Unmeasured: "the agent runs in the runner's process: its CPU is the runner's"}
+	case !p.hasExited():
+		return ProcCPU{Unmeasured: "the process had not exited"}
+	}
+	p.mu.Lock()
+	tree, read, why := p.treeCPU, p.treeRead, p.treeErr
+	p.mu.Unlock()
+	if !read && why != "" {
+		return ProcCPU{Unmeasured: why}
+	}
+	var exit time.Duration
+	if ps := p.cmd.ProcessState; ps != nil {
+		exit = ps.UserTime() + ps.SystemTime()
+	}
+	return ProcCPU{Ms: max(tree, exit).Milliseconds()}
 }
 
 // terminate asks the agent to end: SIGTERM to its process group, or the

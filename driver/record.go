@@ -292,6 +292,12 @@ type ProcResult struct {
 	// it in CPU (nil for a process of the case's own; for a case that
 	// restarts, each process's part).
 	SessionCPU *SessionCPU `json:"sessionCpu,omitempty"`
+	// CPU is what the process cost in CPU over its life, start-up and
+	// shutdown included (ProcCPU), for a process of the case's own (nil
+	// for a pooled session, whose process's is its pool's, Pool.CPU; for
+	// an agent in the runner's process; and in evidence saved before it
+	// was read).
+	CPU *ProcCPU `json:"cpu,omitempty"`
 	// ExitedEarly: the process was gone before the runner closed its stdin.
 	ExitedEarly    bool            `json:"exitedEarly,omitempty"`
 	Stderr         string          `json:"stderr,omitempty"`
@@ -315,6 +321,18 @@ type SessionCPU struct {
 	// Unmeasured says why Ms was not read ("" when it was): the process
 	// serves several sessions at once, runs in the runner's process, no
 	// /proc, the process ended during the session.
+	Unmeasured string `json:"unmeasured,omitempty"`
+}
+
+// ProcCPU is the CPU time an agent process used over its life: its tree's
+// (the process and its descendants, with the children they waited for)
+// as /proc showed it when the runner began to end it, or its own and its
+// waited-for children's from its exit status when that is more.
+type ProcCPU struct {
+	// Ms is the CPU time in milliseconds; 0 when Unmeasured.
+	Ms int64 `json:"ms"`
+	// Unmeasured says why Ms was not read ("" when it was): no /proc, the
+	// agent runs in the runner's process.
 	Unmeasured string `json:"unmeasured,omitempty"`
 }
 

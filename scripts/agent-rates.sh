@@ -16,7 +16,14 @@
 #     from /proc), of the catalogue and of the exploration, and the CPU a
 #     case / a scenario divided by it (the report's cpuToFloor); "-" with
 #     the report's reason where there is none (the pool off, sessions
-#     served at once, no /proc).
+#     served at once, no /proc);
+#   - the CPU a pooled case / scenario cost the agent (the report's
+#     pooledCpuMs: every pooled process's whole life, start-ups included,
+#     and the fresh processes that ran pooled failures again alone, over
+#     the cases that ran pooled; the runner's CPU and the cases with a
+#     process of their own left out) and its ratio to the floor
+#     (pooledToFloor: issue 43's goal is 1.5 at most); "-" with the
+#     report's reason where it was not read.
 # The agents come from make peers' cache (-peers, default .cache/peers:
 # DIR/PRESET/node_modules/.bin is put first on PATH), BINARY is the
 # todoharness to run (default: go build of this checkout into the -out
@@ -68,6 +75,12 @@ floor() {
   jq -r 'if (.floorSessions // 0) > 0 then "\(.floorCpuMs // 0) ms (median of \(.floorSessions)), \(.cpuToFloor // "-")x"
     else "- (\(.floorNote // "not reported" | gsub("[|\n]"; " ")))" end' "$1" 2>/dev/null || echo '?'
 }
+# pooled is what report $1 says a pooled case / scenario cost the agent:
+# "ms, ratio x" or "- (why)".
+pooled() {
+  jq -r 'if (.pooledCpuMs // 0) > 0 then "\(.pooledCpuMs) ms, \(.pooledToFloor // "-")x"
+    else "- (\(.pooledCpuNote // "not reported" | gsub("[|\n]"; " ")))" end' "$1" 2>/dev/null || echo '?'
+}
 # failed is the checks report $1 fails, FLAKY ones marked.
 failed() {
   jq -r '[.checks[] | select(.outcome == "fail" or .outcome == "flaky") | .id + (if .outcome == "flaky" then " (FLAKY)" else "" end)] | join(", ")' "$1" 2>/dev/null || echo '?'
@@ -76,8 +89,8 @@ if [ -n "$pools" ]; then
   echo "| preset | --pool | load before | wall | CPU | pooled processes, their cases, cases run again alone | verdict | failed checks | same as off? |"
   echo "|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| preset | agent | catalogue: wall, CPU, verdict | catalogue: CPU a case, floor, ratio | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario | scenarios: floor, ratio |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| preset | agent | catalogue: wall, CPU, verdict | catalogue: CPU a case, floor, ratio | catalogue: a pooled case's agent CPU, to the floor | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario | scenarios: floor, ratio | scenarios: a pooled scenario's agent CPU, to the floor |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 fi
 base=$PATH
 for p in "$@"; do
@@ -118,6 +131,7 @@ EOF
     "$out/$p-explore/explore.json" 2>/dev/null || echo '? (no explore.json)')
   cfloor="$(jq -r '"\(.cpuPerCaseMs // "-") ms"' "$out/$p-catalogue.json" 2>/dev/null || echo '?'), $(floor "$out/$p-catalogue.json")"
   efloor=$(floor "$out/$p-explore/explore.json")
-  printf '| %s | %s | %.1f s, %.1f s, %s | %s | %.1f s, %.1f s | %s | %s |\n' "$p" "$agent" "$cw" "$(echo "$cu $cs" | awk '{print $1+$2}')" \
-    "$verdict" "$cfloor" "$ew" "$(echo "$eu $es" | awk '{print $1+$2}')" "$rates" "$efloor"
+  printf '| %s | %s | %.1f s, %.1f s, %s | %s | %s | %.1f s, %.1f s | %s | %s | %s |\n' "$p" "$agent" "$cw" "$(echo "$cu $cs" | awk '{print $1+$2}')" \
+    "$verdict" "$cfloor" "$(pooled "$out/$p-catalogue.json")" "$ew" "$(echo "$eu $es" | awk '{print $1+$2}')" "$rates" "$efloor" \
+    "$(pooled "$out/$p-explore/explore.json")"
 done

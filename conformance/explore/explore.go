@@ -334,6 +334,9 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		cpuMs = prog.cpu().Milliseconds()
 	}
 	res.cost(cfg.Now().Sub(start).Milliseconds(), cpuMs, prog.cpu != nil)
+	if pool != nil {
+		floor.AddPool(pool.CPU())
+	}
 	res.Floor = floor.Floor()
 	if !cfg.Run.Pool {
 		res.FloorNote = "pool off: every scenario had a process of its own"
@@ -861,6 +864,11 @@ func (r *Result) validate() error {
 		return fmt.Errorf("scenariosMs %d, cpuMs %d (want 0 to %d), scenariosPerMinute %g, cpuPerScenarioMs %g (want 0 or more): not the times of a run", r.ScenariosMs, r.CPUMs, int64(maxCostMs), r.ScenariosPerMinute, r.CPUPerScenarioMs)
 	case r.FloorCPUMs < 0 || r.FloorSessions < 0 || r.CPUToFloor < 0 || (r.FloorCPUMs > 0 && r.FloorSessions == 0):
 		return fmt.Errorf("floorCpuMs %g, floorSessions %d, cpuToFloor %g: want 0 or more, a floor with the sessions it is the median of", r.FloorCPUMs, r.FloorSessions, r.CPUToFloor)
+	case r.PooledCPUMs < 0 || r.PooledCPUMs > maxCostMs || r.PooledToFloor < 0 || (r.PooledToFloor > 0 && (r.PooledCPUMs == 0 || r.FloorCPUMs == 0)):
+		return fmt.Errorf("pooledCpuMs %g (want 0 to %d), pooledToFloor %g: want 0 or more, and a ratio only of a pooled scenario's CPU to a floor (floorCpuMs %g)",
+			r.PooledCPUMs, int64(maxCostMs), r.PooledToFloor, r.FloorCPUMs)
+	case r.PooledCPUMs > 0 && (r.PooledCPUNote != "" || r.Pool == conformance.PoolOff):
+		return fmt.Errorf("pooledCpuMs %g with pool %q and pooledCpuNote %q: a pooled scenario's CPU is measured only with the pool on, and then has no note saying why it is not", r.PooledCPUMs, r.Pool, r.PooledCPUNote)
 	}
 	if r.N > 0 {
 		if share := (r.N - r.Shard + r.Shards - 1) / r.Shards; r.Scenarios+r.NotJudged > share {
@@ -979,6 +987,9 @@ func Merge(rs []*Result) (*Result, error) {
 		out.Floor = r0.Floor
 	} else {
 		out.FloorNote = "not merged: each shard's floor is the median of its own sessions (see the shards' reports)"
+		if slices.ContainsFunc(rs, func(r *Result) bool { return r.PooledCPUMs > 0 || r.PooledCPUNote != "" }) {
+			out.PooledCPUNote = "not merged: each shard's is that of its own pooled processes (see the shards' reports)"
+		}
 	}
 	out.SetRatio(out.CPUPerScenarioMs)
 	return out, nil

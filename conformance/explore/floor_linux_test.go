@@ -35,5 +35,16 @@ func TestTheExplorationGivesTheFloorOfAnAgentProcess(t *testing.T) {
 	if res.CPUToFloor != want {
 		t.Errorf("cpuToFloor %g, want %g (%g ms a scenario, floor %g ms)", res.CPUToFloor, want, res.CPUPerScenarioMs, res.FloorCPUMs)
 	}
+	// What a pooled scenario cost its agent: the pooled processes' lives
+	// and the runs again alone over the pooled scenarios, beside the floor.
+	if res.PooledCPUMs <= 0 || res.PooledCPUNote != "" {
+		t.Errorf("pooledCpuMs %g, note %q: want the CPU a pooled scenario cost the agent", res.PooledCPUMs, res.PooledCPUNote)
+	}
+	if want := 0.0; res.FloorCPUMs > 0 {
+		want = math.Round(res.PooledCPUMs/res.FloorCPUMs*100) / 100
+		if res.PooledToFloor != want {
+			t.Errorf("pooledToFloor %g, want %g", res.PooledToFloor, want)
+		}
+	}
 	t.Logf("floor %+v, %g ms of CPU a scenario", res.Floor, res.CPUPerScenarioMs)
 }

@@ -44,6 +44,14 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 		"known > pooled":        func(r *Result) { r.PooledScenarios, r.PooledKnown = 1, 2 },
 		"pooled+alone > judged": func(r *Result) { r.PooledScenarios, r.PoolRanAlone = 3, 3 },
 		"negative pooled":       func(r *Result) { r.PooledScenarios = -1 },
+		"negative floor":        func(r *Result) { r.FloorCPUMs, r.FloorSessions = -1, 3 },
+		"negative pooled CPU":   func(r *Result) { r.PooledCPUMs = -1 },
+		"pooled CPU past life":  func(r *Result) { r.PooledCPUMs = maxCostMs + 1 },
+		"negative pooled ratio": func(r *Result) { r.PooledCPUMs, r.FloorCPUMs, r.FloorSessions, r.PooledToFloor = 50, 40, 3, -1 },
+		"ratio without a floor": func(r *Result) { r.PooledCPUMs, r.PooledToFloor = 50, 1.25 },
+		"ratio without the CPU": func(r *Result) { r.FloorCPUMs, r.FloorSessions, r.PooledToFloor = 40, 3, 1.25 },
+		"pooled CPU and a note": func(r *Result) { r.PooledCPUMs, r.PooledCPUNote = 50, "not measured: no /proc" },
+		"pooled CPU, pool off":  func(r *Result) { r.PooledCPUMs, r.Pool = 50, "off" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var r Result
@@ -52,6 +60,12 @@ func TestParseResultRefusesInconsistentReports(t *testing.T) {
 			}
 			if _, err := ParseResult(seedResult(0), "x/explore.json"); err != nil {
 				t.Fatalf("the consistent report: %v", err)
+			}
+			measured := r
+			measured.PooledScenarios, measured.FloorCPUMs, measured.FloorSessions, measured.PooledCPUMs, measured.PooledToFloor = 4, 40, 3, 50, 1.25
+			mb, _ := json.Marshal(measured)
+			if _, err := ParseResult(mb, "x/explore.json"); err != nil {
+				t.Fatalf("the consistent report with a floor and a pooled scenario's CPU: %v", err)
 			}
 			mut(&r)
 			b, _ := json.Marshal(r)

@@ -109,7 +109,9 @@ func TestConformPoolsByDefault(t *testing.T) {
 		}
 		var rep struct {
 			Pool, FloorNote   string
+			PooledCPUNote     string
 			CPUMs, FloorCPUMs float64
+			PooledCPUMs       float64
 			CPUPerCaseMs      float64
 			Cases             []struct{ ID string }
 			FloorSessions     int
@@ -125,6 +127,12 @@ func TestConformPoolsByDefault(t *testing.T) {
 		if rep.FloorCPUMs != 0 || rep.FloorSessions != 0 || rep.CPUToFloor != 0 || !strings.Contains(rep.FloorNote, tc.note) ||
 			!strings.Contains(out.String(), "floor: - ("+rep.FloorNote+")") {
 			t.Errorf("conform %q: floor %g ms of %d sessions, ratio %g, note %q: want none, saying %q", tc.args, rep.FloorCPUMs, rep.FloorSessions, rep.CPUToFloor, rep.FloorNote, tc.note)
+		}
+		// Nor the CPU a pooled case cost the agent: none with the pool
+		// off, and the agent in process has no CPU of its own.
+		if rep.PooledCPUMs != 0 || (tc.want == "on") != strings.Contains(rep.PooledCPUNote, "the agent runs in the runner's process") ||
+			(tc.want == "on" && !strings.Contains(out.String(), "; the CPU a pooled case cost its agent: - ("+rep.PooledCPUNote+")")) {
+			t.Errorf("conform %q: pooledCpuMs %g, note %q: want none, saying why with the pool on", tc.args, rep.PooledCPUMs, rep.PooledCPUNote)
 		}
 		if tc.want == "off" && !strings.Contains(res.FloorNote, "pool off") {
 			t.Errorf("conform %q: explore.json's floor note %q does not say the pool was off", tc.args, res.FloorNote)
