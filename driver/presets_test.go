@@ -187,6 +187,59 @@ func TestPresetOpencodeInstallsNothing(t *testing.T) {
 	}
 }
 
+// TestPresetOpencodeEmptyModelsCatalogue: opencode 1.18 reads its
+// models.dev catalogue from OPENCODE_MODELS_PATH and, without one, builds
+// the one compiled into it for every working directory it opens (about
+// 0.8 s of CPU a session, docs/performance.md). The preset names an empty
+// catalogue the target writes into the home, so the mock's provider must
+// be defined whole in opencode.json: its SDK, its model and the model's
+// tool calls.
+func TestPresetOpencodeEmptyModelsCatalogue(t *testing.T) {
+	p, _, v := renderPreset(t, "opencode")
+	got, err := p.Target().resolve(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path string
+	for _, kv := range got.env {
+		if rest, ok := strings.CutPrefix(kv, "OPENCODE_MODELS_PATH="); ok {
+			path = rest
+		}
+	}
+	if path == "" || !strings.HasPrefix(path, v.Home+"/") {
+		t.Fatalf("OPENCODE_MODELS_PATH = %q, want a file in the case's home %s", path, v.Home)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the catalogue OPENCODE_MODELS_PATH names was not written: %v", err)
+	}
+	var providers map[string]json.RawMessage
+	if err := json.Unmarshal(b, &providers); err != nil || providers == nil || len(providers) != 0 {
+		t.Errorf("%s = %q (%v), want an empty JSON object: no provider but opencode.json's", path, b, err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(v.Cwd, "opencode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		EnabledProviders []string `json:"enabled_providers"`
+		Provider         map[string]struct {
+			NPM    string `json:"npm"`
+			Models map[string]struct {
+				Name     string `json:"name"`
+				ToolCall bool   `json:"tool_call"`
+			} `json:"models"`
+		} `json:"provider"`
+	}
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		t.Fatalf("opencode.json: %v", err)
+	}
+	m := c.Provider["todoharness"].Models[v.Model]
+	if !slices.Equal(c.EnabledProviders, []string{"todoharness"}) || c.Provider["todoharness"].NPM == "" || m.Name == "" || !m.ToolCall {
+		t.Errorf("opencode.json does not define the mock's provider whole: %s", cfg)
+	}
+}
+
 func TestPresetCodex(t *testing.T) {
 	p, r, v := renderPreset(t, "codex")
 	if p.Wire != mockmodel.WireOpenAIResponses || p.Dialect != DialectCodex {
