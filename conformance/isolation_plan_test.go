@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +15,13 @@ import (
 // emptyListSession is a session of pooled agent process 1 whose model's
 // one turn writes an empty list (call_1) and calls a lookup tool
 // (call_2), then answers DONE, with the agent's messages at the given
-// offsets from the prompt: the shape of a claude-code-acp exploration's
+// offsets from the prompt, sent start after the first session's: the shape of a claude-code-acp exploration's
 // session (seed 1, scenario 7), where the agent shows the write as a plan
 // update and announces only the lookup call. announce adds a tool_call
 // of call_1 after the plan and the write's own plan after it (an agent
 // that announces its writes, as the reference does).
-func emptyListSession(id string, asked, planAt time.Duration, announce bool) *Evidence {
-	t0 := time.Date(2026, 12, 7, 12, 50, 4, 0, time.UTC)
+func emptyListSession(id string, start, asked, planAt time.Duration, announce bool) *Evidence {
+	t0 := time.Date(2026, 12, 7, 12, 50, 4, 0, time.UTC).Add(start)
 	sid := `"sessionId":"` + id + `-session"`
 	var wire []driver.WireMsg
 	add := func(dir string, at time.Duration, line string) {
@@ -79,6 +80,24 @@ func emptyListSession(id string, asked, planAt time.Duration, announce bool) *Ev
 	}
 }
 
+// isolationOf judges a and b, sessions of one pooled process, and gives
+// the verdict of ACP-ISOLATION-1 on a.
+func isolationOf(t *testing.T, a, b *Evidence) CaseVerdict {
+	t.Helper()
+	rep, err := Judge([]*Evidence{a, b}, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := rep.Check(ACPIsolation1)
+	for _, cv := range c.Cases {
+		if cv.Case == a.Case.ID {
+			return cv
+		}
+	}
+	t.Fatalf("no verdict of %s on case %s", ACPIsolation1, a.Case.ID)
+	return CaseVerdict{}
+}
+
 // An empty plan a session is shown identifies nobody's list by itself: it
 // is the session's own when its model wrote that empty list and the plan
 // came after the model was asked for it, even when a tool call of another
@@ -103,21 +122,51 @@ func TestIsolationEmptyPlanOfTheSessionsOwnWrite(t *testing.T) {
 		{"the plan came before the model was asked anything", 2 * ms, 1 * ms, false, Fail},
 		{"the plan came before the agent announced the session's write", 1 * ms, 3 * ms, true, Fail},
 	} {
-		a := emptyListSession("explore-7", tc.asked, tc.planAt, tc.announce)
-		b := emptyListSession("explore-9", 1*ms, 3*ms, false)
-		rep, err := Judge([]*Evidence{a, b}, JudgeConfig{Checks: capturedChecks(t), Validator: sharedValidator(t)})
-		if err != nil {
-			t.Fatal(err)
+		a := emptyListSession("explore-7", 0, tc.asked, tc.planAt, tc.announce)
+		b := emptyListSession("explore-9", 0, 1*ms, 3*ms, false)
+		got := isolationOf(t, a, b)
+		want := "plan update #6 ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote (its call_1, prompt 1: [])"
+		if got.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(got.Reason, want) {
+			t.Errorf("%s: %s %q, want %s", tc.name, got.Outcome, got.Reason, tc.want)
 		}
-		c, _ := rep.Check(ACPIsolation1)
-		var got CaseVerdict
-		for _, cv := range c.Cases {
-			if cv.Case == "explore-7" {
-				got = cv
-			}
+	}
+}
+
+// A session is shown nothing another session wrote after it saw it: in
+// the claude exploration above, explore-7 was the first session of its
+// pooled process, and explore-9 and explore-10, whose [] it was said to
+// show, ran on that process after it had ended. A plan no write of the
+// session explains (shown before its model was asked anything) showing a
+// list another session wrote later, or an agent message carrying an item
+// it wrote later, is no crossing; the same written before is one.
+func TestIsolationLeavesWritesMadeAfterItSaw(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	const item = "an item only explore-9 wrote"
+	for _, tc := range []struct {
+		name  string
+		start time.Duration // of explore-9, after explore-7's
+		item  bool          // explore-9 writes item, explore-7's agent message carries it
+		want  Outcome
+	}{
+		{"the list, written by a session that started after it ended", 20 * ms, false, Pass},
+		{"the list, written before it was shown", -10 * ms, false, Fail},
+		{"an item, written by a session that started after it ended", 20 * ms, true, Pass},
+		{"an item, written before it was shown", -10 * ms, true, Fail},
+	} {
+		a := emptyListSession("explore-7", 0, 2*ms, 1*ms, false)
+		b := emptyListSession("explore-9", tc.start, 1*ms, 3*ms, false)
+		want := "plan update #6 ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote"
+		if tc.item {
+			b.Writes[0].Todos = []Todo{{Content: item, Status: "pending"}}
+			k := len(a.Wire) - 1
+			a.Wire = append(a.Wire[:k:k], received(k, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"explore-7-session","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`+item+`"}}}}`), a.Wire[k])
+			a.Wire[k].Time, a.Wire[k+1].Seq = a.Wire[k+1].Time, k+1
+			a.Steps[2].RespSeq = k + 1
+			want = fmt.Sprintf("the agent_message_chunk #%d carries %q, an item only case explore-9 wrote", k, item)
 		}
-		want := fmt.Sprintf("plan update #%d ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote (its call_1, prompt 1: [])", 6)
-		if got.Outcome != tc.want || tc.want == Fail && (len(got.Reason) < len(want) || got.Reason[:len(want)] != want) {
+		got := isolationOf(t, a, b)
+		if got.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(got.Reason, want) {
 			t.Errorf("%s: %s %q, want %s", tc.name, got.Outcome, got.Reason, tc.want)
 		}
 	}

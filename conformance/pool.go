@@ -327,10 +327,8 @@ func (ev *Evidence) beforeItsWrites(p planObs, mine []Write) bool {
 		return false
 	}
 	w := mine[first]
-	if k := slices.IndexFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Seq == p.Seq }); k >= 0 {
-		if j := slices.IndexFunc(ev.Journal, func(e mockmodel.JournalEntry) bool { return e.TurnIndex == w.Turn }); j >= 0 && ev.Wire[k].Time.Before(ev.Journal[j].Time) {
-			return true
-		}
+	if seen, asked := ev.wireTime(p.Seq), ev.askedAt(w); !seen.IsZero() && !asked.IsZero() && seen.Before(asked) {
+		return true
 	}
 	if p.CallID != "" {
 		return false
@@ -345,6 +343,28 @@ func (ev *Evidence) beforeItsWrites(p planObs, mine []Write) bool {
 		}
 	}
 	return false
+}
+
+// wireTime is when the runner read or sent the wire message seq (zero
+// when the wire has none).
+func (ev *Evidence) wireTime(seq int) time.Time {
+	if k := slices.IndexFunc(ev.Wire, func(m driver.WireMsg) bool { return m.Seq == seq }); k >= 0 {
+		return ev.Wire[k].Time
+	}
+	return time.Time{}
+}
+
+// askedAt is when the model was first asked the script turn that makes
+// write w (zero when the journal has no such request, or ev is nil): w
+// was made after that.
+func (ev *Evidence) askedAt(w Write) time.Time {
+	if ev == nil {
+		return time.Time{}
+	}
+	if j := slices.IndexFunc(ev.Journal, func(e mockmodel.JournalEntry) bool { return e.TurnIndex == w.Turn }); j >= 0 {
+		return ev.Journal[j].Time
+	}
+	return time.Time{}
 }
 
 // toolCallID is the toolCallId of a session/update line ("" when none).
@@ -401,7 +421,7 @@ func (ev *Evidence) pooledCrossings() []verdict {
 	for _, o := range ev.beside {
 		out = append(out, own.carriesMarkerOf(o)...)
 		who := fmt.Sprintf("case %s wrote (its %%s), a session of the same pooled process (%s)", o.Case.ID, own.Procs[0].Pooled)
-		out = append(out, own.crossedBy(m, nil, own.Writes, o.Writes, who, own == ev)...)
+		out = append(out, own.crossedBy(m, nil, own.Writes, o.Writes, o.pooledEvidence().askedAt, who, own == ev)...)
 		if len(out) >= maxCrossings {
 			break
 		}
@@ -506,7 +526,7 @@ func (ev *Evidence) ownCrossings() []verdict {
 		}
 		in := func(prompt int) bool { return prompt < len(sess) && sess[prompt].session == s }
 		who := fmt.Sprintf("another session of the same process wrote (%%s); the case opened this one with its session/new %d", s+1)
-		out = append(out, ev.crossedBy(ev.match(), in, mine, theirs, who, true)...)
+		out = append(out, ev.crossedBy(ev.match(), in, mine, theirs, ev.askedAt, who, true)...)
 	}
 	return out[:min(len(out), maxCrossings)]
 }
@@ -539,11 +559,23 @@ func (ev *Evidence) promptSessions() []promptSession {
 // crossedBy finds in ev what theirs wrote and mine never did: in the plans
 // of the prompts in admits (nil: every plan; m is ev.match()) and, for a
 // whole session (in nil), in its tool calls' output, agent messages and
-// model requests. who says whose the writes are, with a %s for the
+// model requests. asked says when the writer's model was asked for a
+// write of theirs: a write asked for after this session saw something is
+// not what it saw (a session a pooled process served after this one
+// ended wrote it). who says whose the writes are, with a %s for the
 // write's call; mark marks the wire lines (ev's wire is the one the
 // transcript shows).
-func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs []Write, who string, mark bool) []verdict {
+func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs []Write, asked func(Write) time.Time, who string, mark bool) []verdict {
 	var out []verdict
+	// made reports whether w may have been made before seen: its
+	// model was asked for it before, or a clock does not tell.
+	made := func(w Write, seen time.Time) bool {
+		at := asked(w)
+		return at.IsZero() || seen.IsZero() || !seen.Before(at)
+	}
+	madeBefore := func(seen time.Time) []Write {
+		return slices.DeleteFunc(slices.Clone(theirs), func(w Write) bool { return !made(w, seen) })
+	}
 	add := func(seq int, where, seen string, w Write) {
 		f := failf("%s %s only %s; no write of this session has it",
 			where, seen, fmt.Sprintf(who, fmt.Sprintf("%s, prompt %d: %s", w.CallID, w.Prompt+1, todosString(w.Todos))))
@@ -587,13 +619,14 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 		}
 		// Theirs when tied to no write of this session's and none of them
 		// has that list, or shown before its writes whatever its tie.
+		seen := ev.wireTime(p.Seq)
 		_, isMine := theirList(p.todos(), mine)
-		if w, ok := theirList(p.todos(), theirs); ok && (!tied && !isMine || ev.beforeItsWrites(p, mine)) {
+		if w, ok := theirList(p.todos(), madeBefore(seen)); ok && (!tied && !isMine || ev.beforeItsWrites(p, mine)) {
 			add(p.Seq, fmt.Sprintf("plan update #%d (%s), tied to no write of this session, shows exactly", p.Seq, planString(p)), "the list", w)
 			continue
 		}
 		for _, e := range p.Entries {
-			if w, ok := onlyTheirs[todolist.Trim(e.Content)]; ok {
+			if w, ok := onlyTheirs[todolist.Trim(e.Content)]; ok && made(w, seen) {
 				add(p.Seq, fmt.Sprintf("plan update #%d (%s) carries", p.Seq, planString(p)), fmt.Sprintf("%q, an item", e.Content), w)
 				break
 			}
@@ -607,9 +640,9 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 	// no string has: an item `\"&amp;` in the line of a tool call whose
 	// input is `"&amp;`).
 	items := slices.Sorted(maps.Keys(onlyTheirs))
-	long := func(texts ...string) (string, Write, bool) {
+	long := func(seen time.Time, texts ...string) (string, Write, bool) {
 		for _, c := range items {
-			if len([]rune(c)) >= 6 && slices.ContainsFunc(texts, func(text string) bool { return strings.Contains(text, c) }) {
+			if len([]rune(c)) >= 6 && made(onlyTheirs[c], seen) && slices.ContainsFunc(texts, func(text string) bool { return strings.Contains(text, c) }) {
 				return c, onlyTheirs[c], true
 			}
 		}
@@ -619,14 +652,14 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 		if k := msg.UpdateKind(); msg.Dir != driver.Received || (k != "tool_call" && k != "tool_call_update" && k != "agent_message_chunk") {
 			continue
 		}
-		if c, w, ok := long(jsonStrings(msg.Line)...); ok {
+		if c, w, ok := long(msg.Time, jsonStrings(msg.Line)...); ok {
 			add(msg.Seq, fmt.Sprintf("the %s #%d carries", msg.UpdateKind(), msg.Seq), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
 		}
 	}
 	for _, e := range ev.Journal {
 		for mi, msg := range e.Messages {
 			for _, part := range msg.Content {
-				if c, w, ok := long(append(jsonStrings(part.Arguments), part.Text)...); ok {
+				if c, w, ok := long(e.Time, append(jsonStrings(part.Arguments), part.Text)...); ok {
 					add(-1, fmt.Sprintf("model request %d, message %d (%s), carries", e.Index+1, mi+1, msg.Role), fmt.Sprintf("%q, an item", driver.Truncate(c, 120)), w)
 				}
 			}
