@@ -12,15 +12,25 @@ import (
 	"github.com/todoharness/todoharness/mockmodel"
 )
 
+// listShape is when a session of emptyListSession ran: its prompt start
+// after the first session's, its model asked asked after its prompt and
+// its plan shown planAt after it; announce and noLookup change what the
+// agent sends.
+type listShape struct {
+	start, asked, planAt time.Duration
+	announce, noLookup   bool
+}
+
 // emptyListSession is a session of pooled agent process 1 whose model's
 // one turn writes an empty list (call_1) and calls a lookup tool
-// (call_2), then answers DONE, with the agent's messages at the given
-// offsets from the prompt, sent start after the first session's: the shape of a claude-code-acp exploration's
-// session (seed 1, scenario 7), where the agent shows the write as a plan
-// update and announces only the lookup call. announce adds a tool_call
-// of call_1 after the plan and the write's own plan after it (an agent
-// that announces its writes, as the reference does).
-func emptyListSession(id string, start, asked, planAt time.Duration, announce bool) *Evidence {
+// (call_2), then answers DONE, at the times of sh: the shape of a
+// claude-code-acp exploration's session (seed 1, scenario 7), where the
+// agent shows the write as a plan update and announces only the lookup
+// call. announce adds a tool_call of call_1 after the plan and the
+// write's own plan after it (an agent that announces its writes, as the
+// reference does); noLookup leaves out the lookup call.
+func emptyListSession(id string, sh listShape) *Evidence {
+	start, asked, planAt := sh.start, sh.asked, sh.planAt
 	t0 := time.Date(2026, 12, 7, 12, 50, 4, 0, time.UTC).Add(start)
 	sid := `"sessionId":"` + id + `-session"`
 	var wire []driver.WireMsg
@@ -41,12 +51,18 @@ func emptyListSession(id string, start, asked, planAt time.Duration, announce bo
 	prompt := len(wire) - 1
 	update(asked+ms, `{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"carry carry done."}}`)
 	update(planAt, `{"sessionUpdate":"plan","entries":[]}`)
-	if announce {
+	if sh.announce {
 		update(planAt+ms, `{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"todo_write","kind":"other","status":"pending"}`)
 		update(planAt+2*ms, `{"sessionUpdate":"plan","entries":[]}`)
 	}
-	update(planAt+3*ms, `{"sessionUpdate":"tool_call","toolCallId":"call_2","title":"explore_lookup","kind":"other","status":"pending"}`)
-	update(planAt+4*ms, `{"sessionUpdate":"tool_call_update","toolCallId":"call_2","status":"failed"}`)
+	calls := []mockmodel.ToolCall{{Name: "TodoWrite", Arguments: map[string]any{"todos": []any{}}}}
+	results := []llm.Message{{Role: llm.RoleTool, ToolCallID: "call_1", Content: []llm.Part{{Type: "text", Text: "Todos have been modified successfully."}}}}
+	if !sh.noLookup {
+		update(planAt+3*ms, `{"sessionUpdate":"tool_call","toolCallId":"call_2","title":"explore_lookup","kind":"other","status":"pending"}`)
+		update(planAt+4*ms, `{"sessionUpdate":"tool_call_update","toolCallId":"call_2","status":"failed"}`)
+		calls = append(calls, mockmodel.ToolCall{Name: "explore_lookup", Arguments: map[string]any{"query": "the carry step"}})
+		results = append(results, llm.Message{Role: llm.RoleTool, ToolCallID: "call_2", IsError: true, Content: []llm.Part{{Type: "text", Text: "<tool_use_error>No such tool available: explore_lookup</tool_use_error>"}}})
+	}
 	update(planAt+6*ms, `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"DONE"}}`)
 	add(driver.Received, planAt+7*ms, `{"id":3,"jsonrpc":"2.0","result":{"stopReason":"end_turn"}}`)
 	return &Evidence{
@@ -54,19 +70,14 @@ func emptyListSession(id string, start, asked, planAt time.Duration, announce bo
 		Case: &Case{ID: id,
 			Steps: []driver.Step{{Op: driver.OpInitialize}, {Op: driver.OpNewSession}, {Op: driver.OpPrompt, Text: "Plan the work with your todo tool, then reply DONE."}},
 			Script: []mockmodel.Turn{
-				{Reasoning: "carry carry done.", ToolCalls: []mockmodel.ToolCall{
-					{Name: "TodoWrite", Arguments: map[string]any{"todos": []any{}}},
-					{Name: "explore_lookup", Arguments: map[string]any{"query": "the carry step"}}}},
+				{Reasoning: "carry carry done.", ToolCalls: calls},
 				{Text: "DONE"},
 			}},
 		CaseRecord: driver.CaseRecord{
 			Wire: wire,
 			Journal: []mockmodel.JournalEntry{
 				{Index: 0, TurnIndex: 0, Time: t0.Add(asked), Tools: []llm.ToolSpec{{Name: "TodoWrite"}, {Name: "explore_lookup"}}},
-				{Index: 1, TurnIndex: 1, Time: t0.Add(planAt + 5*ms), Messages: []llm.Message{
-					{Role: llm.RoleTool, ToolCallID: "call_1", Content: []llm.Part{{Type: "text", Text: "Todos have been modified successfully."}}},
-					{Role: llm.RoleTool, ToolCallID: "call_2", IsError: true, Content: []llm.Part{{Type: "text", Text: "<tool_use_error>No such tool available: explore_lookup</tool_use_error>"}}},
-				}},
+				{Index: 1, TurnIndex: 1, Time: t0.Add(planAt + 5*ms), Messages: results},
 			},
 			Steps: []driver.StepResult{
 				{Index: 0, Op: driver.OpInitialize, ReqSeq: 0, RespSeq: 1},
@@ -106,24 +117,29 @@ func isolationOf(t *testing.T, a, b *Evidence) CaseVerdict {
 // ACP-ISOLATION-1 on seed 1 scenario 7, "plan update #26 ([]), tied to no
 // write of this session, shows exactly the list only case explore-9
 // wrote"). The same plan shown before the model was asked anything, as a
-// list the process kept from another session is, fails it; so does one
-// shown before an agent that announces its writes announced the
-// session's.
+// list the process kept from another session is, fails it, whatever write
+// of the session the matching tied it to and whether a tool call follows
+// it (with none, a list equal to the session's own coming write was no
+// crossing before); so does one shown before an agent that announces its
+// writes announced the session's.
 func TestIsolationEmptyPlanOfTheSessionsOwnWrite(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	for _, tc := range []struct {
-		name          string
-		asked, planAt time.Duration
-		announce      bool
-		want          Outcome
+		name  string
+		shape listShape
+		want  Outcome
 	}{
-		{"its model wrote [] and was asked before the plan (claude-code-acp)", 1 * ms, 3 * ms, false, Pass},
-		{"the plan came before the model was asked anything", 2 * ms, 1 * ms, false, Fail},
-		{"the plan came before the agent announced the session's write", 1 * ms, 3 * ms, true, Fail},
+		{"its model wrote [] and was asked before the plan (claude-code-acp)", listShape{asked: 1 * ms, planAt: 3 * ms}, Pass},
+		{"the plan came before the model was asked anything", listShape{asked: 2 * ms, planAt: 1 * ms}, Fail},
+		// A list the process kept from another session, equal to the
+		// session's own coming write, which the matching ties it to: no
+		// tool call follows it.
+		{"the plan came before the model was asked anything, no call announced", listShape{asked: 2 * ms, planAt: 1 * ms, noLookup: true}, Fail},
+		{"the plan came before the agent announced the session's write", listShape{asked: 1 * ms, planAt: 3 * ms, announce: true}, Fail},
 	} {
-		a := emptyListSession("explore-7", 0, tc.asked, tc.planAt, tc.announce)
-		b := emptyListSession("explore-9", 0, 1*ms, 3*ms, false)
+		a := emptyListSession("explore-7", tc.shape)
+		b := emptyListSession("explore-9", listShape{asked: 1 * ms, planAt: 3 * ms})
 		got := isolationOf(t, a, b)
 		want := "plan update #6 ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote (its call_1, prompt 1: [])"
 		if got.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(got.Reason, want) {
@@ -154,8 +170,8 @@ func TestIsolationLeavesWritesMadeAfterItSaw(t *testing.T) {
 		{"an item, written by a session that started after it ended", 20 * ms, true, Pass},
 		{"an item, written before it was shown", -10 * ms, true, Fail},
 	} {
-		a := emptyListSession("explore-7", 0, 2*ms, 1*ms, false)
-		b := emptyListSession("explore-9", tc.start, 1*ms, 3*ms, false)
+		a := emptyListSession("explore-7", listShape{asked: 2 * ms, planAt: 1 * ms})
+		b := emptyListSession("explore-9", listShape{start: tc.start, asked: 1 * ms, planAt: 3 * ms})
 		want := "plan update #6 ([]), tied to no write of this session, shows exactly the list only case explore-9 wrote"
 		if tc.item {
 			b.Writes[0].Todos = []Todo{{Content: item, Status: "pending"}}
