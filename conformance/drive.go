@@ -589,7 +589,11 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 		// case's timeout) leaves the case to a process of its own, where
 		// that is seen as it is.
 		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		if l, err := r.pool.Lease(lctx); err == nil {
+		lease := r.pool.Lease
+		if c.Restarts() {
+			lease = r.pool.LeaseExclusive
+		}
+		if l, err := lease(lctx); err == nil {
 			dc.Lease = l
 		}
 		cancel()

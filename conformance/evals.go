@@ -1175,15 +1175,22 @@ func evalLoadLast(ev *Evidence) verdict {
 }
 
 func evalExit(ev *Evidence) verdict {
+	procs := ev.Procs
 	switch {
 	case ev.Aborted != "":
 		return skipf("the case did not complete")
 	case ev.pooled():
-		return skipf("the case ran as a session of a pooled process, which did not end with it: how the agent exits is judged on the cases with a process of their own")
+		// The pooled processes that ended with the case: those its
+		// restart retired (ProcResult.Retired), which ended as a
+		// restart's do.
+		procs = slices.DeleteFunc(slices.Clone(procs), func(p driver.ProcResult) bool { return p.Retired == "" })
+		if len(procs) == 0 {
+			return skipf("the case ran as a session of a pooled process, which did not end with it: how the agent exits is judged on the cases with a process of their own")
+		}
 	}
 	var cut []string
 	learned := ""
-	v := judgeEach(ev.Procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
+	v := judgeEach(procs, nil, func(fs *failures, _ int, p driver.ProcResult) {
 		switch {
 		case p.ExitedEarly || strings.HasPrefix(p.Shutdown, "exited after stdin closed"):
 		case p.GraceCut != "":

@@ -161,6 +161,8 @@ func (s *FloorSamples) add(ev *Evidence) {
 	}
 	c := pe.Procs[0].SessionCPU
 	switch {
+	case len(pe.Procs) > 1:
+		s.note("the case restarted its agent: its session ran in two processes, the second started for it")
 	case c == nil:
 		s.note("the evidence has no session CPU (saved before it was read)")
 	case c.Unmeasured != "":

@@ -233,7 +233,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 			rep.PoolRanAlone++
 		case ev.pooled():
 			rep.PooledCases++
-			procs[pooledProcessKey(ev, ev)] = true
+			for _, p := range ev.Procs { // a restart's fresh process too
+				procs[ev.Run.Started.Format(time.RFC3339Nano)+"\x00"+ev.Run.Shard+"\x00"+p.Pooled] = true
+			}
 			if ev.pooledAlone() && pooledFailure(ev, cfg.Checks, v) != nil {
 				rep.PoolFirstFailed = append(rep.PoolFirstFailed, ev.Case.ID)
 			}

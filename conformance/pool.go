@@ -21,19 +21,36 @@ import (
 
 // Poolable reports whether the case may run as a session of a pooled
 // agent process (Config.Pool): not the probe (its first model request
-// tells the agent's tools), no restart and no session/load (they need the
-// process to end, and a process of the case's own to load into), and no
-// exit check of its own (ACP-EXIT-1 judges how its process ends).
+// tells the agent's tools), no exit check of its own (ACP-EXIT-1 judges
+// how its process ends, at every end), and no session/load but after a
+// restart (a load of the session open on its process keeps a process of
+// its own, as before). A case that restarts its agent and loads its
+// session may: it holds its pooled process alone (Restarts), its restart
+// retires that process, and a fresh one started in its folders loads the
+// session and then joins the pool in its place (driver.Lease.Retire,
+// Restart).
 func (c *Case) Poolable() bool {
 	if c.Probe || slices.Contains(c.Checks, ACPExit1) {
 		return false
 	}
+	restarted := false
 	for _, st := range c.Steps {
-		if st.Op == driver.OpRestart || st.Op == driver.OpLoadSession {
-			return false
+		switch st.Op {
+		case driver.OpRestart:
+			restarted = true
+		case driver.OpLoadSession:
+			if !restarted {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// Restarts reports whether the case restarts its agent (a restart step):
+// pooled, it holds its process alone (driver.Pool.LeaseExclusive).
+func (c *Case) Restarts() bool {
+	return slices.ContainsFunc(c.Steps, func(st driver.Step) bool { return st.Op == driver.OpRestart })
 }
 
 // pooled reports whether the case ran as a session of a pooled process.
@@ -60,9 +77,20 @@ func (ev *Evidence) howItRan() string {
 	case ev.PooledFailure != nil:
 		return "failed as " + ev.PooledFailure.Session + ", then ran again alone in a fresh process: reported from that run"
 	case ev.pooledAlone():
-		return ev.Procs[0].Pooled + ", " + firstAloneWords
+		return ev.Procs[0].Pooled + ", " + firstAloneWords + ev.restartedIn()
 	case ev.pooled():
-		return ev.Procs[0].Pooled + ", shared with other cases"
+		return ev.Procs[0].Pooled + ", shared with other cases" + ev.restartedIn()
+	}
+	return ""
+}
+
+// restartedIn says, of a pooled case that restarted its agent, where its
+// session went after the restart ("" for any other case).
+func (ev *Evidence) restartedIn() string {
+	for _, p := range ev.Procs[1:] {
+		if p.Loader != "" {
+			return fmt.Sprintf("; its restart retired that process, and agent process %d, %s, loaded the session (%s)", p.Index+1, p.Loader, strings.TrimPrefix(p.Pooled, "a session of "))
+		}
 	}
 	return ""
 }
@@ -266,12 +294,18 @@ func (ev *Evidence) aloneInProcess() string {
 // a session of, within its run: ProcResult.Pooled counts processes from 1 in
 // each run, so the shards of one run merged (conform merge) each have a
 // process 1, and those are different processes.
+//
+// Its folders, rather (ProcResult.PoolStore, when the evidence has it): a
+// process a case's restart retired and the fresh one started in its
+// folders (ProcResult.Loader) share the sessions every case of either
+// saved there, and a session of either may be shown another's.
 func pooledProcessKey(ev, pe *Evidence) string {
-	return ev.Run.Started.Format(time.RFC3339Nano) + "\x00" + ev.Run.Shard + "\x00" + pe.Procs[0].Pooled
+	return ev.Run.Started.Format(time.RFC3339Nano) + "\x00" + ev.Run.Shard + "\x00" + cmp.Or(pe.Procs[0].PoolStore, pe.Procs[0].Pooled)
 }
 
 // pooledBeside gives each of a run's cases the others that were sessions
-// of the same pooled process (ProcResult.Pooled names it), in run order.
+// of the same pooled process (ProcResult.Pooled names it), or of one in
+// its folders (pooledProcessKey), in run order.
 func pooledBeside(evs []*Evidence) [][]*Evidence {
 	by := map[string][]int{}
 	for i, ev := range evs {

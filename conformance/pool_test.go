@@ -129,25 +129,8 @@ func showTheirPlan(t *testing.T, a, b *Evidence) {
 func TestIsolationJudgesSessionsOfAProcess(t *testing.T) {
 	t.Parallel()
 	v := sharedValidator(t)
-	judge := func(evs ...*Evidence) *Report {
-		t.Helper()
-		rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Validator: v})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	verdictOn := func(rep *Report, id, caseID string) CaseVerdict {
-		t.Helper()
-		c, _ := rep.Check(id)
-		for _, cv := range c.Cases {
-			if cv.Case == caseID {
-				return cv
-			}
-		}
-		t.Fatalf("%s: no verdict on case %s", id, caseID)
-		return CaseVerdict{}
-	}
+	judge := func(evs ...*Evidence) *Report { t.Helper(); return judgeWith(t, v, evs...) }
+	verdictOn := func(rep *Report, id, caseID string) CaseVerdict { t.Helper(); return verdictOf(t, rep, id, caseID) }
 	a, b := savedCase(t, "reference", "reject-empty"), savedCase(t, "reference", "plan-basic")
 
 	rep := judge(a, b)
@@ -244,4 +227,105 @@ func TestIsolationSeesAnotherSessionsMarker(t *testing.T) {
 			t.Errorf("refused %q: %s %q, want %s", tc.refused, c.Outcome, c.Reason, tc.want)
 		}
 	}
+}
+
+// A case that restarts its agent runs pooled in two processes: its first
+// part in a pooled process its restart retired, its load in a fresh one
+// started in that one's folders (which then serves later cases). Every
+// session of either is judged beside the others that saved their sessions
+// in those folders (ACP-ISOLATION-1): a load that restores another
+// session's list is a crossing, and so is a later session of the fresh
+// process shown a list of a session of the retired one. How the retired
+// process ended is judged as a restart's (ACP-EXIT-1); the fresh one,
+// which did not end with the case, is not.
+func TestPooledRestartJudged(t *testing.T) {
+	t.Parallel()
+	v := sharedValidator(t)
+	const p1, p2, store = "a session of pooled agent process 1 (pid 7, conform-pool-1-x)", "a session of pooled agent process 2 (pid 8, conform-pool-1-x)", "conform-pool-1-x"
+	restarted := func(shutdown string) *Evidence {
+		ev := savedCase(t, "reference", "load-replay")
+		if len(ev.Procs) != 2 {
+			t.Fatalf("load-replay has %d processes, want 2", len(ev.Procs))
+		}
+		ev.Procs[0].Pooled, ev.Procs[0].PoolStore, ev.Procs[0].Retired, ev.Procs[0].Shutdown = p1, store, "retired at the case's restart", shutdown
+		ev.Procs[1].Pooled, ev.Procs[1].PoolStore, ev.Procs[1].Loader = p2, store, "a fresh process started at the case's restart"
+		return ev
+	}
+	in := func(ev *Evidence, pooled string) *Evidence {
+		ev.Procs[0].Pooled, ev.Procs[0].PoolStore = pooled, store
+		return ev
+	}
+	judge := func(evs ...*Evidence) *Report { t.Helper(); return judgeWith(t, v, evs...) }
+	verdictOn := func(rep *Report, id, caseID string) CaseVerdict { t.Helper(); return verdictOf(t, rep, id, caseID) }
+
+	// The session before the restart case wrote a list no other case
+	// writes (the saved cases share theirs).
+	before := in(savedCase(t, "reference", "plan-basic"), p1)
+	before.Case = &Case{ID: "before", Steps: before.Case.Steps, Script: before.Case.Script, Checks: before.Case.Checks}
+	before.Writes = slices.Clone(before.Writes) // the saved run's are shared
+	for i, w := range before.Writes {
+		before.Writes[i].Todos = slices.Clone(w.Todos)
+		for j := range w.Todos {
+			before.Writes[i].Todos[j].Content = "before: " + w.Todos[j].Content
+		}
+	}
+	for i, m := range before.Wire {
+		if m.UpdateKind() == "plan" {
+			before.Wire[i] = received(m.Seq, strings.ReplaceAll(m.Line, `"content":"`, `"content":"before: `))
+		}
+	}
+	later := in(savedCase(t, "reference", "reject-empty"), p2)
+	rep := judge(before, restarted("exited after stdin closed"), later)
+	if got := rep.FailedIDs(); len(got) > 0 || rep.PoolProcesses != 2 || rep.PooledCases != 3 {
+		t.Errorf("the sessions of a retired process and of the one in its folders, each shown its own lists: failed %v, %d processes, %d pooled cases; want none, 2, 3", got, rep.PoolProcesses, rep.PooledCases)
+	}
+	if cv := verdictOn(rep, ACPExit1, "load-replay"); cv.Outcome != Pass {
+		t.Errorf("ACP-EXIT-1 on the retired process, exited after stdin closed: %s %q, want pass", cv.Outcome, cv.Reason)
+	}
+	if cv := verdictOn(rep, ACPExit1, "before"); cv.Outcome != NotRun {
+		t.Errorf("ACP-EXIT-1 on a session of a pooled process that did not end with it: %s %q, want not run", cv.Outcome, cv.Reason)
+	}
+
+	rep = judge(before, restarted("did not exit within 3s of stdin closing: SIGTERM"), later)
+	if cv := verdictOn(rep, ACPExit1, "load-replay"); cv.Outcome != Fail || cv.Reason != "agent process 1 did not exit within 3s of stdin closing: SIGTERM" {
+		t.Errorf("ACP-EXIT-1 on the retired process, signalled: %s %q, want fail naming agent process 1", cv.Outcome, cv.Reason)
+	}
+
+	loaded := restarted("exited after stdin closed")
+	showTheirPlan(t, loaded, before)
+	loaded.Wire[len(loaded.Wire)-1].Proc = 1 // replayed by the loading process
+	rep = judge(before, loaded, later)
+	if cv := verdictOn(rep, ACPIsolation1, "load-replay"); cv.Outcome != Fail || !strings.Contains(cv.Reason, "only case before wrote") {
+		t.Errorf("a load that shows another session's list: %s %q, want the crossing with the case before", cv.Outcome, cv.Reason)
+	}
+
+	shown := in(savedCase(t, "reference", "reject-empty"), p2)
+	showTheirPlan(t, shown, before)
+	rep = judge(before, restarted("exited after stdin closed"), shown)
+	if cv := verdictOn(rep, ACPIsolation1, "reject-empty"); cv.Outcome != Fail || !strings.Contains(cv.Reason, "only case before wrote") {
+		t.Errorf("a session of the fresh process shown a list of the retired one's: %s %q, want the crossing with the case before", cv.Outcome, cv.Reason)
+	}
+}
+
+// judgeWith judges evs with the captured catalogue and v.
+func judgeWith(t *testing.T, v *driver.SchemaValidator, evs ...*Evidence) *Report {
+	t.Helper()
+	rep, err := Judge(evs, JudgeConfig{Checks: capturedChecks(t), Validator: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// verdictOf is check id's verdict on case caseID in rep.
+func verdictOf(t *testing.T, rep *Report, id, caseID string) CaseVerdict {
+	t.Helper()
+	c, _ := rep.Check(id)
+	for _, cv := range c.Cases {
+		if cv.Case == caseID {
+			return cv
+		}
+	}
+	t.Fatalf("%s: no verdict on case %s", id, caseID)
+	return CaseVerdict{}
 }

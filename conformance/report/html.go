@@ -613,10 +613,15 @@ func (hc *htmlCase) addSteps(ev *conformance.Evidence) {
 		if p.Stderr != "" {
 			name := fmt.Sprintf("process %d", p.Index+1)
 			switch {
+			case p.Loader != "":
+				name += " (" + p.Pooled + ": " + p.Loader + ")"
 			case p.PooledAlone:
 				name += " (" + p.Pooled + ": started for this case, its only session while it ran; it served other cases after)"
 			case p.Pooled != "":
 				name += " (" + p.Pooled + ": shared with other cases)"
+			}
+			if p.Retired != "" {
+				name += "; " + p.Retired
 			}
 			hc.Stderr = append(hc.Stderr, htmlKV{name, p.Stderr})
 		}

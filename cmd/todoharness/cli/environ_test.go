@@ -127,6 +127,25 @@ func TestInProcessAgentCatalogue(t *testing.T) {
 		if onIdle == 0 {
 			t.Error("no settle ended on the agent's idle report")
 		}
+		// The cases that restart the agent ran pooled too: their first
+		// part in a pooled process their restart retired, their load in a
+		// fresh process started in its folders (which then served later
+		// cases), and they pass there.
+		restarts := 0
+		for _, c := range rep.Cases {
+			ev := c.Evidence()
+			if !ev.Case.Restarts() {
+				continue
+			}
+			restarts++
+			if len(ev.Procs) != 2 || ev.Procs[0].Retired == "" || ev.Procs[1].Loader == "" || ev.Procs[0].PoolStore != ev.Procs[1].PoolStore {
+				t.Errorf("case %s restarts: %d processes, the first retired %q, the second loading %q; want a pooled process retired and a fresh one in its folders",
+					c.ID, len(ev.Procs), ev.Procs[0].Retired, ev.Procs[len(ev.Procs)-1].Loader)
+			}
+		}
+		if restarts == 0 {
+			t.Error("no case of the catalogue restarts the agent")
+		}
 	})
 	t.Run("fault no-plan", func(t *testing.T) {
 		t.Parallel()
