@@ -215,6 +215,37 @@ var _ = Describe("the reference agent", func() {
 		Expect(rep.Checks).To(HaveLen(len(conformance.Catalogue())))
 	})
 
+	// Pooled, as conform runs by default: the same verdicts, and the
+	// cases that restart the agent ran pooled too, at one start each: the
+	// first part in a pooled process their restart retired, the load in a
+	// fresh process started in its folders.
+	refPooled := once(func() (*conformance.Report, error) {
+		// Four cases at once, not every case (an in-process agent's
+		// default): each pooled process serves several, one after another.
+		return runE(reference(), func(c *conformance.Config) { c.Pool, c.Parallel = true, 4 })
+	})
+	It("passes every check pooled too, its restart cases loading in a fresh process that joins the pool", func() {
+		rep, off := refPooled(), refRun()
+		Expect(rep.Pool).To(Equal(conformance.PoolOn))
+		Expect(rep.FailedIDs()).To(Equal(off.FailedIDs()), explained(rep, "pooled"))
+		for _, c := range rep.Checks {
+			Expect(c.Outcome).To(Equal(cleanOutcome(rep, c.Check)), explained(rep, "%s (%s): %s", c.ID, c.Level, c.Reason))
+		}
+		restarts := 0
+		for _, cr := range rep.Cases {
+			ev := cr.Evidence()
+			if !ev.Case.Restarts() {
+				continue
+			}
+			restarts++
+			Expect(ev.Procs).To(HaveLen(2), "case %s", cr.ID)
+			Expect(ev.Procs[0].Retired).NotTo(BeEmpty(), "case %s: its first process was not a pooled one its restart retired (%q)", cr.ID, ev.Procs[0].Pooled)
+			Expect(ev.Procs[1].Loader).NotTo(BeEmpty(), "case %s: its load ran in %q", cr.ID, ev.Procs[1].Pooled)
+			Expect(ev.Procs[1].PoolStore).To(Equal(ev.Procs[0].PoolStore), "case %s", cr.ID)
+		}
+		Expect(restarts).To(BeNumerically(">", 0), "no case of the catalogue restarts the agent")
+	})
+
 	// ACP v2 (Draft) on request: the same catalogue, each check judged on
 	// the v2 surface; the v1 plan fallback rule has no counterpart there
 	// and says so (n/a, never a pass).
@@ -445,6 +476,25 @@ var _ = Describe("breaking one behaviour at a time", Ordered, ContinueOnFailure,
 			}
 		}
 	}, entries)
+
+	It("runs the cases that restart the agent pooled in the pooled runs", func() {
+		// Each at one start: its first part in a pooled process its
+		// restart retired, its load in a fresh process in that one's
+		// folders (or, failing there, again alone in fresh processes).
+		n := 0
+		for _, rep := range pooled {
+			for _, cr := range rep.Cases {
+				ev := cr.Evidence()
+				if pf := ev.PooledFailure; pf != nil && pf.Evidence != nil {
+					ev = pf.Evidence
+				}
+				if ev.Case.Restarts() && len(ev.Procs) == 2 && ev.Procs[0].Retired != "" && ev.Procs[1].Loader != "" {
+					n++
+				}
+			}
+		}
+		Expect(n).To(BeNumerically(">", 0), "no case that restarts the agent ran pooled")
+	})
 
 	It("fails every MUST check with at least one breakage", func() {
 		var never []string
