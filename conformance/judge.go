@@ -234,7 +234,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 		case ev.pooled():
 			rep.PooledCases++
 			for _, p := range ev.Procs { // a restart's fresh process too
-				procs[ev.Run.Started.Format(time.RFC3339Nano)+"\x00"+ev.Run.Shard+"\x00"+p.Pooled] = true
+				if p.Pooled != "" {
+					procs[ev.Run.Started.Format(time.RFC3339Nano)+"\x00"+ev.Run.Shard+"\x00"+p.Pooled] = true
+				}
 			}
 			if ev.pooledAlone() && pooledFailure(ev, cfg.Checks, v) != nil {
 				rep.PoolFirstFailed = append(rep.PoolFirstFailed, ev.Case.ID)

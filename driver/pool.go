@@ -221,8 +221,9 @@ type Lease struct {
 }
 
 // Lease gives a case a pooled process: one with room for another session
-// (the least busy), or a new one (started and initialized here, within
-// ctx: give it the case's timeout).
+// (the busiest: the processes that serve none are left to the cases that
+// need one alone, LeaseExclusive), or a new one (started and initialized
+// here, within ctx: give it the case's timeout).
 // The case must Release it when it ends. Once a process could not start
 // or initialize, every later Lease fails at once.
 func (pl *Pool) Lease(ctx context.Context) (*Lease, error) { return pl.lease(ctx, false) }
@@ -253,7 +254,7 @@ func (pl *Pool) lease(ctx context.Context, exclusive bool) (*Lease, error) {
 		if exclusive {
 			room = c.held == 0
 		}
-		if room && !c.exclusive && !c.isDead() && (m == nil || c.held < m.held) {
+		if room && !c.exclusive && !c.isDead() && (m == nil || c.held > m.held) {
 			m = c
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,13 +16,15 @@ import (
 )
 
 // countStarts wraps t's in-process agent to count its starts: pooled
-// counts those of pooled processes (their folder is a pool's), all every
-// start.
+// counts the pool's processes (their folder is a pool's; the fresh process
+// a restart starts in the folders of the one it retired takes that one's
+// place, and is not counted again), all every start.
 func countStarts(t driver.Target, pooled, all *atomic.Int64) driver.Target {
 	agent := t.InProcess
+	var dirs sync.Map
 	t.InProcess = func(ctx context.Context, p driver.ProcIO) int {
 		all.Add(1)
-		if strings.HasPrefix(filepath.Base(p.Dir), "conform-pool-") {
+		if _, seen := dirs.LoadOrStore(p.Dir, true); !seen && strings.HasPrefix(filepath.Base(p.Dir), "conform-pool-") {
 			pooled.Add(1)
 		}
 		return agent(ctx, p)
