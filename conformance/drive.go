@@ -108,6 +108,16 @@ type Config struct {
 	// (Evidence.NotRunAgain). It is called from the cases' goroutines, at
 	// once. nil: every such case runs again alone.
 	Confirmed func(c *Case, failed map[string]string) string
+	// RerunPooled is what becomes of a case that failed as a session of a
+	// pooled process (not its first and only one) when Confirmed is nil:
+	// RerunKnown (the default, "") runs it again alone unless each
+	// failure it showed is one a case of this run had already confirmed
+	// alone in a fresh process when it ended (a process of its own, the
+	// first and only session of a fresh pooled process, a run again
+	// alone): its pooled session is then its evidence, each such check
+	// naming the case that confirmed it (Evidence.NotRunAgain,
+	// ConfirmedBy). RerunEvery runs every such case again alone.
+	RerunPooled string
 	// Offer is what each case's initialize offers the agent: the protocol
 	// version (the zero value: 1; ACP v2 on request, which an agent may
 	// answer with 1) and, on version 1, the plan operations capability.
@@ -235,6 +245,11 @@ func (cfg *Config) prepare() error {
 		return fmt.Errorf("conformance: %w", err)
 	}
 	cfg.Repeat = cmp.Or(cfg.Repeat, 1)
+	switch cfg.RerunPooled = cmp.Or(cfg.RerunPooled, RerunKnown); cfg.RerunPooled {
+	case RerunKnown, RerunEvery:
+	default:
+		return fmt.Errorf("conformance: rerun pooled %q: want %s or %s", cfg.RerunPooled, RerunKnown, RerunEvery)
+	}
 	if err := cfg.Agent.CheckTemplates(); err != nil {
 		return err
 	}
@@ -273,7 +288,7 @@ func (r *runner) drive(ctx context.Context) ([]*Evidence, error) {
 	cfg := r.cfg
 	d := &caseSet{r: r, cases: append([]*Case(nil), cfg.Cases...),
 		info: RunInfo{Agent: cfg.Agent.String(), Started: time.Now(), Parallel: cfg.Parallel, Timeout: cfg.Timeout, Env: envNames(cfg.Agent.Env),
-			Shard: cfg.Shard, ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion, Pool: r.poolMode()}}
+			Shard: cfg.Shard, ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion, Pool: r.poolMode(), RerunPooled: r.rerunMode()}}
 	if err := d.chooseFirst(); err != nil {
 		return nil, err
 	}
@@ -544,6 +559,9 @@ type runner struct {
 	poolMu                            sync.Mutex
 	poolFailed, poolKnown, poolPassed int
 	poolOff                           bool
+	// confirmed is what the cases that ran alone in a fresh process
+	// failed, as they ended (RerunKnown).
+	confirmed confirmations
 	// dialect and itemProps are the agent's todo tool, as the last drive
 	// found it (a case run again alone is written in it).
 	dialect   driver.Dialect
@@ -613,11 +631,22 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	ev.warmJudgeMemo(v)
 	if dc.Lease != nil {
 		pf := pooledFailure(ev, cfg.Checks, v)
-		if pf != nil && pf.Aborted == "" && !ev.pooledAlone() && cfg.Confirmed != nil {
-			ev.NotRunAgain = cfg.Confirmed(c, pf.reasons)
+		switch {
+		case pf == nil || ev.pooledAlone():
+		case cfg.Confirmed != nil:
+			if pf.Aborted == "" {
+				ev.NotRunAgain = cfg.Confirmed(c, pf.reasons)
+			}
+		default:
+			r.knownFailure(ev, pf)
 		}
-		r.notePooled(pf != nil, ev.NotRunAgain != "")
+		// Under RerunKnown the first and only session of a fresh pooled
+		// process confirms what it failed: it cost a session, as a pass
+		// does, and no re-run (poolWorth).
+		known := ev.NotRunAgain != "" || pf != nil && ev.pooledAlone() && r.rerunsOnlyNew()
+		r.notePooled(pf != nil, known)
 	}
+	r.noteConfirmed(ev, v)
 	return ev
 }
 
@@ -629,14 +658,18 @@ const poolGiveUp = 3
 // to lease a pooled process: yes until poolGiveUp pooled cases failed
 // there and fewer passed. Each pooled failure runs again alone, a start
 // and the whole case more than a process of its own costs: against an
-// agent that fails most cases (gemini and opencode on the catalogue) the
-// pool costs more CPU than it saves. The cases that follow then run in
-// processes of their own, judged as with --pool off. A failure as the
-// first and only session of a fresh pooled process counts too: it costs
-// no re-run, but says how likely the next pooled case is to fail. A case
-// that failed only as cases already confirmed alone (Config.Confirmed)
+// agent that fails most cases in ways no case has confirmed yet the pool
+// costs more CPU than it saves. The cases that follow then run in
+// processes of their own, judged as with --pool off. A case that failed
+// only as cases already confirmed alone (Config.Confirmed, RerunKnown)
 // does not run again: it cost a session, as a pass does, and counts with
-// the passes.
+// the passes. A failure as the first and only session of a fresh pooled
+// process costs no re-run either: under RerunKnown it confirms what it
+// failed for the cases after it, and counts with the passes; otherwise
+// (RerunEvery, an exploration) it counts with the failures, as it says
+// how likely the next pooled case is to fail. Against an agent that
+// fails every case the same way (gemini and opencode on the catalogue)
+// the pool then goes on.
 func (r *runner) poolWorth() bool {
 	r.poolMu.Lock()
 	defer r.poolMu.Unlock()
@@ -718,8 +751,11 @@ func (r *runner) progress(ev *Evidence, total int) {
 		return
 	}
 	status := r.caseStatus(ev)
-	if status != "ok" && ev.pooledAlone() {
+	switch {
+	case status != "ok" && ev.pooledAlone():
 		status += "; the first and only session of a fresh pooled process: no re-run needed"
+	case len(ev.ConfirmedBy) > 0:
+		status += "; seen as a session of a pooled process, not run again alone: " + confirmedByWords(ev.ConfirmedBy)
 	}
 	id := ev.Case.ID
 	suffix := ""

@@ -70,6 +70,11 @@ type Evidence struct {
 	// were already confirmed alone in a fresh process on other cases, and
 	// this evidence is its pooled session's, unconfirmed ("" otherwise).
 	NotRunAgain string `json:"notRunAgain,omitempty"`
+	// ConfirmedBy names, for each check such a case failed there, the
+	// case of the run that had confirmed the same failure alone in a
+	// fresh process when it ended (Config.RerunPooled; nil when an
+	// exploration's Config.Confirmed decided).
+	ConfirmedBy map[string]string `json:"confirmedBy,omitempty"`
 
 	// validator is set by the judge on its own copy of the evidence;
 	// memo keeps what the checks derive from it for every copy, once the
@@ -243,6 +248,10 @@ type RunInfo struct {
 	// there was a pool, or PoolOff) when every case had a process of its
 	// own.
 	Pool string `json:"pool,omitempty"`
+	// RerunPooled is, with Pool on, what became of a case that failed as
+	// a session of a pooled process (Config.RerunPooled): RerunKnown or
+	// RerunEvery ("" in evidence saved before it was a choice: every).
+	RerunPooled string `json:"rerunPooled,omitempty"`
 }
 
 // The pool modes (RunInfo.Pool, Report.Pool, conform --pool).

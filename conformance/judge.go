@@ -222,6 +222,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 	rep := &Report{ToolVersion: buildinfo.Version(), CatalogueVersion: CatalogueVersion,
 		Agent: info.Agent, AgentInfo: agentInfo(evs), Dialect: evs[0].Dialect.Name, DialectSource: info.DialectSource, ToolsOffered: info.ToolsOffered,
 		Started: info.Started, Parallel: info.Parallel, Timeout: info.Timeout, Strict: cfg.Strict, Pool: cmp.Or(info.Pool, PoolOff)}
+	if rep.Pool == PoolOn {
+		rep.RerunPooled = cmp.Or(info.RerunPooled, RerunEvery)
+	}
 	var end time.Time
 	procs := map[string]bool{}
 	for _, ev := range evs {
@@ -240,6 +243,9 @@ func judgeRun(evs []*Evidence, cfg JudgeConfig) (*Report, error) {
 			}
 			if ev.pooledAlone() && pooledFailure(ev, cfg.Checks, v) != nil {
 				rep.PoolFirstFailed = append(rep.PoolFirstFailed, ev.Case.ID)
+			}
+			if ev.NotRunAgain != "" {
+				rep.PoolKnown = append(rep.PoolKnown, ev.Case.ID)
 			}
 		}
 		rep.PoolProcesses = len(procs)
@@ -311,6 +317,9 @@ func (rep *Report) judgeCheckOnCases(c Check, dialect string, v *driver.SchemaVa
 		res.Cases = append(res.Cases, CaseVerdict{Case: cr.ID, Outcome: vd.Outcome, Reason: vd.Reason, Lines: vd.Lines, Failures: failureList(vd),
 			incomplete: vd.Outcome == NotRun && (vd.Blocked || ev.Aborted != "" || ev.NotRun != "" || ev.Interrupted != "" || ev.keyStepMissed() != ""),
 			withheld:   vd.withheld})
+		if vd.Outcome == Fail {
+			res.Cases[len(res.Cases)-1].ConfirmedBy = ev.ConfirmedBy[c.ID]
+		}
 		if vd.Outcome == Fail {
 			cr.Failed = append(cr.Failed, c.ID)
 			for _, f := range vd.all() {
@@ -387,7 +396,7 @@ func judgeCheck(ev *Evidence, c Check) verdict {
 		case NotRun:
 			return failf("%s%s", NotJudgedPrefix, ev.Stopped)
 		case Fail:
-			v = v.suffixed("; the case stopped early: " + ev.Stopped)
+			v = v.suffixed(stoppedEarly + ev.Stopped)
 		}
 	}
 	return v
@@ -547,7 +556,7 @@ func aggregate(vs []CaseVerdict) (Outcome, string) {
 		}
 	}
 	firstOf := func(o Outcome, vs []CaseVerdict) (Outcome, string) {
-		reason := vs[0].Case + ": " + vs[0].Reason + vs[0].More()
+		reason := vs[0].Case + ": " + vs[0].Reason + vs[0].More() + vs[0].NotRunAgain()
 		if len(vs) > 1 {
 			reason += fmt.Sprintf(" (and %d more case(s))", len(vs)-1)
 		}
@@ -608,6 +617,16 @@ func failureList(v verdict) []Failure {
 		out = append(out, Failure{Reason: r})
 	}
 	return out
+}
+
+// NotRunAgain says, of a failure seen as a session of a pooled process
+// and not run again alone (ConfirmedBy), why ("" for any other): the
+// reports show it after the reason.
+func (cv CaseVerdict) NotRunAgain() string {
+	if cv.ConfirmedBy == "" {
+		return ""
+	}
+	return fmt.Sprintf(" [seen as a session of a pooled process, not run again alone: case %s confirmed the same failure alone in a fresh process]", cv.ConfirmedBy)
 }
 
 // More says how many failures of the check the case had besides the one

@@ -76,6 +76,8 @@ func (ev *Evidence) howItRan() string {
 	switch {
 	case ev.PooledFailure != nil:
 		return "failed as " + ev.PooledFailure.Session + ", then ran again alone in a fresh process: reported from that run"
+	case ev.NotRunAgain != "":
+		return ev.NotRunAgain
 	case ev.pooledAlone():
 		return ev.Procs[0].Pooled + ", " + firstAloneWords + ev.restartedIn()
 	case ev.pooled():
@@ -103,6 +105,15 @@ func (r *runner) poolMode() string {
 	return ""
 }
 
+// rerunMode is RunInfo.RerunPooled of the run being driven: what an
+// exploration's Config.Confirmed decides is said by its own report.
+func (r *runner) rerunMode() string {
+	if r.pool == nil {
+		return ""
+	}
+	return r.cfg.RerunPooled
+}
+
 // PooledFailure is what a case failed as a session of a pooled process,
 // before it was run again alone in a fresh process (Evidence.PooledFailure).
 type PooledFailure struct {
@@ -124,8 +135,10 @@ type PooledFailure struct {
 	// reads it beside the other sessions of the process (nil in evidence
 	// saved before it was kept).
 	Evidence *Evidence `json:"evidence,omitempty"`
-	// reasons is each failed check's whole reason (Config.Confirmed).
+	// reasons is each failed check's whole reason (Config.Confirmed),
+	// all every failure of it (confirmations).
 	reasons map[string]string
+	all     map[string][]string
 }
 
 // PooledStderr is what the pooled process wrote on stderr while it
@@ -206,20 +219,14 @@ func pooledFailure(ev *Evidence, cat []Check, v *driver.SchemaValidator) *Pooled
 	if !ev.pooled() || ev.Interrupted != "" || ev.NotRun != "" || ev.NotRunAgain != "" {
 		return nil
 	}
-	failed := slices.DeleteFunc(caseFailures(ev, cat, v), func(id string) bool {
-		i := slices.IndexFunc(cat, func(c Check) bool { return c.ID == id })
-		return i < 0 || cat[i].Level == INFO
-	})
+	failed, vds := requiredFailures(ev, cat, v)
 	if len(failed) == 0 && ev.Aborted == "" {
 		return nil
 	}
-	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted, reasons: map[string]string{}}
-	e := judgeable(ev, v)
-	for _, c := range cat {
-		if slices.Contains(failed, c.ID) {
-			pf.reasons[c.ID] = judgeCheck(e, c).Reason
-			pf.Failures = append(pf.Failures, c.ID+": "+driver.OneLine(pf.reasons[c.ID], 300))
-		}
+	pf := &PooledFailure{Session: ev.Procs[0].Pooled, Failed: failed, Aborted: ev.Aborted, reasons: map[string]string{}, all: allFailures(vds)}
+	for _, id := range failed {
+		pf.reasons[id] = vds[id].Reason
+		pf.Failures = append(pf.Failures, id+": "+driver.OneLine(pf.reasons[id], 300))
 	}
 	return pf
 }

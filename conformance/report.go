@@ -56,6 +56,14 @@ type Report struct {
 	PooledCases     int      `json:"pooledCases,omitempty"`
 	PoolRanAlone    int      `json:"poolRanAlone,omitempty"`
 	PoolFirstFailed []string `json:"poolFirstFailed,omitempty"`
+	// RerunPooled is, with Pool on, what became of a case that failed as
+	// a session of a pooled process (RunInfo.RerunPooled): RerunKnown or
+	// RerunEvery. PoolKnown are the pooled cases not run again alone
+	// (RerunKnown, or an exploration's known failures): each failure they
+	// showed there a case of the run had confirmed alone in a fresh
+	// process; they are reported from their pooled session.
+	RerunPooled string   `json:"rerunPooled,omitempty"`
+	PoolKnown   []string `json:"poolKnown,omitempty"`
 	// CPUMs is the CPU time (user and system) the run used: the runner's
 	// process and every agent process it started (each ended by the
 	// report), judging included; CPUPerCaseMs its share of a case (of
@@ -159,6 +167,10 @@ type CaseVerdict struct {
 	// first one the baseline does not expect), each with the baseline's
 	// reason when an entry matched it.
 	Failures []Failure `json:"failures,omitempty"`
+	// ConfirmedBy, on a failure seen as a session of a pooled process and
+	// not run again alone (Config.RerunPooled), names the case of the run
+	// that had confirmed the same failure alone in a fresh process.
+	ConfirmedBy string `json:"confirmedBy,omitempty"`
 
 	// incomplete: not run because the case did not run to its end.
 	incomplete bool

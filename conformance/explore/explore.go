@@ -295,8 +295,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		byKey: map[string]*Failure{}, first: map[string]*conformance.Case{}, next: cfg.Shard, total: -1}
 	// A pooled failure of a kind a fresh process confirmed already is not
 	// run again alone (e.confirmed; the batches run one after another, and
-	// e.byKey changes only between them).
-	cfg.Run.Confirmed = e.confirmed
+	// e.byKey changes only between them), unless every pooled failure is
+	// to run again alone (--rerun-pooled every).
+	if cfg.Run.RerunPooled != conformance.RerunEvery {
+		cfg.Run.Confirmed = e.confirmed
+	}
 	var deadline time.Time
 	if cfg.For > 0 {
 		deadline = start.Add(cfg.For)

@@ -58,12 +58,11 @@ func signature(c *conformance.Case, reason string) string {
 	}
 	// What the agent or the list says is quoted (%q) or follows "the
 	// case stopped early": neither may steer the signature.
-	text, _, _ := strings.Cut(reason, "; the case stopped early: ")
-	text = quotedRE.ReplaceAllString(text, `""`)
+	text := conformance.FailureText(reason)
 	ws := c.Writes()
 	named, at := -1, len(text)
 	for i, w := range ws {
-		if k := wordIndex(text, w.CallID); k >= 0 && k < at {
+		if k := conformance.WordIndex(text, w.CallID); k >= 0 && k < at {
 			named, at = i, k
 		}
 	}
@@ -87,32 +86,9 @@ func signature(c *conformance.Case, reason string) string {
 }
 
 var (
-	quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	promptRE = regexp.MustCompile(`\bprompt (\d+)\b`)
 	stepRE   = regexp.MustCompile(`^step (\d+) \(`)
 )
-
-// wordIndex is the first index of id in s not inside a longer word
-// (call_1 is not in call_12), -1 when none.
-func wordIndex(s, id string) int {
-	if id == "" {
-		return -1
-	}
-	word := func(b byte) bool {
-		return b == '_' || b == '-' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
-	}
-	for from := 0; ; {
-		k := strings.Index(s[from:], id)
-		if k < 0 {
-			return -1
-		}
-		k += from
-		if (k == 0 || !word(s[k-1])) && (k+len(id) == len(s) || !word(s[k+len(id)])) {
-			return k
-		}
-		from = k + 1
-	}
-}
 
 // refusedAt is where the step a "not judged" reason names is ("step 3
 // (loadSession) was answered with ...").

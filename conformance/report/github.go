@@ -81,7 +81,7 @@ func WriteGitHub(w io.Writer, r *conformance.Report) error {
 					continue
 				}
 				if n++; n <= githubCasesShown {
-					fmt.Fprintf(&msg, "\ncase %s: %s", cv.Case, CutReason(cv.Reason, 300))
+					fmt.Fprintf(&msg, "\ncase %s: %s%s", cv.Case, CutReason(cv.Reason, 300), cv.NotRunAgain())
 				}
 			}
 			if n > githubCasesShown {

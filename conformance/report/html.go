@@ -215,10 +215,11 @@ type htmlFailure struct {
 }
 
 type htmlFailItem struct {
-	Case, Reason string
-	Expected     bool
-	CaseHref     string
-	Evidence     []htmlLink
+	// NotRunAgain is CaseVerdict.NotRunAgain.
+	Case, Reason, NotRunAgain string
+	Expected                  bool
+	CaseHref                  string
+	Evidence                  []htmlLink
 }
 
 type htmlCase struct {
@@ -476,7 +477,7 @@ func (a *htmlAgent) addFailures(r *conformance.Report, caseAnchor map[string]str
 			if cv.Outcome != conformance.Fail && cv.Outcome != conformance.XFail && !flakyCase {
 				continue
 			}
-			it := htmlFailItem{Case: cv.Case, Reason: cv.Reason, Expected: cv.Outcome == conformance.XFail, CaseHref: "#" + caseAnchor[cv.Case]}
+			it := htmlFailItem{Case: cv.Case, Reason: cv.Reason, NotRunAgain: cv.NotRunAgain(), Expected: cv.Outcome == conformance.XFail, CaseHref: "#" + caseAnchor[cv.Case]}
 			seqs := make([]int, 0, len(cv.Lines))
 			for s := range cv.Lines {
 				seqs = append(seqs, s)

@@ -126,7 +126,7 @@ func markdownRow(r *conformance.Report, c conformance.CheckResult) string {
 				continue
 			}
 			if n++; n <= markdownCasesShown {
-				why = append(why, "case "+mdText(cv.Case)+": "+mdCode(CutReason(cv.Reason, markdownReasonShown)))
+				why = append(why, "case "+mdText(cv.Case)+": "+mdCode(CutReason(cv.Reason, markdownReasonShown))+mdText(cv.NotRunAgain()))
 			}
 		}
 		if n > markdownCasesShown {

@@ -238,7 +238,7 @@ func writeFailures(w io.Writer, r *conformance.Report) {
 			}
 			switch cv.Outcome {
 			case conformance.Fail:
-				fmt.Fprintf(w, "      case %s: %s%s\n", cv.Case, termtext.Visible(CutReason(cv.Reason, failureReasonShown)), cv.More())
+				fmt.Fprintf(w, "      case %s: %s%s%s\n", cv.Case, termtext.Visible(CutReason(cv.Reason, failureReasonShown)), cv.More(), cv.NotRunAgain())
 			case conformance.XFail:
 				fmt.Fprintf(w, "      case %s (expected): %s\n", cv.Case, termtext.Visible(CutReason(cv.Reason, failureReasonShown)))
 			}
@@ -402,15 +402,30 @@ func CPULine(r *conformance.Report) string {
 // pooledProcs says how many pooled agent processes served how many cases.
 func pooledProcs(r *conformance.Report) string {
 	s := fmt.Sprintf("%d pooled process(es) (%d case(s)); %d case(s) that failed there ran again alone in a fresh process, and are reported from that run", r.PoolProcesses, r.PooledCases, r.PoolRanAlone)
+	switch {
+	case r.RerunPooled == conformance.RerunKnown || len(r.PoolKnown) > 0:
+		s += fmt.Sprintf("; %d failed there only with failures that cases of the run had already confirmed alone in a fresh process, and were not run again (--rerun-pooled %s: each such failure names the case that confirmed it)%s",
+			len(r.PoolKnown), conformance.RerunKnown, someIDs(r.PoolKnown))
+	case r.RerunPooled == conformance.RerunEvery:
+		s += fmt.Sprintf(" (--rerun-pooled %s: every case that failed there)", conformance.RerunEvery)
+	}
 	if n := len(r.PoolFirstFailed); n > 0 {
-		ids := r.PoolFirstFailed[:min(n, poolIDsShown)]
-		more := ""
-		if n > len(ids) {
-			more = fmt.Sprintf(" … %d more", n-len(ids))
-		}
-		s += fmt.Sprintf("; %d failed as the first and only session of a fresh pooled process, which served other cases only after: they ran alone in a fresh process already, and are reported from it with no re-run (%s%s)", n, strings.Join(ids, ", "), more)
+		s += fmt.Sprintf("; %d failed as the first and only session of a fresh pooled process, which served other cases only after: they ran alone in a fresh process already, and are reported from it with no re-run%s", n, someIDs(r.PoolFirstFailed))
 	}
 	return s
+}
+
+// someIDs names the first poolIDsShown of ids, in parentheses ("" for
+// none).
+func someIDs(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	shown, more := ids[:min(len(ids), poolIDsShown)], ""
+	if len(ids) > len(shown) {
+		more = fmt.Sprintf(" … %d more", len(ids)-len(shown))
+	}
+	return " (" + strings.Join(shown, ", ") + more + ")"
 }
 
 // poolIDsShown bounds the cases the pool line names.

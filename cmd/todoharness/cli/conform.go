@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -855,7 +856,7 @@ func matchesAny(pat string, ids []string, pats ...string) bool {
 // summary and the reports say it again with what the pool served.
 func poolHeader(cfg conformance.Config) string {
 	if cfg.Pool && cfg.Repeat <= 1 {
-		return "pool on (sessions of pooled agent processes where no fresh process is needed)"
+		return "pool on (sessions of pooled agent processes where no fresh process is needed; --rerun-pooled " + cmp.Or(cfg.RerunPooled, conformance.RerunKnown) + ")"
 	}
 	return "pool off (a process per case)"
 }

@@ -28,6 +28,8 @@ type runFlags struct {
 	// poolSessions --pool-sessions (0: the agent's Target.PoolSessions).
 	pool         string
 	poolSessions int
+	// rerunPooled is --rerun-pooled (Config.RerunPooled).
+	rerunPooled string
 	// acpVersion and advertisePlan are --acp-version and --advertise-plan
 	// (Config.Offer).
 	acpVersion    int
@@ -44,7 +46,8 @@ func (r *runFlags) register(f *pflag.FlagSet, what string) {
 	f.IntVar(&r.repeat, "repeat", 1, "run every case N times"+what+"; a check whose outcome differs between the runs is FLAKY (a flaky MUST check fails the run)")
 	f.IntVar(&r.acpVersion, "acp-version", driver.ACPv1, "the ACP protocol version initialize offers: 1, or 2 (the v2 draft: the plan is plan_update, a turn ends at an idle state_update, a load is session/resume from the start); an agent offered 2 that answers 1 runs the v1 catalogue, and the report says so")
 	f.BoolVar(&r.advertisePlan, "advertise-plan", false, "on protocol version 1, advertise clientCapabilities.plan: the agent may then send plan_update and plan_removed (the plan checks accept plan_update items); without it ACP-PLAN-FALLBACK-1 fails an agent that sends them")
-	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process (or --pool-sessions at once), each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY, unless its pooled session was shown or sent a list only another session of its process wrote: ACP-ISOLATION-1 then fails, naming both). off: a process per case. Shrinks and every run of --repeat use a process per case")
+	f.StringVar(&r.pool, "pool", conformance.PoolOn, "on: the cases that need no fresh process (no restart, no load, not the probe, no exit check) run as sessions of pooled agent processes, one case at a time a process (or --pool-sessions at once), each in its own session and working directory; a case that fails there runs again alone in a fresh process before it is reported (a check it passes alone is FLAKY, unless its pooled session was shown or sent a list only another session of its process wrote: ACP-ISOLATION-1 then fails, naming both; see --rerun-pooled). off: a process per case. Shrinks and every run of --repeat use a process per case")
+	f.StringVar(&r.rerunPooled, "rerun-pooled", conformance.RerunKnown, "with --pool on, which cases that failed as a session of a pooled process run again alone in a fresh process: known: all but those whose every failure (the same check, the same kind of reason) a case of the run had already confirmed alone in a fresh process when they ended; those are reported from their pooled session, each failure naming the case that confirmed it. every: each of them")
 	f.IntVar(&r.poolSessions, "pool-sessions", 0, "how many cases a pooled process serves at once, each in its own session: more than 1 only for an agent that answers concurrent prompts of different sessions (default: the preset's; 4 for the built-in reference agent, else 1)")
 }
 
@@ -58,6 +61,9 @@ func (r runFlags) check() error {
 	}
 	if r.pool != conformance.PoolOn && r.pool != conformance.PoolOff {
 		return fmt.Errorf("--pool %q: want %s or %s", r.pool, conformance.PoolOn, conformance.PoolOff)
+	}
+	if r.rerunPooled != conformance.RerunKnown && r.rerunPooled != conformance.RerunEvery {
+		return fmt.Errorf("--rerun-pooled %q: want %s or %s", r.rerunPooled, conformance.RerunKnown, conformance.RerunEvery)
 	}
 	if r.poolSessions < 0 {
 		return fmt.Errorf("--pool-sessions %d: want at least 1 (or 0: the agent's default)", r.poolSessions)
@@ -97,7 +103,7 @@ func (r runFlags) config(target driver.Target, cases []*conformance.Case, p *dri
 		target.PoolSessions = r.poolSessions
 	}
 	cfg := conformance.Config{Agent: target, Cases: cases, Timeout: r.caseTimeout(p), Grace: r.grace, Parallel: r.parallel,
-		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn, Offer: r.offer()}
+		Settle: r.settle, Repeat: r.repeat, Pool: r.pool == conformance.PoolOn, RerunPooled: r.rerunPooled, Offer: r.offer()}
 	if !r.quiet {
 		cfg.Progress = progress
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/todoharness/todoharness/conformance"
 	"github.com/todoharness/todoharness/driver"
 )
 
@@ -55,26 +56,27 @@ func TestRunFlagsSettleRepeat(t *testing.T) {
 	if err := f.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || !cfg.Pool || r.check() != nil {
-		t.Errorf("defaults: settle %s, repeat %d, pool %v (want on), check %v", cfg.Settle, cfg.Repeat, cfg.Pool, r.check())
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != driver.DefaultSettle || cfg.Repeat != 1 || !cfg.Pool || cfg.RerunPooled != conformance.RerunKnown || r.check() != nil {
+		t.Errorf("defaults: settle %s, repeat %d, pool %v (want on), rerun pooled %q (want known), check %v", cfg.Settle, cfg.Repeat, cfg.Pool, cfg.RerunPooled, r.check())
 	}
 	if cfg := r.config(driver.Target{Name: "x", PoolSessions: 4}, nil, nil, nil); cfg.Agent.PoolSessions != 4 {
 		t.Errorf("no --pool-sessions: %d sessions a pooled process, want the agent's 4", cfg.Agent.PoolSessions)
 	}
-	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4", "--pool", "off", "--pool-sessions", "3"}); err != nil {
+	if err := f.Parse([]string{"--settle", "40ms", "--repeat", "4", "--pool", "off", "--pool-sessions", "3", "--rerun-pooled", "every"}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg := r.config(driver.Target{Name: "x", PoolSessions: 4}, nil, nil, nil); cfg.Agent.PoolSessions != 3 {
 		t.Errorf("--pool-sessions 3: %d sessions a pooled process", cfg.Agent.PoolSessions)
 	}
-	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 || cfg.Pool {
-		t.Errorf("settle %s, repeat %d, pool %v; want 40ms, 4, false", cfg.Settle, cfg.Repeat, cfg.Pool)
+	if cfg := r.config(driver.Target{Name: "x"}, nil, nil, nil); cfg.Settle != 40*time.Millisecond || cfg.Repeat != 4 || cfg.Pool || cfg.RerunPooled != conformance.RerunEvery {
+		t.Errorf("settle %s, repeat %d, pool %v, rerun pooled %q; want 40ms, 4, false, every", cfg.Settle, cfg.Repeat, cfg.Pool, cfg.RerunPooled)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"--repeat=0", "--repeat 0: want at least 1"},
 		{"--settle=0s", "--settle 0s: want a positive duration"},
 		{"--pool=yes", `--pool "yes": want on or off`},
 		{"--pool-sessions=-1", "--pool-sessions -1: want at least 1 (or 0: the agent's default)"},
+		{"--rerun-pooled=some", `--rerun-pooled "some": want known or every`},
 	} {
 		var r runFlags
 		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
