@@ -414,14 +414,16 @@ func TestIsolationJudgesTheSessionsOfACase(t *testing.T) {
 }
 
 // Against an agent that fails most cases pooling costs more than it saves
-// (each pooled failure runs again alone): once three pooled cases failed
-// there and fewer passed, the cases still to start run in processes of
-// their own, the progress says so once, and the run fails what a process
-// per case fails. The first session of each fresh pooled process is not
-// run again (firstSessionsRanOnce).
+// when each pooled failure runs again alone (--rerun-pooled every; with
+// known, the default, the failures no-plan repeats are confirmed once and
+// cost no re-run: conformance's TestKnownPooledFailuresOfTheCatalogueAreNotRunAgain):
+// once three pooled cases failed there and fewer passed, the cases still
+// to start run in processes of their own, the progress says so once, and
+// the run fails what a process per case fails. The first session of each
+// fresh pooled process is not run again (firstSessionsRanOnce).
 func TestThePoolStopsWhenMostPooledCasesFail(t *testing.T) {
 	var prog strings.Builder
-	run := catalogueRun(t, func(c *conformance.Config) { c.Progress = &prog })
+	run := catalogueRun(t, func(c *conformance.Config) { c.Progress, c.RerunPooled = &prog, conformance.RerunEvery })
 	alone, pooled := run("no-plan", false), run("no-plan", true)
 	if a, p := failing(alone), failing(pooled); !mapsEqual(a, p) {
 		t.Errorf("a process per case fails %v, pooled %v", a, p)

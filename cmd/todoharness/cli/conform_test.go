@@ -89,15 +89,17 @@ func TestConformUsesTheGivenValidator(t *testing.T) {
 }
 
 // conform pools by default, for the catalogue and for an exploration:
-// the first line, the JSON report and explore.json say which mode ran;
-// --pool off restores a process per case.
+// the first line, the JSON report and explore.json say which mode ran
+// (and, pooled, which cases that failed there run again alone:
+// --rerun-pooled); --pool off restores a process per case.
 func TestConformPoolsByDefault(t *testing.T) {
 	for _, tc := range []struct {
-		args               []string
-		want, header, note string
+		args                      []string
+		want, rerun, header, note string
 	}{
-		{nil, "on", ", pool on (sessions of pooled agent processes where no fresh process is needed)\n", "the agent runs in the runner's process"},
-		{[]string{"--pool", "off"}, "off", ", pool off (a process per case)\n", "pool off: every case had a process of its own"},
+		{nil, "on", "known", ", pool on (sessions of pooled agent processes where no fresh process is needed; --rerun-pooled known)\n", "the agent runs in the runner's process"},
+		{[]string{"--rerun-pooled", "every"}, "on", "every", ", pool on (sessions of pooled agent processes where no fresh process is needed; --rerun-pooled every)\n", "the agent runs in the runner's process"},
+		{[]string{"--pool", "off"}, "off", "", ", pool off (a process per case)\n", "pool off: every case had a process of its own"},
 	} {
 		dir := t.TempDir()
 		report := filepath.Join(dir, "report.json")
@@ -110,6 +112,7 @@ func TestConformPoolsByDefault(t *testing.T) {
 		var rep struct {
 			Pool, FloorNote   string
 			PooledCPUNote     string
+			RerunPooled       string
 			CPUMs, FloorCPUMs float64
 			PooledCPUMs       float64
 			CPUPerCaseMs      float64
@@ -119,8 +122,8 @@ func TestConformPoolsByDefault(t *testing.T) {
 		}
 		var res struct{ Pool, FloorNote string }
 		decodeJSONFiles(t, map[string]any{report: &rep, filepath.Join(dir, "explored", explore.ResultFile): &res})
-		if rep.Pool != tc.want || res.Pool != tc.want {
-			t.Errorf("conform %q: the report says pool %q, explore.json %q, want %q", tc.args, rep.Pool, res.Pool, tc.want)
+		if rep.Pool != tc.want || res.Pool != tc.want || rep.RerunPooled != tc.rerun {
+			t.Errorf("conform %q: the report says pool %q (rerunPooled %q), explore.json %q, want %q (%q)", tc.args, rep.Pool, rep.RerunPooled, res.Pool, tc.want, tc.rerun)
 		}
 		// The CPU a case next to the floor: the agent in this process has
 		// no CPU of its own, and the report says why there is no floor.
