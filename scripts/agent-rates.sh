@@ -32,10 +32,14 @@
 # follow the load (the load average is printed before each run); compare
 # the CPU times.
 #
-# With -pools, only the built-in catalogue, twice per PRESET: with a process
-# per case (--pool off), then pooled (--pool on, the default): the load
-# average before each run, wall, CPU, verdict, the checks that failed
-# (FLAKY ones marked) and whether both modes failed the same (issue 43).
+# With -pools, only the built-in catalogue, per PRESET: with a process per
+# case (--pool off), pooled with every pooled failure run again alone
+# (--rerun-pooled every; skipped by a todoharness without it), then pooled
+# as by default: the load average before each run, wall, CPU, what the
+# pool served (its processes, their cases, the cases run again alone, the
+# cases not run again as a case of the run confirmed their failures
+# alone), verdict, the checks that failed (FLAKY ones marked) and whether
+# each pooled mode failed what --pool off did (issue 43).
 set -eu
 n=16 seed=1 peers=.cache/peers bin= out= pools=
 while [ $# -gt 0 ]; do
@@ -86,7 +90,9 @@ failed() {
   jq -r '[.checks[] | select(.outcome == "fail" or .outcome == "flaky") | .id + (if .outcome == "flaky" then " (FLAKY)" else "" end)] | join(", ")' "$1" 2>/dev/null || echo '?'
 }
 if [ -n "$pools" ]; then
-  echo "| preset | --pool | load before | wall | CPU | pooled processes, their cases, cases run again alone | verdict | failed checks | same as off? |"
+  echo "| preset | --pool | load before | wall | CPU | pooled processes, their cases, cases run again alone, not run again (known) | verdict | failed checks | same as off? |"
+  modes="off on"
+  ! "$bin" conform --help 2>&1 | grep -q -- --rerun-pooled || modes="off every on"
   echo "|---|---|---|---|---|---|---|---|---|"
 else
   echo "| preset | agent | catalogue: wall, CPU, verdict | catalogue: CPU a case, floor, ratio | catalogue: a pooled case's agent CPU, to the floor | explore $n (seed $seed): wall, CPU | scenarios: wall, a minute, CPU a scenario | scenarios: floor, ratio | scenarios: a pooled scenario's agent CPU, to the floor |"
@@ -100,15 +106,20 @@ for p in "$@"; do
   PATH=$dir/node_modules/.bin:$base
   export PATH
   if [ -n "$pools" ]; then
-    for mode in off on; do
+    for mode in $modes; do
       load=$(loadavg)
-      echo "agent-rates: $p: catalogue, --pool $mode (load average $load)" >&2
-      /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" --pool "$mode" -q --json "$out/$p-$mode.json" >/dev/null 2>"$out/$p-$mode.err" || true
+      case $mode in
+        every) flags="--pool on --rerun-pooled every" label="on, --rerun-pooled every" ;;
+        *) flags="--pool $mode" label=$mode ;;
+      esac
+      echo "agent-rates: $p: catalogue, $flags (load average $load)" >&2
+      # shellcheck disable=SC2086 # flags are words
+      /usr/bin/time -f '%e %U %S' -o "$t" "$bin" conform --preset "$p" $flags -q --json "$out/$p-$mode.json" >/dev/null 2>"$out/$p-$mode.err" || true
       failed "$out/$p-$mode.json" >"$out/$p-$mode.failed"
       same=
-      [ "$mode" = off ] || { same=no; ! cmp -s "$out/$p-off.failed" "$out/$p-on.failed" || same=yes; }
-      pooled=$(jq -r '"\(.poolProcesses // 0), \(.pooledCases // 0), \(.poolRanAlone // 0)"' "$out/$p-$mode.json" 2>/dev/null || echo '?')
-      timing | awk -v p="$p" -v m="$mode" -v l="$load" -v v="$(jq -r .verdict "$out/$p-$mode.json" 2>/dev/null || echo '?')" \
+      [ "$mode" = off ] || { same=no; ! cmp -s "$out/$p-off.failed" "$out/$p-$mode.failed" || same=yes; }
+      pooled=$(jq -r '"\(.poolProcesses // 0), \(.pooledCases // 0), \(.poolRanAlone // 0), \((.poolKnown // []) | length)"' "$out/$p-$mode.json" 2>/dev/null || echo '?')
+      timing | awk -v p="$p" -v m="$label" -v l="$load" -v v="$(jq -r .verdict "$out/$p-$mode.json" 2>/dev/null || echo '?')" \
         -v f="$(cat "$out/$p-$mode.failed")" -v s="$same" -v o="$pooled" '{printf "| %s | %s | %s | %.1f s | %.1f s | %s | %s | %s | %s |\n", p, m, l, $1, $2+$3, o, v, f, s}'
     done
     continue
