@@ -239,6 +239,15 @@ func Presets() []Preset {
 				"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 				"OPENCODE_DISABLE_CLAUDE_CODE=1",
 				"OPENCODE_MODELS_PATH={{.Home}}/.cache/opencode/models.json",
+				// opencode is a Bun binary: Bun hands BUN_JSC_* to its
+				// JavaScriptCore. Without the DFG (and so the FTL)
+				// optimising tiers a short-lived process spends less on
+				// compiling code it runs only a few times: the built-in
+				// catalogue 149.6 and 151.3 s of CPU with them, 120.5 and
+				// 123.8 s without (run alternately, the same checks and
+				// reasons), a start 3.1-3.5 s against 2.6-3.0 s, a warm
+				// session no dearer (docs/performance.md).
+				"BUN_JSC_useDFGJIT=0",
 			},
 			Files: []File{
 				{Dest: "opencode.json", Src: "preset opencode", Content: opencodeJSON},
@@ -255,6 +264,7 @@ func Presets() []Preset {
 				"~/.config/opencode holds a package.json, a package-lock.json and a node_modules that list @opencode-ai/plugin: without them opencode npm-installs it (from the registry) in every case, some 4 s of CPU in a short case, that is no part of the todo contract",
 				"opencode asks its small_model for a session title on the first prompt: a request without tools, answered as a side request (no script turn)",
 				"OPENCODE_MODELS_PATH names an empty models.dev catalogue in the home: without it opencode builds the one compiled into it (every provider models.dev lists) for each working directory, about 0.8 s of CPU a session and 1.7 s a start; the mock's provider and model are defined whole in opencode.json",
+				"BUN_JSC_useDFGJIT=0 turns off JavaScriptCore's optimising tiers in opencode's Bun (Bun reads BUN_JSC_* options): about a fifth less CPU a start and a run, the same verdicts; remove it with --env BUN_JSC_useDFGJIT=1",
 			},
 		},
 		{

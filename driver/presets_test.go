@@ -240,6 +240,14 @@ func TestPresetOpencodeEmptyModelsCatalogue(t *testing.T) {
 	}
 }
 
+// TestPresetOpencodeWithoutOptimisingJIT: opencode's Bun starts without
+// JavaScriptCore's DFG and FTL tiers, which cost a short-lived process
+// more CPU in compiling than they save (docs/performance.md).
+func TestPresetOpencodeWithoutOptimisingJIT(t *testing.T) {
+	_, r, _ := renderPreset(t, "opencode")
+	wantEnv(t, r, map[string]string{"BUN_JSC_useDFGJIT": "0"})
+}
+
 func TestPresetCodex(t *testing.T) {
 	p, r, v := renderPreset(t, "codex")
 	if p.Wire != mockmodel.WireOpenAIResponses || p.Dialect != DialectCodex {
