@@ -69,11 +69,22 @@ func TestKnownPooledFailuresOfTheCatalogueAreNotRunAgain(t *testing.T) {
 			t.Errorf("failed checks: known %v, %s %v: want the same", known.FailedIDs(), name, r.FailedIDs())
 		}
 	}
-	// Pooled either way, every check has the same outcome (with a
-	// process per case ACP-ISOLATION-1 is n/a: no session had another
-	// beside it).
-	if a, b := outcomes(known), outcomes(every); !maps.Equal(a, b) {
-		t.Errorf("outcomes: known %v, every %v: want the same", a, b)
+	// Pooled either way, every check has the same outcome, but
+	// ACP-ISOLATION-1: it is n/a where no session had another beside it
+	// (with a process per case; and with every, once the pool stopped
+	// after its first sessions failed, as it may under load). Where
+	// sessions shared a process it passes: no crossing.
+	ko, eo := outcomes(known), outcomes(every)
+	iso := []Outcome{ko[ACPIsolation1], eo[ACPIsolation1]}
+	delete(ko, ACPIsolation1)
+	delete(eo, ACPIsolation1)
+	if !maps.Equal(ko, eo) {
+		t.Errorf("outcomes: known %v, every %v: want the same", ko, eo)
+	}
+	for _, o := range iso {
+		if o != Pass && o != NA {
+			t.Errorf("%s %s: want pass, or n/a", ACPIsolation1, o)
+		}
 	}
 	if known.RerunPooled != RerunKnown || every.RerunPooled != RerunEvery || off.RerunPooled != "" {
 		t.Errorf("rerunPooled: known %q, every %q, off %q", known.RerunPooled, every.RerunPooled, off.RerunPooled)
