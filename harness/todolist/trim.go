@@ -74,8 +74,16 @@ func EdgeSpaces() []EdgeSpace {
 	}
 }
 
+// edgeRunes are the characters of EdgeSpaces, in its order: edgeSpace
+// looks a character up in them before it builds the table (a trim asks it
+// of every character it looks at).
+const edgeRunes = "\x1c\x1d\x1e\x1f\u0085\u180e\ufeff"
+
 // edgeSpace returns r's entry of EdgeSpaces.
 func edgeSpace(r rune) (EdgeSpace, bool) {
+	if !strings.ContainsRune(edgeRunes, r) {
+		return EdgeSpace{}, false
+	}
 	i := slices.IndexFunc(EdgeSpaces(), func(e EdgeSpace) bool { return e.Rune == r })
 	if i < 0 {
 		return EdgeSpace{}, false
