@@ -418,24 +418,21 @@ func (ev *Evidence) findPlans() []planObs {
 		if m.Dir != driver.Received || m.Kind != driver.KindNotification || m.Method != "session/update" || foreign[m.Seq] {
 			continue // an update for another session counts for no plan check (ACP-SESSION-1)
 		}
-		var n struct {
-			Params struct {
-				Update map[string]json.RawMessage `json:"update"`
-			} `json:"params"`
+		if !mayBePlanOrCall(m.Line) {
+			continue // none of the kinds read below: most of a turn's updates are text chunks
 		}
-		if json.Unmarshal([]byte(m.Line), &n) != nil {
+		update, kind, ok := planUpdate(m.Line)
+		if !ok {
 			continue
 		}
-		var kind string
-		_ = json.Unmarshal(n.Params.Update["sessionUpdate"], &kind)
 		if kind == "tool_call" || kind == "tool_call_update" {
 			var id string
-			if json.Unmarshal(n.Params.Update["toolCallId"], &id) == nil {
+			if json.Unmarshal(update["toolCallId"], &id) == nil {
 				lastCall = id
 			}
 			continue
 		}
-		fields, planID, isPlan := ev.planFields(kind, n.Params.Update, m.Proc)
+		fields, planID, isPlan := ev.planFields(kind, update, m.Proc)
 		if !isPlan {
 			continue
 		}
@@ -454,6 +451,32 @@ func (ev *Evidence) findPlans() []planObs {
 		out = append(out, p)
 	}
 	return out
+}
+
+// planUpdate is the update of a session/update line and its
+// sessionUpdate kind, as findPlans reads them (ok false: not JSON).
+func planUpdate(line string) (update map[string]json.RawMessage, kind string, ok bool) {
+	var n struct {
+		Params struct {
+			Update map[string]json.RawMessage `json:"update"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(line), &n) != nil {
+		return nil, "", false
+	}
+	_ = json.Unmarshal(n.Params.Update["sessionUpdate"], &kind)
+	return n.Params.Update, kind, true
+}
+
+// mayBePlanOrCall reports whether a session/update line may carry a
+// sessionUpdate findPlans reads (plan, plan_update, tool_call,
+// tool_call_update). A JSON string decodes to one of them only when the
+// line holds its text ("plan" is in both plan kinds, "tool_call" in both
+// call kinds) or spells its letters with \u escapes (the only JSON escapes
+// that make letters): false is certain, and findPlans then skips the line
+// without decoding it, as it would skip it decoded.
+func mayBePlanOrCall(line string) bool {
+	return strings.Contains(line, "plan") || strings.Contains(line, "tool_call") || strings.Contains(line, `\u`)
 }
 
 // planSegment is the request a wire position follows: the last request
