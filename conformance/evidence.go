@@ -295,6 +295,8 @@ type planObs struct {
 	Entries       []PlanEntry
 	Null, Missing bool
 	Bad           string // entries not decodable
+	// NotText: an entry's content is no JSON string (read as "").
+	NotText bool
 }
 
 func (p planObs) todos() []Todo {
@@ -522,7 +524,9 @@ func (ev *Evidence) readPlanEntries(p *planObs, update map[string]json.RawMessag
 		}
 		for _, e := range entries {
 			var pe PlanEntry
-			_ = json.Unmarshal(e["content"], &pe.Content)
+			if json.Unmarshal(e["content"], &pe.Content) != nil {
+				p.NotText = true
+			}
 			if ev.Dialect.Name != driver.DialectTodoWrite {
 				// Trimming is todo_write's rule: other agents may show
 				// content as the model sent it, and the canonical lists

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +185,35 @@ func TestIsolationLeavesWritesMadeAfterItSaw(t *testing.T) {
 		got := isolationOf(t, a, b)
 		if got.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(got.Reason, want) {
 			t.Errorf("%s: %s %q, want %s", tc.name, got.Outcome, got.Reason, tc.want)
+		}
+	}
+}
+
+// A plan entry whose content is no string shows no other session's
+// list: a claude exploration (seed 2, 32 scenarios) failed ACP-ISOLATION-1
+// on explore-14's plan [{"content":42,...}], the list of its own refused
+// call, read as `["" pending]`, "the list only case explore-4 wrote" (a
+// refused call of an empty content). The same plan with a content ""
+// still fails it.
+func TestIsolationPlanContentIsNoString(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		content string // as the plan entry's JSON
+		want    Outcome
+	}{
+		{`42`, Pass},
+		{`""`, Fail},
+	} {
+		a := emptyListSession("explore-14", listShape{asked: 1 * ms, planAt: 3 * ms})
+		b := emptyListSession("explore-4", listShape{start: -10 * ms, asked: 1 * ms, planAt: 3 * ms})
+		b.Writes[0].Todos, b.Writes[0].Reject = []Todo{{Content: "", Status: "pending"}}, true
+		k := slices.IndexFunc(a.Wire, func(m driver.WireMsg) bool { return m.UpdateKind() == "plan" })
+		a.Wire[k].Line = strings.Replace(a.Wire[k].Line, `"entries":[]`, `"entries":[{"content":`+tc.content+`,"status":"pending","priority":"medium"}]`, 1)
+		got := isolationOf(t, a, b)
+		want := `plan update #6 (["" pending]), tied to no write of this session, shows exactly the list only case explore-4 wrote`
+		if got.Outcome != tc.want || tc.want == Fail && !strings.HasPrefix(got.Reason, want) {
+			t.Errorf("content %s: %s %q, want %s", tc.content, got.Outcome, got.Reason, tc.want)
 		}
 	}
 }

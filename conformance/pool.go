@@ -659,10 +659,13 @@ func (ev *Evidence) crossedBy(m matching, in func(prompt int) bool, mine, theirs
 			continue
 		}
 		// Theirs when tied to no write of this session's and none of them
-		// has that list, or shown before its writes whatever its tie.
+		// has that list, or shown before its writes whatever its tie. A
+		// plan with an entry whose content is no string (read as "")
+		// shows no list of strings: claude-code-acp shows a refused call's
+		// content 42, which is no other session's "".
 		seen := ev.wireTime(p.Seq)
 		_, isMine := theirList(p.todos(), mine)
-		if w, ok := theirList(p.todos(), madeBefore(seen)); ok && (!tied && !isMine || ev.beforeItsWrites(p, mine)) {
+		if w, ok := theirList(p.todos(), madeBefore(seen)); ok && !p.NotText && (!tied && !isMine || ev.beforeItsWrites(p, mine)) {
 			add(p.Seq, fmt.Sprintf("plan update #%d (%s), tied to no write of this session, shows exactly", p.Seq, planString(p)), "the list", w)
 			continue
 		}
