@@ -91,7 +91,8 @@ type Evidence struct {
 // driver's (driver.CaseRecord) among the runner's, as evidence was saved
 // before Evidence embedded the driver's record.
 const evidenceKeys = "format run index repeat case dialect script cwd home started duration answered exitWait scriptWait " +
-	"wire journal sideRequests steps procs offer writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies pooledFailure"
+	"wire journal sideRequests steps procs offer writes aborted stopped notRun interrupted loadSkipped promptsRun modelErrors notStarted policy planTies pooledFailure " +
+	"notRunAgain confirmedBy"
 
 // MarshalJSON writes ev with its keys in the order of evidenceKeys. Nothing
 // is escaped for HTML here: an encoder that does (json.Marshal) escapes
