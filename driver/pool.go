@@ -797,24 +797,30 @@ func (l *Lease) teeStderr(w io.Writer) {
 	m.mu.Lock()
 	startErr, loading := m.startErr, m.init == nil
 	m.mu.Unlock()
+	var b strings.Builder
 	switch {
 	case loading:
-		// A fresh process of the case's restart (Restart): everything it
-		// wrote is the case's so far.
-		startErr = m.p.stderr.String()
-		fmt.Fprintf(w, "[todoharness] %s, shared: started fresh at this case's restart in the folders of the process that ran the case's first part (retired there); it joins the pool after this case, which holds it alone. ", l.Describe())
+		fmt.Fprintf(&b, "[todoharness] %s, shared: started fresh at this case's restart in the folders of the process that ran the case's first part (retired there); it joins the pool after this case, which holds it alone. ", l.Describe())
 	case l.first:
-		fmt.Fprintf(w, "[todoharness] %s, shared: it was started for this case, its first, and may serve more after%s. ", l.Describe(), at)
+		fmt.Fprintf(&b, "[todoharness] %s, shared: it was started for this case, its first, and may serve more after%s. ", l.Describe(), at)
 	default:
-		fmt.Fprintf(w, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
-	}
-	if startErr != "" {
-		fmt.Fprintf(w, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(startErr, "\n"))
-	} else {
-		fmt.Fprintf(w, "What it wrote on stderr while this case held it:\n")
+		fmt.Fprintf(&b, "[todoharness] %s, shared: it served other cases before this one and may serve more after%s. ", l.Describe(), at)
 	}
 	l.stderr = w
-	m.p.stderr.addTee(w)
+	m.p.stderr.teeFrom(w, func(sofar string) string {
+		if loading {
+			// A fresh process of the case's restart (Restart): everything
+			// it wrote is the case's so far, read as the tee is added (it
+			// goes on writing meanwhile: its ready line).
+			startErr = sofar
+		}
+		if startErr != "" {
+			fmt.Fprintf(&b, "What it wrote on stderr while it started (before its first case):\n%s\n[todoharness] What it wrote while this case held it:\n", strings.TrimRight(startErr, "\n"))
+		} else {
+			fmt.Fprintf(&b, "What it wrote on stderr while this case held it:\n")
+		}
+		return b.String()
+	})
 }
 
 func (m *member) pid() int {

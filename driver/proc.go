@@ -626,6 +626,17 @@ func (t *tailBuffer) addTee(w io.Writer) {
 	t.tees = append(t.tees, w)
 }
 
+// teeFrom makes w get, at once, head(what is kept so far: String's) and
+// then every later write, with nothing written in between lost: the kept
+// text is read and the tee added under one lock (a fresh process's stderr
+// goes on while a case attaches to it).
+func (t *tailBuffer) teeFrom(w io.Writer, head func(sofar string) string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = io.WriteString(w, head(t.stringLocked()))
+	t.tees = append(t.tees, w)
+}
+
 // removeTee undoes addTee: once it returns w gets no more writes.
 func (t *tailBuffer) removeTee(w io.Writer) {
 	t.mu.Lock()
@@ -655,6 +666,10 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.stringLocked()
+}
+
+func (t *tailBuffer) stringLocked() string {
 	if t.dropped > 0 {
 		return fmt.Sprintf("[… %d earlier bytes dropped]\n%s", t.dropped, t.buf)
 	}
