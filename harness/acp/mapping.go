@@ -124,6 +124,19 @@ func (m *Mapper) Map(e session.Event) ([]Update, error) {
 
 // chunk maps an assistant/chunk: its reasoning or text delta.
 func (m *Mapper) chunk(e session.Event) ([]Update, error) {
+	if !m.replay {
+		// A live turn's chunks are the agent's own Append of a
+		// session.AssistantChunk (agent.runStep): most are tool-call deltas
+		// and block ends, which show nothing, so those are not decoded.
+		if typ, ok := liveChunkType(e.Data); ok && string(typ) != llm.ChunkReasoningDelta && string(typ) != llm.ChunkTextDelta {
+			return nil, nil
+		}
+	}
+	return m.chunkDecoded(e)
+}
+
+// chunkDecoded is chunk, the event's data decoded whole.
+func (m *Mapper) chunkDecoded(e session.Event) ([]Update, error) {
 	var d session.AssistantChunk
 	if err := e.Decode(&d); err != nil {
 		return nil, err
@@ -137,6 +150,58 @@ func (m *Mapper) chunk(e session.Event) ([]Update, error) {
 		return []Update{m.text(kindMessage, d.Turn, d.Step, d.Chunk.Text)}, nil
 	}
 	return nil, nil
+}
+
+// liveChunkType reads the chunk type of an assistant/chunk's data as the
+// session log encodes a session.AssistantChunk: {"turn":N,"step":N,
+// "chunk":{"type":"TYPE",... ok is false for anything else (such data is
+// decoded whole), and for a TYPE with an escape.
+func liveChunkType(data []byte) (typ []byte, ok bool) {
+	rest, ok := cutNumberField(data, `{"turn":`)
+	if !ok {
+		return nil, false
+	}
+	if rest, ok = cutNumberField(rest, `,"step":`); !ok {
+		return nil, false
+	}
+	const head = `,"chunk":{"type":"`
+	if !hasPrefix(rest, head) {
+		return nil, false
+	}
+	rest = rest[len(head):]
+	for i, c := range rest {
+		switch {
+		case c == '"':
+			return rest[:i], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// hasPrefix is bytes.HasPrefix(b, []byte(prefix)), allocating nothing.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+// cutNumberField cuts prefix and the integer after it from the front of b.
+func cutNumberField(b []byte, prefix string) (rest []byte, ok bool) {
+	if !hasPrefix(b, prefix) {
+		return nil, false
+	}
+	b = b[len(prefix):]
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return nil, false
+	}
+	return b[n:], true
 }
 
 // message maps an assistant/message whose step streamed no deltas.
