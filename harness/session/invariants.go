@@ -69,7 +69,11 @@ func (c *Checker) LastTurn() int { return c.turn }
 
 // Check validates e against everything seen so far and, when it is valid,
 // records it. A rejected event leaves the checker unchanged.
-func (c *Checker) Check(e Event) error {
+func (c *Checker) Check(e Event) error { return c.check(e, false) }
+
+// check is Check; validData says e.Data is known to be valid JSON (the
+// log's own encoding of an appended event), so it is not validated again.
+func (c *Checker) check(e Event, validData bool) error {
 	fail := func(id, format string, args ...any) error {
 		return &InvariantError{ID: id, Seq: e.Seq, Type: e.Type, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -96,7 +100,7 @@ func (c *Checker) Check(e Event) error {
 		} else if e.SurfaceOp != "" || e.SourceEventSeqs != nil {
 			return fail("LOG-SURFACE", "surface metadata (surfaceOp/sourceEventSeqs) on a non-surface event")
 		}
-		if err := c.checkStructure(e, fail); err != nil {
+		if err := c.checkStructure(e, validData, fail); err != nil {
 			return err
 		}
 	}
@@ -109,10 +113,10 @@ func (c *Checker) Check(e Event) error {
 type failFunc func(id, format string, args ...any) error
 
 // checkStructure checks e's place in the turns, steps and tool calls.
-func (c *Checker) checkStructure(e Event, fail failFunc) error {
+func (c *Checker) checkStructure(e Event, validData bool, fail failFunc) error {
 	sc := scope{Turn: noNum, Step: noNum}
 	if len(e.Data) > 0 {
-		if err := decodeScope(e.Data, &sc); err != nil {
+		if err := decodeScope(e.Data, validData, &sc); err != nil {
 			return fail("LOG-DATA", "data is not a JSON object: %v", err)
 		}
 	}

@@ -150,7 +150,7 @@ func WithSourceEventSeqs(seqs ...int) AppendOption {
 // crash loses; when persisting fails, Append returns the error and tells
 // nobody.
 func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) {
-	raw, err := marshalData(data)
+	raw, compact, err := marshalData(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("append %s: %w", typ, err)
 	}
@@ -165,7 +165,9 @@ func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) 
 	if l.count > 0 && e.Seq <= l.lastSeq {
 		e.Seq = l.lastSeq + 1
 	}
-	if err := l.checker.Check(e); err != nil && l.check {
+	// raw is valid JSON (marshalData): neither the checker nor the store
+	// validates it again.
+	if err := l.checker.check(e, true); err != nil && l.check {
 		l.mu.Unlock()
 		return Event{}, err
 	}
@@ -173,7 +175,7 @@ func (l *Log) Append(typ string, data any, opts ...AppendOption) (Event, error) 
 	l.noteAppended(&l.events[len(l.events)-1])
 	var storeErr error
 	if l.store != nil {
-		storeErr = l.store.Write(e)
+		storeErr = l.store.writeEvent(e, compact)
 		if storeErr == nil {
 			switch {
 			case durableTypes[typ]:
@@ -247,21 +249,23 @@ func (l *Log) closeInterrupted() ([]string, error) {
 	return []string{fmt.Sprintf("%s: turn %d was left open (the agent stopped mid-turn): closed it as interrupted", l.header.ID, turn)}, nil
 }
 
-func marshalData(data any) (json.RawMessage, error) {
+// marshalData encodes an event's data: valid JSON, and compact unless it
+// was given as a json.RawMessage (kept as it is).
+func marshalData(data any) (raw json.RawMessage, compact bool, err error) {
 	switch d := data.(type) {
 	case nil:
-		return json.RawMessage("{}"), nil
+		return json.RawMessage("{}"), true, nil
 	case json.RawMessage:
 		if !json.Valid(d) {
-			return nil, fmt.Errorf("data is not valid JSON")
+			return nil, false, fmt.Errorf("data is not valid JSON")
 		}
-		return append(json.RawMessage(nil), d...), nil
+		return append(json.RawMessage(nil), d...), false, nil
 	default:
 		var buf bytes.Buffer
 		if err := encodeJSON(&buf, d); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return json.RawMessage(buf.Bytes()), nil
+		return json.RawMessage(buf.Bytes()), true, nil
 	}
 }
 

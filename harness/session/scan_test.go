@@ -31,12 +31,19 @@ func FuzzFastDecode(f *testing.F) {
 		want := scope{Turn: noNum, Step: noNum}
 		wantErr := json.Unmarshal(data, &want)
 		got := scope{Turn: noNum, Step: noNum}
-		gotErr := decodeScope(data, &got)
+		gotErr := decodeScope(data, false, &got)
 		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 			t.Fatalf("decodeScope(%s): err %v, encoding/json: %v", data, gotErr, wantErr)
 		}
 		if wantErr == nil && got != want {
 			t.Fatalf("decodeScope(%s) = %+v, encoding/json: %+v", data, got, want)
+		}
+		if json.Valid(data) { // as the log's own encoding is not validated again
+			known := scope{Turn: noNum, Step: noNum}
+			knownErr := decodeScope(data, true, &known)
+			if (knownErr == nil) != (wantErr == nil) || (knownErr != nil && knownErr.Error() != wantErr.Error()) || known != got {
+				t.Fatalf("decodeScope(%s, valid) = %+v, %v; encoding/json: %+v, %v", data, known, knownErr, want, wantErr)
+			}
 		}
 
 		re := rawEvent{Seq: noNum}
@@ -66,7 +73,7 @@ func TestFastDecodeTakesTheFastPath(t *testing.T) {
 	if !fastRawEvent([]byte(fastDecodeSeeds[1]), &re) || re.Type != TypeAssistantChunk || re.Seq != 3 || string(re.Data) != `{"turn":1,"step":1,"chunk":{"type":"block-start","index":0}}` {
 		t.Fatalf("fastRawEvent: %+v", re)
 	}
-	if err := decodeScope([]byte(fastDecodeSeeds[0]), &sc); err != nil || sc.Turn != 1 || sc.Step != 2 || sc.CallID != "c1" {
+	if err := decodeScope([]byte(fastDecodeSeeds[0]), false, &sc); err != nil || sc.Turn != 1 || sc.Step != 2 || sc.CallID != "c1" {
 		t.Fatalf("decodeScope: %+v %v", sc, err)
 	}
 	if raceEnabled {
@@ -76,7 +83,7 @@ func TestFastDecodeTakesTheFastPath(t *testing.T) {
 	chunk := []byte(`{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":" word"}}`)
 	allocs := testing.AllocsPerRun(100, func() {
 		sc := scope{Turn: noNum, Step: noNum}
-		_ = decodeScope(chunk, &sc)
+		_ = decodeScope(chunk, false, &sc)
 	})
 	if allocs != 0 {
 		t.Fatalf("decodeScope of a chunk allocates %.0f times", allocs)

@@ -252,10 +252,18 @@ func (s *FileStore) Repair(r *Reader) ([]string, error) {
 func (s *FileStore) Path() string { return s.path }
 
 // Write buffers one event line.
-func (s *FileStore) Write(e Event) error {
+func (s *FileStore) Write(e Event) error { return s.writeEvent(e, false) }
+
+// writeEvent is Write; compactData says e.Data is known to be valid,
+// compact JSON (Log.Append's own encoding), so the line is framed around it
+// (appendEventLine) instead of encoding the event and its data again.
+func (s *FileStore) writeEvent(e Event, compactData bool) error {
 	s.buf.Reset()
-	if err := encodeJSON(&s.buf, e); err != nil {
-		return fmt.Errorf("write %s: event seq %d: %w", s.path, e.Seq, err)
+	if !compactData || !appendEventLine(&s.buf, e) {
+		s.buf.Reset()
+		if err := encodeJSON(&s.buf, e); err != nil {
+			return fmt.Errorf("write %s: event seq %d: %w", s.path, e.Seq, err)
+		}
 	}
 	s.buf.WriteByte('\n')
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
