@@ -1,11 +1,13 @@
 package todo_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todo"
+	"github.com/todoharness/todoharness/harness/tools"
 )
 
 // The zero Rules is the contract; the parallel policy lifts its one rule
@@ -40,5 +42,27 @@ func TestToolExposesItsRules(t *testing.T) {
 	}
 	if tool.Description != todo.Description(cfg) {
 		t.Error("the description follows the policy")
+	}
+}
+
+// Every agent start registers todo_write: its schema is compiled once for
+// the process, not at each registration (it was: 744 allocations, now 6).
+func TestRegisteringTheToolCompilesNoSchema(t *testing.T) {
+	tool := todo.NewTool(todo.Config{})
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := tools.NewRegistry().Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 20 {
+		t.Errorf("registering todo_write: %.0f allocations, want at most 20", allocs)
+	}
+	reg := tools.NewRegistry()
+	if _, err := reg.Register(todo.NewTool(todo.Config{})); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Execute(context.Background(), tools.Exec{}, todo.ToolName, `{"todos":[{"content":"a","status":"done"}]}`)
+	if !res.IsError || !strings.Contains(res.Text(), "invalid arguments") {
+		t.Errorf("a status out of the schema: %s", res.Text())
 	}
 }

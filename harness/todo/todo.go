@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/todoharness/todoharness/harness/session"
 	"github.com/todoharness/todoharness/harness/todolist"
@@ -47,6 +48,12 @@ const schemaJSON = `{
   },
   "required": ["todos"]
 }`
+
+// compiledSchema is Schema compiled, once for the process: every agent
+// start registers the tool (read only, see tools.CompiledSchema).
+var compiledSchema = sync.OnceValues(func() (*tools.CompiledSchema, error) {
+	return tools.CompileSchema(ToolName, Schema())
+})
 
 // Schema returns the JSON Schema of the tool's arguments, compacted.
 func Schema() json.RawMessage {
@@ -107,6 +114,7 @@ func (r Rules) Tool() tools.Tool { return r.ToolWith(r.Accept) }
 // ToolWith returns the todo_write tool of r's policy, its calls decided
 // by decide.
 func (r Rules) ToolWith(decide Validator) tools.Tool {
+	compiled, _ := compiledSchema() // on an error Register compiles it and says it
 	return tools.Tool{
 		Name:        ToolName,
 		Description: Description(r.Config),
@@ -116,6 +124,7 @@ func (r Rules) ToolWith(decide Validator) tools.Tool {
 		},
 		PresentCall: PresentCall,
 		Config:      r,
+		Compiled:    compiled,
 	}
 }
 

@@ -71,6 +71,37 @@ type Tool struct {
 	// with one change (todo_write: its todo.Rules); nil when the tool does
 	// not expose it.
 	Config any
+	// Compiled, when it is Parameters compiled for Name (CompileSchema),
+	// spares Register compiling them again; any other is ignored.
+	Compiled *CompiledSchema
+}
+
+// CompiledSchema is a tool's parameter schema compiled once, for a tool
+// built many times with the same one (todo_write, by every agent start).
+// It is read only: one serves any number of registries at once.
+type CompiledSchema struct {
+	name   string
+	params string
+	schema *jsonschema.Schema
+}
+
+// CompileSchema compiles the parameter schema of the tool name, as Register
+// does (the same errors).
+func CompileSchema(name string, params json.RawMessage) (*CompiledSchema, error) {
+	sch, err := compileSchema(name, params)
+	if err != nil {
+		return nil, err
+	}
+	return &CompiledSchema{name: name, params: string(params), schema: sch}, nil
+}
+
+// schemaOf is t's compiled parameter schema: t.Compiled's when it was
+// compiled from t's name and parameters, else compiled now.
+func schemaOf(t Tool) (*jsonschema.Schema, error) {
+	if c := t.Compiled; c != nil && c.name == t.Name && c.params == string(t.Parameters) {
+		return c.schema, nil
+	}
+	return compileSchema(t.Name, t.Parameters)
 }
 
 type entry struct {
@@ -97,7 +128,7 @@ func (r *Registry) Register(t Tool) (unregister func(), err error) {
 	if t.Execute == nil {
 		return nil, fmt.Errorf("register tool %q: no Execute", t.Name)
 	}
-	sch, err := compileSchema(t.Name, t.Parameters)
+	sch, err := schemaOf(t)
 	if err != nil {
 		return nil, err
 	}
