@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/todoharness/todoharness/driver"
+	"github.com/todoharness/todoharness/internal/termtext"
 )
 
 // What a run does with a case that failed as a session of a pooled
@@ -142,6 +143,14 @@ func (cs *confirmations) add(c *Case, failed map[string][]string) {
 	}
 }
 
+// has reports whether a case noted before confirmed a failure of check
+// id of kind shape (failureShape).
+func (cs *confirmations) has(id, shape string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.by[id][shape] != ""
+}
+
 // known says which case confirmed each check a pooled case failed (of
 // failed: each MUST and SHOULD check, with every failure), when a case
 // noted before had confirmed every one of its failures (nil when one is
@@ -217,16 +226,170 @@ func allFailures(vds map[string]verdict) map[string][]string {
 }
 
 // noteConfirmed notes the failures of a case that ran alone in a fresh
-// process and completed (runner.confirmed), under RerunKnown.
+// process and completed (runner.confirmed), under RerunKnown; a run whose
+// Config.Confirmed decides tells Config.ConfirmedAlone.
 func (r *runner) noteConfirmed(ev *Evidence, v *driver.SchemaValidator) {
-	if !r.rerunsOnlyNew() || ev.Aborted != "" || ev.Interrupted != "" || ev.NotRun != "" {
+	if r.cfg.RerunPooled != RerunKnown || ev.Aborted != "" || ev.Interrupted != "" || ev.NotRun != "" {
 		return
 	}
 	if ev.pooled() && !ev.pooledAlone() {
 		return
 	}
+	if r.cfg.Confirmed != nil && r.cfg.ConfirmedAlone == nil {
+		return
+	}
 	_, vds := requiredFailures(ev, r.cfg.Checks, v)
-	r.confirmed.add(ev.Case, allFailures(vds))
+	if r.cfg.Confirmed == nil {
+		r.confirmed.add(ev.Case, allFailures(vds))
+		return
+	}
+	if len(vds) > 0 {
+		reasons := make(map[string]string, len(vds))
+		for id, vd := range vds {
+			reasons[id] = vd.Reason
+		}
+		r.cfg.ConfirmedAlone(ev.Case, reasons)
+	}
+}
+
+// decideKnown decides, under RerunKnown, whether a case that failed pf as
+// a session of a pooled process (not its first and only one) is not run
+// again alone, as each failure it showed there is one a fresh process
+// confirmed: Config.Confirmed, when set (for a case that completed), else
+// knownFailure. It then sets NotRunAgain.
+func (r *runner) decideKnown(ev *Evidence, pf *PooledFailure) bool {
+	switch {
+	case r.cfg.Confirmed != nil:
+		if pf.Aborted == "" {
+			ev.NotRunAgain = r.cfg.Confirmed(ev.Case, pf.reasons)
+		}
+	default:
+		r.knownFailure(ev, pf)
+	}
+	return ev.NotRunAgain != ""
+}
+
+// mayBeKnown reports whether decideKnown may spare the case a run again
+// alone, once fresh processes confirmed its failures: it completed, and,
+// under the run's own confirmations, went to its end (knownFailure).
+func (r *runner) mayBeKnown(ev *Evidence, pf *PooledFailure) bool {
+	if r.cfg.Confirmed != nil {
+		return pf.Aborted == ""
+	}
+	return r.rerunsOnlyNew() && pf.Aborted == "" && ev.Stopped == "" && ev.keyStepMissed() == ""
+}
+
+// unconfirmedKinds are the kinds of the failures pf, of a case that
+// failed as a session of a pooled process, that no fresh process has
+// confirmed yet, each "check NUL kind": every failure's failureShape of
+// each check it failed, or, where Config.Confirmed decides, each check's
+// reason's Config.FailureKind (failureShape when nil), unless Confirmed
+// knows that check's failure.
+func (r *runner) unconfirmedKinds(c *Case, pf *PooledFailure) []string {
+	var out []string
+	if r.cfg.Confirmed != nil {
+		for id, reason := range pf.reasons {
+			if r.cfg.Confirmed(c, map[string]string{id: reason}) != "" {
+				continue
+			}
+			kind := failureShape(c, reason)
+			if r.cfg.FailureKind != nil {
+				kind = r.cfg.FailureKind(c, id, reason)
+			}
+			out = append(out, id+"\x00"+kind)
+		}
+	} else {
+		for id, reasons := range pf.all {
+			for _, x := range reasons {
+				if s := failureShape(c, x); !r.confirmed.has(id, s) {
+					out = append(out, id+"\x00"+s)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// representatives splits the cases evs[i] that failed as sessions of a
+// pooled process (again[i] what each failed there) into those to run
+// again alone first and the rest, in run order, under RerunKnown: first
+// each case that runs again alone whatever is confirmed (mayBeKnown), and
+// of the others, few cases among which every kind of failure no fresh
+// process has confirmed yet is shown (each time the case with the most
+// kinds not shown yet, the first of those); the rest are those each of
+// whose kinds is then shown (a case that a confirmation since its end
+// spares a run again alone is in neither: decideKnown set NotRunAgain on
+// it). A representative that fails alone as it did pooled confirms its
+// kinds for the rest; one that passes alone leaves them to run again
+// alone each.
+func (r *runner) representatives(evs []*Evidence, again map[int]*PooledFailure) (first, rest []int) {
+	shown := map[string]bool{}
+	kinds := map[int][]string{}
+	var cand []int
+	for _, i := range slices.Sorted(maps.Keys(again)) {
+		ev, pf := evs[i], again[i]
+		switch {
+		case !r.mayBeKnown(ev, pf):
+			first = append(first, i)
+			for _, k := range r.unconfirmedKinds(ev.Case, pf) {
+				shown[k] = true
+			}
+		case r.decideKnown(ev, pf):
+			r.knownProgress(ev, pf)
+		default:
+			cand = append(cand, i)
+			kinds[i] = r.unconfirmedKinds(ev.Case, pf)
+		}
+	}
+	picked := map[int]bool{}
+	for {
+		best, most := -1, 0
+		for _, i := range cand {
+			n := 0
+			for _, k := range kinds[i] {
+				if !shown[k] {
+					n++
+				}
+			}
+			if n > most && !picked[i] {
+				best, most = i, n
+			}
+		}
+		if best < 0 {
+			break
+		}
+		picked[best] = true
+		first = append(first, best)
+		for _, k := range kinds[best] {
+			shown[k] = true
+		}
+	}
+	for _, i := range cand {
+		if !picked[i] {
+			rest = append(rest, i)
+		}
+	}
+	slices.Sort(first)
+	return first, rest
+}
+
+// knownProgress writes the live line of a case that failed as a session
+// of a pooled process and, once the cases run again alone confirmed what
+// it failed, is not run again alone.
+func (r *runner) knownProgress(ev *Evidence, pf *PooledFailure) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	why := ev.NotRunAgain
+	if len(ev.ConfirmedBy) > 0 {
+		why = confirmedByWords(ev.ConfirmedBy)
+	}
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	// The reasons quote the agent: shown, never acted on by the terminal.
+	fmt.Fprintf(r.cfg.Progress, "[known] %s  pooled: FAIL %s; not run again alone: %s\n", ev.Case.ID,
+		strings.Join(pf.Failed, ", "), termtext.Visible(why))
 }
 
 // knownFailure decides, under RerunKnown, whether a case that failed pf

@@ -108,6 +108,19 @@ type Config struct {
 	// (Evidence.NotRunAgain). It is called from the cases' goroutines, at
 	// once. nil: every such case runs again alone.
 	Confirmed func(c *Case, failed map[string]string) string
+	// ConfirmedAlone, with Confirmed, is told as each case that ran alone
+	// in a fresh process and completed ends (a process of its own, the
+	// first and only session of a fresh pooled process, a run again alone)
+	// each MUST or SHOULD check it failed, with the check's reason: what
+	// Confirmed may answer for the cases still to be decided (an
+	// exploration: the cases of its batch run again alone after the
+	// others). It is called from the cases' goroutines, at once.
+	ConfirmedAlone func(c *Case, failed map[string]string)
+	// FailureKind, with Confirmed, is the kind of check's failure on c
+	// (reason): of the cases that failed as sessions of pooled processes
+	// with failures Confirmed does not know, one case per kind runs again
+	// alone first (nil: failureShape, the run's own rule).
+	FailureKind func(c *Case, check, reason string) string
 	// RerunPooled is what becomes of a case that failed as a session of a
 	// pooled process (not its first and only one) when Confirmed is nil:
 	// RerunKnown (the default, "") runs it again alone unless each
@@ -559,6 +572,9 @@ type runner struct {
 	poolMu                            sync.Mutex
 	poolFailed, poolKnown, poolPassed int
 	poolOff                           bool
+	// poolShown is each kind of failure (runner.unconfirmedKinds) that a
+	// pooled case showed, unconfirmed (shownPooled).
+	poolShown map[string]bool
 	// confirmed is what the cases that ran alone in a fresh process
 	// failed, as they ended (RerunKnown).
 	confirmed confirmations
@@ -631,23 +647,43 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	ev.warmJudgeMemo(v)
 	if dc.Lease != nil {
 		pf := pooledFailure(ev, cfg.Checks, v)
-		switch {
-		case pf == nil || ev.pooledAlone():
-		case cfg.Confirmed != nil:
-			if pf.Aborted == "" {
-				ev.NotRunAgain = cfg.Confirmed(c, pf.reasons)
-			}
-		default:
-			r.knownFailure(ev, pf)
+		shown := false
+		if pf != nil && !ev.pooledAlone() && !r.decideKnown(ev, pf) {
+			shown = r.shownPooled(ev, pf)
 		}
 		// Under RerunKnown the first and only session of a fresh pooled
 		// process confirms what it failed: it cost a session, as a pass
-		// does, and no re-run (poolWorth).
-		known := ev.NotRunAgain != "" || pf != nil && ev.pooledAlone() && r.rerunsOnlyNew()
+		// does, and no re-run (poolWorth); so does a case whose failures
+		// an earlier pooled case showed (one run again alone is to
+		// confirm them for both: rerunAlone).
+		known := ev.NotRunAgain != "" || shown || pf != nil && ev.pooledAlone() && r.rerunsOnlyNew()
 		r.notePooled(pf != nil, known)
 	}
 	r.noteConfirmed(ev, v)
 	return ev
+}
+
+// shownPooled reports whether each kind of failure that the case ev
+// showed as a session of a pooled process (pf), unconfirmed still, an
+// earlier pooled case of the run showed: then one run again alone, of
+// one of them, is to confirm them for both (rerunAlone), under
+// RerunKnown. The case's kinds are shown from now on.
+func (r *runner) shownPooled(ev *Evidence, pf *PooledFailure) bool {
+	if r.cfg.RerunPooled != RerunKnown || !r.mayBeKnown(ev, pf) {
+		return false
+	}
+	kinds := r.unconfirmedKinds(ev.Case, pf)
+	r.poolMu.Lock()
+	defer r.poolMu.Unlock()
+	if r.poolShown == nil {
+		r.poolShown = map[string]bool{}
+	}
+	all := len(kinds) > 0
+	for _, k := range kinds {
+		all = all && r.poolShown[k]
+		r.poolShown[k] = true
+	}
+	return all
 }
 
 // poolGiveUp is how many pooled cases must fail there before the run

@@ -160,6 +160,13 @@ func (pf *PooledFailure) PooledStderr() string {
 // traffic or by chance, and a pass is not what was seen. A case that was
 // the first and only session of a fresh pooled process (pooledAlone) ran
 // alone in a fresh process already: its failure is reported as it is.
+//
+// Under RerunKnown the cases run again in two rounds: first one case for
+// each kind of failure no fresh process has confirmed yet
+// (representatives), then those of the others that a failure still
+// unconfirmed leaves: a case each of whose failures a fresh process
+// confirmed by then, a representative run again alone or a case that
+// ended after it, is not run again (NotRunAgain), as at its end.
 func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, error) {
 	v, err := r.validator()
 	if err != nil {
@@ -177,15 +184,34 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 	pool := r.pool
 	r.pool = nil // alone: a process of its own
 	defer func() { r.pool = pool }()
+	out := slices.Clone(evs)
+	if r.cfg.RerunPooled == RerunEvery {
+		r.runAgainAlone(ctx, evs, out, again, slices.Sorted(maps.Keys(again)))
+		return out, nil
+	}
+	first, rest := r.representatives(evs, again)
+	r.runAgainAlone(ctx, evs, out, again, first)
+	var next []int
+	for _, i := range rest {
+		if !r.decideKnown(evs[i], again[i]) {
+			next = append(next, i)
+		} else {
+			r.knownProgress(evs[i], again[i])
+		}
+	}
+	r.runAgainAlone(ctx, evs, out, again, next)
+	return out, nil
+}
+
+// runAgainAlone runs the cases evs[i] of which (each with what it failed
+// pooled, again[i]) again alone in a fresh process, at most
+// Config.Parallel at once, and puts each one's fresh evidence in out[i].
+func (r *runner) runAgainAlone(ctx context.Context, evs, out []*Evidence, again map[int]*PooledFailure, which []int) {
 	dialect := func(context.Context) (driver.Dialect, map[string]bool, error) { return r.dialect, r.itemProps, nil }
 	s := slots.New(r.cfg.Parallel)
 	var wg sync.WaitGroup
-	out := slices.Clone(evs)
-	for i := range evs {
+	for _, i := range which {
 		pf := again[i]
-		if pf == nil {
-			continue
-		}
 		if s.Take(ctx, false) != nil {
 			break // interrupted: the pooled evidence stands, and the run says so
 		}
@@ -207,7 +233,6 @@ func (r *runner) rerunAlone(ctx context.Context, evs []*Evidence) ([]*Evidence, 
 		}()
 	}
 	wg.Wait()
-	return out, nil
 }
 
 // pooledFailure is what a case that ran as a session of a pooled process

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -210,4 +211,149 @@ func TestKnownPooledFailuresOfTheCatalogueAreNotRunAgain(t *testing.T) {
 		t.Errorf("JSON: rerunPooled %q, poolKnown %v, %d failures naming a confirming case, case %s's pool: want %s, %v, some, saying it",
 			j.RerunPooled, j.PoolKnown, confirmed, first, RerunKnown, known.PoolKnown)
 	}
+}
+
+// kindRun runs n copies of the catalogue's plan-basic (each its own ID)
+// against the reference agent in process with fault, one case at a time,
+// each a session of one pooled process (the reference agent answers
+// concurrent prompts: n sessions at once a process), under
+// --rerun-pooled mode, in the pooled process of an earlier run (as
+// an exploration's batches share their pool): that run's one case had
+// the process first, so no case of this run is the first and only
+// session of a fresh pooled process. It returns the report and how many
+// agent processes this run started.
+func kindRun(t *testing.T, fault, mode string, n int) (*Report, int64) {
+	t.Helper()
+	var basic *Case
+	for _, c := range BuiltinCases(t) {
+		if c.ID == "plan-basic" {
+			basic = c
+		}
+	}
+	copies := func(prefix string, n int) []*Case {
+		var cases []*Case
+		for i := range n {
+			c := *basic
+			c.ID = fmt.Sprintf("%s-%d", prefix, i+1)
+			cases = append(cases, &c)
+		}
+		return cases
+	}
+	var starts atomic.Int64
+	tg := driver.Target{Name: "fault " + fault, Command: cli.ReferenceAgentArgs("todoharness"), Env: []string{"TODOHARNESS_FAULT=" + fault}, PoolSessions: n,
+		InProcess: func(ctx context.Context, p driver.ProcIO) int {
+			starts.Add(1)
+			return cli.InProcessAgent(ctx, p)
+		}}
+	cfg := Config{Agent: tg, Cases: copies("warm-up", 1), Parallel: 1, Pool: true, RerunPooled: mode,
+		Timeout: time.Minute, Grace: 5 * time.Second, Settle: 50 * time.Millisecond, Validator: Compiled(SharedValidator(t)), TempDir: t.TempDir()}
+	cfg.Pooled = NewPool(cfg, nil)
+	defer cfg.Pooled.Close()
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	starts.Store(0)
+	cfg.Cases = copies("plan-basic", n)
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, starts.Load()
+}
+
+// Cases that failed the same way as sessions of a pooled process, none of
+// them confirmed alone in a fresh process when it ended (sessions of a
+// process an earlier run started, as an exploration's batches), cost one run again
+// alone under --rerun-pooled known, not one each: that case confirms the
+// failure, and the others are not run again, each naming it. Every case
+// is run again alone under --rerun-pooled every, and both fail the same
+// checks.
+func TestOneRunAgainAlonePerKindOfFailure(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	known, knownStarts := kindRun(t, "no-plan", RerunKnown, n)
+	every, everyStarts := kindRun(t, "no-plan", RerunEvery, n)
+	if len(known.FailedIDs()) == 0 || !slices.Equal(known.FailedIDs(), every.FailedIDs()) {
+		t.Fatalf("failed checks: known %v, every %v: want the same, some", known.FailedIDs(), every.FailedIDs())
+	}
+	t.Logf("known: %d processes started, %d pooled, %d run again alone, %v not run again; every: %d started, %d run again alone",
+		knownStarts, known.PoolProcesses, known.PoolRanAlone, known.PoolKnown, everyStarts, every.PoolRanAlone)
+	shared := 0 // pooled cases not the first and only session of their process
+	var rerun string
+	for _, c := range known.Cases {
+		ev := c.Evidence()
+		if ev.PooledFailure != nil {
+			rerun = c.ID
+		}
+		if ev.PooledFailure != nil || len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" && !ev.Procs[0].PooledAlone {
+			shared++
+		}
+	}
+	if shared < 2 {
+		t.Fatalf("%d pooled cases shared their process: the fixture no longer shows failures of one kind unconfirmed at their end", shared)
+	}
+	if known.PoolRanAlone != 1 || len(known.PoolKnown) != shared-1 {
+		t.Fatalf("--rerun-pooled known: %d cases run again alone, %d not run again (%v), of %d that failed sharing a pooled process: want 1 and %d",
+			known.PoolRanAlone, len(known.PoolKnown), known.PoolKnown, shared, shared-1)
+	}
+	// Under every, each pooled failure runs again alone (and the pool is
+	// given up after three: the cases after that have processes of their
+	// own).
+	own := len(every.Cases) - 1 - every.PooledCases - every.PoolRanAlone
+	if knownStarts != 2 || every.PoolRanAlone < 3 || everyStarts != int64(1+every.PoolRanAlone+own) {
+		t.Errorf("agent processes started: %d with --rerun-pooled known, %d with every (%d run again alone, %d cases in processes of their own): want 2 (the probe, one run again alone), and one for the probe and each of those",
+			knownStarts, everyStarts, every.PoolRanAlone, own)
+	}
+	for _, id := range known.PoolKnown {
+		cr := caseByID(known, id)
+		ev := cr.Evidence()
+		if len(ev.ConfirmedBy) == 0 {
+			t.Errorf("case %s: not run again, confirmed by no case", id)
+		}
+		for x, by := range ev.ConfirmedBy {
+			if by != rerun {
+				t.Errorf("case %s: %s confirmed by %s: want %s, the case run again alone", id, x, by, rerun)
+			}
+		}
+		if !strings.Contains(cr.Pool, "was not run again alone: case "+rerun+" confirmed") {
+			t.Errorf("case %s: pool %q: want it to say case %s confirmed its failures", id, cr.Pool, rerun)
+		}
+	}
+}
+
+// A case whose failure's representative passed alone in a fresh process
+// (an isolation failure: each session after another on a process starts
+// with that process's list) is run again alone itself, after the
+// representative ended: nothing confirmed its failure.
+func TestARunAgainAloneThatPassesConfirmsNoOtherCase(t *testing.T) {
+	t.Parallel()
+	rep, _ := kindRun(t, "shared-todo-list", RerunKnown, 4)
+	var reruns []*Evidence
+	for _, c := range rep.Cases {
+		if ev := c.Evidence(); ev.PooledFailure != nil {
+			reruns = append(reruns, ev)
+		}
+	}
+	if len(reruns) < 2 || len(rep.PoolKnown) != 0 {
+		t.Fatalf("%d cases run again alone, %v not run again: want at least 2, none", len(reruns), rep.PoolKnown)
+	}
+	first := slices.MinFunc(reruns, func(a, b *Evidence) int { return a.Started.Compare(b.Started) })
+	for _, ev := range reruns {
+		if ev != first && ev.Started.Before(first.Started.Add(first.Duration)) {
+			t.Errorf("case %s ran again alone at %v, before case %s, run again first, ended (%v): want it to wait for that case's answer",
+				ev.Case.ID, ev.Started, first.Case.ID, first.Started.Add(first.Duration))
+		}
+	}
+	if c, _ := rep.Check(ACPIsolation1); c.Outcome != Fail {
+		t.Errorf("%s: %s, want fail", ACPIsolation1, c.Outcome)
+	}
+}
+
+func caseByID(rep *Report, id string) *CaseResult {
+	for _, c := range rep.Cases {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
 }

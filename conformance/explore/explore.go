@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,7 +299,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	// e.byKey changes only between them), unless every pooled failure is
 	// to run again alone (--rerun-pooled every).
 	if cfg.Run.RerunPooled != conformance.RerunEvery {
-		cfg.Run.Confirmed = e.confirmed
+		cfg.Run.Confirmed, cfg.Run.ConfirmedAlone, cfg.Run.FailureKind = e.confirmed, e.confirmAlone, failureKindOf
 	}
 	var deadline time.Time
 	if cfg.For > 0 {
@@ -315,6 +316,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	var floor conformance.FloorSamples
 	for ctx.Err() == nil && (e.total < 0 || res.Scenarios+res.NotJudged < e.total) && (deadline.IsZero() || cfg.Now().Before(deadline)) {
 		batch, index := e.draw()
+		e.index, e.batch = index, map[string]int{}
 		fails, rep, err := run(ctx, batch)
 		if err != nil {
 			return nil, err
@@ -480,6 +482,15 @@ type exploration struct {
 	byKey       map[string]*Failure
 	first       map[string]*conformance.Case
 	next, total int
+	// index is the batch being run's scenarios' indexes, by case ID
+	// (draw); batch, under mu, each failure (failureKey) a scenario of it
+	// confirmed alone in a fresh process as it ended, with its index
+	// (confirmAlone): the batch's runs again alone confirm the failures
+	// of the scenarios run again after them (e.confirmed), before tally
+	// notes them in byKey.
+	index map[string]int
+	mu    sync.Mutex
+	batch map[string]int
 }
 
 // draw generates the next batch of this shard's scenarios, marked by the
@@ -500,7 +511,13 @@ func (e *exploration) draw() (batch []*conformance.Case, index map[string]int) {
 // check and the signature of what it said on the scenario.
 func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, index map[string]int, fails map[string][]string) {
 	reasons := reasonsByCase(rep)
-	for _, cr := range rep.Cases {
+	// The scenarios not run again alone last: a scenario of this batch
+	// run again alone after them may have confirmed their failures.
+	cases := slices.Clone(rep.Cases)
+	slices.SortStableFunc(cases, func(a, b *conformance.CaseResult) int {
+		return cmp.Compare(notRunAgain(a), notRunAgain(b))
+	})
+	for _, cr := range cases {
 		i, ok := index[cr.ID]
 		if !ok {
 			continue // the probe
@@ -549,6 +566,41 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 	}
 }
 
+// notRunAgain is 1 for a case that failed as a session of a pooled process
+// and was not run again alone (Evidence.NotRunAgain), else 0.
+func notRunAgain(cr *conformance.CaseResult) int {
+	if ev := cr.Evidence(); ev != nil && ev.NotRunAgain != "" {
+		return 1
+	}
+	return 0
+}
+
+// confirmAlone is the exploration's conformance.Config.ConfirmedAlone:
+// the failures a scenario of the batch confirmed alone in a fresh process
+// as it ended (of the checks that fail a run), for e.confirmed.
+func (e *exploration) confirmAlone(c *conformance.Case, failed map[string]string) {
+	i, ok := e.index[c.ID]
+	if !ok {
+		return // the probe
+	}
+	required := (&conformance.Report{Strict: e.cfg.Run.Strict}).Required
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, reason := range failed {
+		k := slices.IndexFunc(e.cfg.Run.Checks, func(ch conformance.Check) bool { return ch.ID == id })
+		if k < 0 || !required(e.cfg.Run.Checks[k]) {
+			continue
+		}
+		if key := failureKey(id, signature(c, reason)); e.batch[key] == 0 {
+			e.batch[key] = i + 1
+		}
+	}
+}
+
+// failureKindOf is the exploration's conformance.Config.FailureKind: the
+// signature of a failure, what e.confirmed matches.
+func failureKindOf(c *conformance.Case, _, reason string) string { return signature(c, reason) }
+
 // confirmed is the exploration's conformance.Config.Confirmed: a scenario
 // that failed as a session of a pooled process is not run again alone
 // when every check it failed there that fails a run failed with the
@@ -566,11 +618,18 @@ func (e *exploration) confirmed(c *conformance.Case, failed map[string]string) s
 			continue // no failure of an exploration (failuresByCase)
 		}
 		sig := signature(c, failed[id])
-		f := e.byKey[failureKey(id, sig)]
-		if f == nil {
+		at := -1
+		if f := e.byKey[failureKey(id, sig)]; f != nil {
+			at = f.Index
+		} else {
+			e.mu.Lock()
+			at = e.batch[failureKey(id, sig)] - 1
+			e.mu.Unlock()
+		}
+		if at < 0 {
 			return ""
 		}
-		known = append(known, fmt.Sprintf("%s %s (confirmed alone on scenario %d)", id, sig, f.Index))
+		known = append(known, fmt.Sprintf("%s %s (confirmed alone on scenario %d)", id, sig, at))
 	}
 	if len(known) == 0 {
 		return ""

@@ -91,17 +91,7 @@ func knownPooledFailures(t *testing.T, n, batch, pct int) {
 	if off.OK() {
 		t.Fatal("no-plan: the exploration found no failure")
 	}
-	hits := func(r *explore.Result) map[string]int {
-		out := map[string]int{}
-		for _, f := range r.Failures {
-			out[f.Check+" "+f.Signature] = f.Hits + f.PooledHits
-			if f.Hits < 1 {
-				t.Errorf("pool %s: %s %s: %d hits (%d pooled): a failure reported without a scenario confirming it alone", r.Pool, f.Check, f.Signature, f.Hits, f.PooledHits)
-			}
-		}
-		return out
-	}
-	if a, b := hits(off), hits(on); !equalCounts(a, b) {
+	if a, b := allHits(t, off), allHits(t, on); !equalCounts(a, b) {
 		t.Errorf("a process a scenario finds %v, pooled %v (hits and pooled hits)", a, b)
 	}
 	if on.Scenarios != n || on.PooledKnown == 0 {
@@ -163,4 +153,52 @@ func BenchmarkPooledScenarios(b *testing.B) {
 			benchExplore(b, cfg, batch)
 		})
 	}
+}
+
+// In one batch, the pooled scenarios that failed with a signature no
+// fresh process had confirmed when they ended (eight sessions at once a
+// pooled process, so none is the first and only session of its process)
+// are run again alone one per signature, not each: the others are decided
+// from what those runs again alone confirmed (not run again, counted as
+// failed pooled under the failure). At most as many runs again alone as
+// distinct failures, and the same failures, as many scenarios each, as a
+// process a scenario finds.
+func TestOneRunAgainAlonePerSignatureInABatch(t *testing.T) {
+	const n = 32
+	explored := func(pool bool) (*explore.Result, int64) {
+		var pooled, all atomic.Int64
+		cfg := runConfig(t, countStarts(reference("no-plan"), &pooled, &all), validator(t))
+		cfg.Pool, cfg.Parallel, cfg.Agent.PoolSessions = pool, 8, 8
+		res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: 7, N: n, Batch: n, Confirm: -1,
+			ShrinkIf: func(string) bool { return false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, all.Load()
+	}
+	off, _ := explored(false)
+	on, starts := explored(true)
+	if a, b := allHits(t, off), allHits(t, on); len(a) == 0 || !equalCounts(a, b) {
+		t.Errorf("a process a scenario finds %v, pooled %v (hits and pooled hits): want the same, some", a, b)
+	}
+	t.Logf("%d processes started for %d scenarios: %d judged pooled, %d of them known failures, %d ran again alone; %d distinct failures",
+		starts, n, on.PooledScenarios, on.PooledKnown, on.PoolRanAlone, len(on.Failures))
+	if on.PoolRanAlone > len(on.Failures) || on.PooledKnown == 0 {
+		t.Errorf("%d scenarios ran again alone, %d failed pooled as known failures, of %d distinct failures in one batch: want at most one run again alone a failure, some known",
+			on.PoolRanAlone, on.PooledKnown, len(on.Failures))
+	}
+}
+
+// allHits is each failure's scenarios (hits and pooled hits), by check
+// and signature; a failure that no scenario confirmed alone is an error.
+func allHits(t *testing.T, r *explore.Result) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, f := range r.Failures {
+		out[f.Check+" "+f.Signature] = f.Hits + f.PooledHits
+		if f.Hits < 1 {
+			t.Errorf("pool %s: %s %s: %d hits (%d pooled): a failure reported without a scenario confirming it alone", r.Pool, f.Check, f.Signature, f.Hits, f.PooledHits)
+		}
+	}
+	return out
 }
