@@ -124,12 +124,14 @@ type Config struct {
 	// RerunPooled is what becomes of a case that failed as a session of a
 	// pooled process (not its first and only one) when Confirmed is nil:
 	// RerunKnown (the default, "") runs it again alone unless each
-	// failure it showed is one a case of this run had already confirmed
-	// alone in a fresh process when it ended (a process of its own, the
-	// first and only session of a fresh pooled process, a run again
-	// alone): its pooled session is then its evidence, each such check
-	// naming the case that confirmed it (Evidence.NotRunAgain,
-	// ConfirmedBy). RerunEvery runs every such case again alone.
+	// failure it showed is one a case of this run confirmed alone in a
+	// fresh process (a process of its own, the first and only session of
+	// a fresh pooled process, a run again alone), when it ended or in the
+	// first round of runs again alone, one case per kind of failure
+	// still unconfirmed (rerunAlone): its pooled session is then its
+	// evidence, each such check naming the case that confirmed it
+	// (Evidence.NotRunAgain, ConfirmedBy). RerunEvery runs every such
+	// case again alone.
 	RerunPooled string
 	// Offer is what each case's initialize offers the agent: the protocol
 	// version (the zero value: 1; ACP v2 on request, which an agent may
