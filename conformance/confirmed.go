@@ -18,8 +18,9 @@ import (
 const (
 	// RerunKnown runs it again alone in a fresh process unless every
 	// failure of every MUST and SHOULD check it failed there is one that
-	// a case of the same run had already confirmed alone in a fresh
-	// process when it ended (the default).
+	// a case of the same run confirmed alone in a fresh process, when it
+	// ended or, run again alone for that kind of failure, before it was
+	// decided (rerunAlone; the default).
 	RerunKnown = "known"
 	// RerunEvery runs every such case again alone.
 	RerunEvery = "every"
