@@ -92,6 +92,11 @@ type SchemaValidator struct {
 	// error built anew.
 	accepted     map[string]struct{}
 	acceptedSize int
+	// anySessionID says the session/update notification's sessionId is
+	// any string by the schema (plainStringSessionID): a session/update
+	// is then remembered with its session ID set aside (validKey), and
+	// one session's update accepted is every session's.
+	anySessionID bool
 
 	// unstable validates against the draft schema, for messages the stable
 	// schema rejects (loadUnstable is nil inside the unstable validator
@@ -241,6 +246,7 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 	if notification == "" {
 		return nil, errors.New("conformance: ACP schema: no definition of the session/update notification (x-method)")
 	}
+	anySessionID := plainStringSessionID(doc, notification)
 	byBranch := addEnvelopeDef(doc, notification)
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(schemaURL, doc); err != nil {
@@ -251,7 +257,8 @@ func newSchemaValidator(schemaJSON []byte) (*SchemaValidator, error) {
 		return nil, fmt.Errorf("conformance: ACP schema with enums: %w", err)
 	}
 	v := &SchemaValidator{c: c, agentDefs: map[string]string{}, clientDefs: map[string]string{}, cache: map[string]*jsonschema.Schema{},
-		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}, notification: notification}
+		printer: message.NewPrinter(language.English), updateBranch: map[string]string{}, notification: notification,
+		anySessionID: anySessionID}
 	branches, union := raw.Defs["SessionUpdate"].OneOf, "oneOf"
 	if len(branches) == 0 {
 		branches, union = raw.Defs["SessionUpdate"].AnyOf, "anyOf"
@@ -459,7 +466,7 @@ func (v *SchemaValidator) schema(ptr string) (*jsonschema.Schema, error) {
 // nil for a valid message, else an error naming the definition and the
 // first problems.
 func (v *SchemaValidator) Validate(m WireMsg, fromAgent bool) error {
-	key, keep := validKey(m, fromAgent)
+	key, keep := validKey(m, fromAgent, v.anySessionID)
 	if keep && v.wasAccepted(key) {
 		return nil
 	}
@@ -480,7 +487,7 @@ const (
 // validKey is what Validate reads of m: the line, its kind and method
 // (Classify's, or a sent message's method as written), the method a
 // response answers, the side; keep is false for a line too long to keep.
-func validKey(m WireMsg, fromAgent bool) (key string, keep bool) {
+func validKey(m WireMsg, fromAgent, anySessionID bool) (key string, keep bool) {
 	if len(m.Line) > acceptedLine || m.Capped {
 		return "", false
 	}
@@ -488,7 +495,80 @@ func validKey(m WireMsg, fromAgent bool) (key string, keep bool) {
 	if fromAgent {
 		side = "a"
 	}
+	if anySessionID && m.Kind == KindNotification && m.Method == "session/update" {
+		if rest, ok := afterSessionID(m.Line); ok {
+			return side + "\x01" + m.Kind + "\x00" + m.Method + "\x00" + m.ReplyTo + "\x00" + rest, true
+		}
+	}
 	return side + "\x00" + m.Kind + "\x00" + m.Method + "\x00" + m.ReplyTo + "\x00" + m.Line, true
+}
+
+// updateFrame is how the SDKs (and the reference agent) begin a
+// session/update line, up to the value of its sessionId.
+const updateFrame = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"`
+
+// afterSessionID is what follows the session ID of a line that begins
+// with updateFrame, the ID a non-empty run of printable ASCII characters
+// other than a quote or a backslash (ok false for any other line). Two
+// lines that differ in that ID alone are one JSON document but for the
+// string value of params.sessionId (if one was valid JSON, that ID was a
+// string; the same bytes before it put the other's in the same place):
+// where the schema takes any string there, one is valid exactly when the
+// other is.
+func afterSessionID(line string) (rest string, ok bool) {
+	if !strings.HasPrefix(line, updateFrame) {
+		return "", false
+	}
+	id := line[len(updateFrame):]
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == '"':
+			return id[i:], i > 0
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// plainStringSessionID reports whether the schema doc's notification
+// definition (before the envelope is added) takes any string as its
+// sessionId: the definition has no keyword that could constrain a property
+// besides properties, required and type, and its sessionId is a $ref (or an
+// allOf of one) to a definition that says only type "string" (titles and
+// descriptions aside).
+func plainStringSessionID(doc any, notification string) bool {
+	obj := func(x any) map[string]any { m, _ := x.(map[string]any); return m }
+	only := func(m map[string]any, keys ...string) bool {
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				return false
+			}
+		}
+		return true
+	}
+	defs := obj(obj(doc)["$defs"])
+	n := obj(defs[notification])
+	if n == nil || !only(n, "description", "title", "type", "properties", "required", "x-method", "x-side") {
+		return false
+	}
+	sid := obj(obj(n["properties"])["sessionId"])
+	if sid == nil || !only(sid, "description", "title", "allOf", "$ref") {
+		return false
+	}
+	ref, _ := sid["$ref"].(string)
+	if all, ok := sid["allOf"].([]any); ok {
+		if len(all) != 1 || ref != "" || !only(obj(all[0]), "$ref") {
+			return false
+		}
+		ref, _ = obj(all[0])["$ref"].(string)
+	}
+	name, ok := strings.CutPrefix(ref, "#/$defs/")
+	if !ok {
+		return false
+	}
+	d := obj(defs[name])
+	return d != nil && only(d, "description", "title", "type") && d["type"] == "string"
 }
 
 func (v *SchemaValidator) wasAccepted(key string) bool {
