@@ -30,7 +30,12 @@ import (
 // agent lives (every trackEvery, and once more before its shutdown), and
 // the processes seen there are remembered (pid and start time): a child
 // that cleared its environment, left the group and moved out of the
-// directory is still ended when its parent exited before it. Only processes
+// directory is still ended when its parent exited before it. That walk
+// reads the agent's tree only (treeBelow: the children of every thread of
+// each process, and the members of the agent's group the runner adopted),
+// not the whole of /proc, unless the kernel has no children lists or the
+// runner is no subreaper (then an orphan of the group is not the runner's
+// child). Only processes
 // found this way are reaped (wait4 on their pid, after checking that the
 // pid still names the same process by its start time), so exec.Cmd.Wait
 // of the runner's own children is never disturbed.
@@ -118,13 +123,24 @@ const clockTicks = 100
 // cstime): a child that ran and ended between two readings counts in
 // its parent's.
 func treeCPU(pid int) (time.Duration, error) {
+	return (&procFS{}).treeCPU(pid)
+}
+
+func (fs *procFS) treeCPU(pid int) (time.Duration, error) {
+	root, err := fs.stat(pid)
+	if err != nil {
+		return 0, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	if below, ok := fs.treeBelow(pid); ok {
+		ticks := root.cpu
+		for _, e := range below {
+			ticks += e.cpu
+		}
+		return time.Duration(ticks) * time.Second / clockTicks, nil
+	}
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, fmt.Errorf("no /proc to read a process's CPU time: %w", err)
-	}
-	root, err := readProcStat(pid)
-	if err != nil {
-		return 0, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	all := map[int]procEntry{}
 	children := map[int][]int{}
@@ -133,7 +149,7 @@ func treeCPU(pid int) (time.Duration, error) {
 		if err != nil || p == pid {
 			continue
 		}
-		if e, err := readProcStat(p); err == nil {
+		if e, err := fs.stat(p); err == nil {
 			all[p] = e
 			children[e.ppid] = append(children[e.ppid], p)
 		}
@@ -202,6 +218,10 @@ const trackEvery = 100 * time.Millisecond
 // caseDir is the case's directory ("": no orphan is found by its
 // directory).
 func findDescendants(agent int, marker, caseDir string) (live, dead []procEntry) {
+	return (&procFS{}).findDescendants(agent, marker, caseDir)
+}
+
+func (fs *procFS) findDescendants(agent int, marker, caseDir string) (live, dead []procEntry) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, nil
@@ -214,7 +234,7 @@ func findDescendants(agent int, marker, caseDir string) (live, dead []procEntry)
 		if err != nil {
 			continue
 		}
-		e, err := readProcStat(pid)
+		e, err := fs.stat(pid)
 		if err != nil {
 			continue
 		}

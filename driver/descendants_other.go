@@ -22,6 +22,11 @@ const trackEvery = time.Duration(0)
 
 func findDescendants(int, string, string) (live, dead []procEntry) { return nil, nil }
 
+// procFS: no /proc to read (track finds nothing).
+type procFS struct{}
+
+func (*procFS) tracked(int) []procEntry { return nil }
+
 func stillThere([]procEntry, []procEntry) (live, dead []procEntry) { return nil, nil }
 
 func reapZombies([]procEntry) []procEntry { return nil }

@@ -37,12 +37,20 @@ func TestShutdownEndsHiddenDescendants(t *testing.T) {
 		// nothing links it to the case any more but that it was seen.
 		{name: "orphan seen while its parent lived", release: true,
 			script: "(env -i setsid sh -c 'cd /; echo $$ > PIDFILE; exec sleep 300' </dev/null >/dev/null 2>&1 & while [ ! -e GOFILE ]; do sleep 0.01; done); cat >/dev/null"},
+		// The same, started by a thread of its parent other than the
+		// first (threadChildEnv): in that thread's children list only.
+		{name: "orphan a thread other than the first started", release: true,
+			script: threadChildEnv + "=PIDFILE EXE </dev/null >/dev/null 2>&1 & cat >/dev/null"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			pidFile, goFile := filepath.Join(dir, "child.pid"), filepath.Join(dir, "go")
-			script := strings.NewReplacer("PIDFILE", pidFile, "GOFILE", goFile).Replace(tc.script)
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := strings.NewReplacer("PIDFILE", pidFile, "GOFILE", goFile, "EXE", exe).Replace(tc.script)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			p, err := startProc(ctx, resolved{argv: []string{"/bin/sh", "-c", script}, env: os.Environ()}, dir)

@@ -204,12 +204,17 @@ func (p *proc) trackWhileRunning() {
 // and the group only: the orphans found by marker or directory are looked
 // for at the agent's end (reading every adopted process's environment and
 // directory ten times a second was a third of ./conformance's CPU under
-// -race, docs/performance.md).
-func (p *proc) track() {
+// -race, docs/performance.md), and it reads the agent's tree, not all of
+// /proc, where it can (tracked: a scan of /proc for each agent ten times a
+// second was half the runner's CPU on a codex exploration).
+func (p *proc) track() { p.trackWith(&procFS{}) }
+
+// trackWith is track reading /proc through fs.
+func (p *proc) trackWith(fs *procFS) {
 	if p.inproc != nil || p.hasExited() {
 		return // the agent's pid may name another process once it is reaped
 	}
-	live, _ := findDescendants(p.cmd.Process.Pid, "", "")
+	live := fs.tracked(p.cmd.Process.Pid)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range live {
