@@ -208,8 +208,8 @@ func stillRunning(pid int) bool {
 }
 
 // trackEvery is how often the tree below a running agent is walked (a
-// walk of /proc takes well under a millisecond with a few hundred
-// processes).
+// walk of a small agent tree takes some 0.15 ms of CPU; the scan of /proc
+// it falls back to, a millisecond with 160 processes, 4 ms with 460).
 const trackEvery = 100 * time.Millisecond
 
 // findDescendants lists the live processes of a case (see above), the
