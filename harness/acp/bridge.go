@@ -218,7 +218,18 @@ func (b *Bridge) enter() error {
 // order of the calls.
 func (b *Bridge) send(sessionID string, u Update) error {
 	if u.Raw == nil {
-		return b.conn.SessionUpdate(b.base, sdk.SessionNotification{SessionId: sdk.SessionId(sessionID), Update: u.SDK})
+		raw, ok := encodeSDKUpdate(u.SDK)
+		if !ok {
+			return b.conn.SessionUpdate(b.base, sdk.SessionNotification{SessionId: sdk.SessionId(sessionID), Update: u.SDK})
+		}
+		// The SDK's bytes, framed here: the errors are the SDK's.
+		if err := b.base.Err(); err != nil {
+			return sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		if _, err := b.out.Write(appendNotification(nil, sessionID, raw)); err != nil {
+			return sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		return nil
 	}
 	if err := b.base.Err(); err != nil {
 		return fmt.Errorf("send update: %w", err)
