@@ -230,7 +230,11 @@ func allFailures(vds map[string]verdict) map[string][]string {
 // process and completed (runner.confirmed), under RerunKnown; a run whose
 // Config.Confirmed decides tells Config.ConfirmedAlone.
 func (r *runner) noteConfirmed(ev *Evidence, v *driver.SchemaValidator) {
-	if r.cfg.RerunPooled != RerunKnown || ev.Aborted != "" || ev.Interrupted != "" || ev.NotRun != "" {
+	// A run that pools nothing (Config.Pool off) has no pooled failure to
+	// decide: nothing asks what a fresh process confirmed, and its cases
+	// are judged once, by the judge. (In one that pools, its runs again
+	// alone, r.pool nil meanwhile, confirm too.)
+	if !r.cfg.Pool || r.cfg.RerunPooled != RerunKnown || ev.Aborted != "" || ev.Interrupted != "" || ev.NotRun != "" {
 		return
 	}
 	if ev.pooled() && !ev.pooledAlone() {

@@ -114,7 +114,8 @@ type Config struct {
 	// each MUST or SHOULD check it failed, with the check's reason: what
 	// Confirmed may answer for the cases still to be decided (an
 	// exploration: the cases of its batch run again alone after the
-	// others). It is called from the cases' goroutines, at once.
+	// others). It is called from the cases' goroutines, at once, in a run
+	// that pools (in one that does not, no case is to be decided).
 	ConfirmedAlone func(c *Case, failed map[string]string)
 	// FailureKind, with Confirmed, is the kind of check's failure on c
 	// (reason): of the cases that failed as sessions of pooled processes
