@@ -353,6 +353,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	// given its whole exit grace: a candidate shows an ACP-EXIT-1
 	// failure on its own, not only the first of a run to shut down.
 	cfg.Run.Pool, cfg.Run.Pooled, cfg.Run.Confirmed, cfg.Run.WaitEveryGrace, cfg.Run.Exits = false, nil, nil, true, nil
+	cfg.Run.ConfirmedAlone, cfg.Run.FailureKind = nil, nil
 	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
