@@ -53,10 +53,13 @@ const childrenTries = 3
 // on the machine. It reads the children of every thread of each process
 // (/proc/PID/task/TID/children: a thread other than the first may have
 // started a child, as Node and Go do), and the runner's own children for
-// the group. ok is false when this cannot stand for the scan: the kernel
-// has no children lists (CONFIG_PROC_CHILDREN), the runner is no
-// subreaper (an orphan of the group is re-parented to another process
-// then), or a process's children kept changing while read.
+// the group (a process that joined the group with setpgid from elsewhere
+// in the runner's session, below a process that is neither, is found by
+// the scan at the agent's end only). ok is false when this cannot stand
+// for the scan: the kernel has no children lists (CONFIG_PROC_CHILDREN),
+// the runner is no subreaper (an orphan of the group is re-parented to
+// another process then), or a process's children kept changing while
+// read.
 func (fs *procFS) treeBelow(root int) (below []procEntry, ok bool) {
 	self := os.Getpid()
 	if !isSubreaper() || unix.Access("/proc/"+strconv.Itoa(self)+"/task/"+strconv.Itoa(self)+"/children", unix.R_OK) != nil {

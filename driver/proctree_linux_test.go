@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,16 @@ import (
 // a file "go" appears beside it, leaving the sleep to the runner.
 const threadChildEnv = "DRIVER_THREAD_CHILD"
 
+// noSubreaperEnv makes the test binary a runner that is no subreaper: it
+// starts a shell with a child and exits 0 when the walk of the shell's
+// tree gives way to a scan of /proc (treeBelow's ok false) and that finds
+// the child, 1 when not.
+const noSubreaperEnv = "DRIVER_NO_SUBREAPER"
+
 func init() {
+	if os.Getenv(noSubreaperEnv) != "" {
+		os.Exit(noSubreaperWalk())
+	}
 	pidFile := os.Getenv(threadChildEnv)
 	if pidFile == "" {
 		return
@@ -54,6 +64,42 @@ func init() {
 			os.Exit(0)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func noSubreaperWalk() int {
+	sh := exec.Command("/bin/sh", "-c", "sleep 300 & echo $!; exec cat")
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, _ := sh.StdinPipe()
+	out, _ := sh.StdoutPipe()
+	if sh.Start() != nil {
+		return 1
+	}
+	defer func() { _ = stdin.Close(); _ = syscall.Kill(-sh.Process.Pid, syscall.SIGKILL); _ = sh.Wait() }()
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		return 1
+	}
+	fs := &procFS{}
+	_, walked := fs.treeBelow(sh.Process.Pid)
+	if walked || isSubreaper() || !slices.Contains(pidsOf(fs.tracked(sh.Process.Pid)), child) {
+		return 1
+	}
+	return 0
+}
+
+// A runner that is no subreaper scans /proc: an orphan of the agent's
+// group is re-parented to init or an ancestor then, not to the runner.
+func TestTrackScansWhereTheRunnerIsNoSubreaper(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), noSubreaperEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("a runner that is no subreaper walked its agent's tree, or its scan missed the agent's child: %v %s", err, out)
 	}
 }
 
