@@ -147,7 +147,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request, onChunk func(llm.C
 			break
 		}
 		var wc wireChunk
-		if err := json.Unmarshal(data, &wc); err != nil {
+		if err := decodeChunk(data, &wc); err != nil {
 			return llm.Response{}, fmt.Errorf("llm: %s: event %d: %w: %s", what, n, err, snippet(data))
 		}
 		if len(wc.Error) > 0 && string(wc.Error) != "null" {

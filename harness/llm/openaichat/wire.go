@@ -50,29 +50,39 @@ type chatFunction struct {
 	Parameters  map[string]any `json:"parameters,omitzero"`
 }
 
-// wireChunk is what Stream reads of a streamed chat.completion.chunk.
+// wireChunk is what Stream reads of a streamed chat.completion.chunk
+// (decodeChunk).
 type wireChunk struct {
-	Choices []struct {
-		Index int64 `json:"index"`
-		Delta struct {
-			Content string `json:"content"`
-			// ReasoningContent is DeepSeek's; absent or null is none.
-			ReasoningContent json.RawMessage `json:"reasoning_content"`
-			ToolCalls        []struct {
-				Index    int64  `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
+	Choices []wireChoice `json:"choices"`
 	// Usage is nil when absent or null (every chunk but the last).
 	Usage *wireUsage `json:"usage"`
 	// Error is an error event's object ({"error":{"message",...}}).
 	Error json.RawMessage `json:"error"`
+}
+
+// wireChoice is a chunk's choice.
+type wireChoice struct {
+	Index        int64     `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+// wireDelta is a choice's delta.
+type wireDelta struct {
+	Content string `json:"content"`
+	// ReasoningContent is DeepSeek's; absent or null is none.
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	ToolCalls        []wireToolCall  `json:"tool_calls"`
+}
+
+// wireToolCall is a delta's tool call.
+type wireToolCall struct {
+	Index    int64  `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // chatCompletion is what complete reads of a stream:false answer.
