@@ -132,11 +132,28 @@ type Failure struct {
 	ShrinkRuns   int    `json:"shrinkRuns"`
 	// ShrinkError says why the shrink stopped early ("" when it did not).
 	ShrinkError string `json:"shrinkError,omitempty"`
+	// ShrinkRunsShared is how many of the ShrinkRuns started no agent:
+	// every candidate they tried had been run as it is already (by an
+	// earlier failure's shrink, or this one's), and those judged runs were
+	// reused.
+	ShrinkRunsShared int `json:"shrinkRunsShared,omitempty"`
 	// Reruns is how many times the shrunk case was run again after the
 	// shrink (Config.Confirm), Reproduced how many of them failed the
-	// same check.
-	Reruns     int `json:"reruns,omitempty"`
-	Reproduced int `json:"reproduced,omitempty"`
+	// same check the same way. RerunsOf, when set, names the failure
+	// ("check signature") whose shrunk case is this one's too: these are
+	// its re-runs, judged for this failure, not runs of their own.
+	Reruns     int    `json:"reruns,omitempty"`
+	Reproduced int    `json:"reproduced,omitempty"`
+	RerunsOf   string `json:"rerunsOf,omitempty"`
+}
+
+// sharedRuns says how many of f's shrink runs reused runs already made
+// ("" when none did).
+func (f *Failure) sharedRuns() string {
+	if f.ShrinkRunsShared == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them reused runs of the same candidates)", f.ShrinkRunsShared)
 }
 
 // Result is an exploration's report.
@@ -354,7 +371,11 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	// failure on its own, not only the first of a run to shut down.
 	cfg.Run.Pool, cfg.Run.Pooled, cfg.Run.Confirmed, cfg.Run.WaitEveryGrace, cfg.Run.Exits = false, nil, nil, true, nil
 	cfg.Run.ConfirmedAlone, cfg.Run.FailureKind = nil, nil
-	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog}
+	// One memo for every shrink and confirmation: two failures found on
+	// one scenario mostly try the same candidates, and often end with the
+	// same case, whose runs are judged once for each.
+	s := shrinker{oracle: oracle, cat: cfg.Run.Checks, run: run, batch: cfg.ShrinkBatch, maxRuns: cfg.ShrinkRuns, now: cfg.Now, progress: &prog,
+		memo: &runMemo{m: map[string]*memoEntry{}}}
 	// A shrunk case that could not be written under Out (a full disk)
 	// does not lose the exploration: the report still has every failure
 	// (a case's text is in it), and the error says what was not written.
@@ -663,13 +684,13 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byKey map[string
 		sh, err := shrunk{c: copyCase(first[key])}, error(nil)
 		if cfg.ShrinkIf == nil || cfg.ShrinkIf(id) {
 			s := s
-			s.label = fmt.Sprintf("%s %s (%d of %d)", id, sig, k+1, len(keys))
+			s.label, s.failure = fmt.Sprintf("%s %s (%d of %d)", id, sig, k+1, len(keys)), id+" "+sig
 			if !budgetEnd.IsZero() {
 				s.deadline = cfg.Now().Add(budgetEnd.Sub(cfg.Now()) / time.Duration(len(keys)-k))
 			}
 			sh, err = s.shrink(ctx, first[key], id, sig)
 			if err == nil && cfg.Confirm > 0 && ctx.Err() == nil {
-				f.Reruns, f.Reproduced, err = s.confirm(ctx, sh.c, id, sig, cfg.Confirm)
+				f.Reruns, f.Reproduced, f.RerunsOf, err = s.confirm(ctx, sh.c, id, sig, cfg.Confirm)
 			}
 		}
 		switch {
@@ -680,17 +701,14 @@ func writeFailures(ctx context.Context, cfg Config, s shrinker, byKey map[string
 		case sh.outOfTime:
 			f.ShrinkError = fmt.Sprintf("its share of --shrink-for %s was spent after %d run(s): the case is the smallest found by then", cfg.ShrinkFor, sh.runs)
 		}
-		f.ShrinkRuns = sh.runs
-		if sh.report != nil {
-			f.ShrunkReason = reasonsByCase(sh.report)[sh.c.ID+"\x00"+id]
-		}
+		f.ShrinkRuns, f.ShrinkRunsShared, f.ShrunkReason = sh.runs, sh.shared, sh.reason
 		name := caseDirName(id, sig)
 		c := sh.c
 		c.ID, c.Title = "", fmt.Sprintf("explored: %s fails, %s (seed %d, scenario %d, shrunk in %d runs)", id, sig, f.Seed, f.Index, f.ShrinkRuns)
 		f.Steps, f.Requests, f.Turns = len(c.Steps), acpRequests(c), len(c.Script)
 		header := []string{
 			fmt.Sprintf("Found by todoharness conform --explore: check %s failed (%s) on scenario %d of seed %d", id, sig, f.Index, f.Seed),
-			fmt.Sprintf("and was shrunk in %d run(s). On that scenario: %s", f.ShrinkRuns, oneLine(f.Reason, 300)),
+			fmt.Sprintf("and was shrunk in %d run(s)%s. On that scenario: %s", f.ShrinkRuns, f.sharedRuns(), oneLine(f.Reason, 300)),
 			reproduceLine(cfg.Reproduce),
 		}
 		f.CaseYAML = string(CaseYAML(c, header))
@@ -956,6 +974,8 @@ func (r *Result) validate() error {
 			return fmt.Errorf("%s: scenario %d is not one of shard %d/%d", where, f.Index, r.Shard+1, r.Shards)
 		case f.Steps < 0 || f.Requests < 0 || f.Turns < 0 || f.ShrinkRuns < 0 || f.Reruns < 0 || f.Reproduced < 0 || f.Reproduced > f.Reruns:
 			return fmt.Errorf("%s: a negative count, or more re-runs reproduced (%d) than made (%d)", where, f.Reproduced, f.Reruns)
+		case f.ShrinkRunsShared < 0 || f.ShrinkRunsShared > f.ShrinkRuns:
+			return fmt.Errorf("%s: %d shrink runs shared, of %d", where, f.ShrinkRunsShared, f.ShrinkRuns)
 		}
 		seen[failureKey(f.Check, f.Signature)] = true
 	}
@@ -1117,6 +1137,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		again := ""
 		if f.Reruns > 0 {
 			again = fmt.Sprintf("; fails %d of %d re-runs", f.Reproduced, f.Reruns)
+			if f.RerunsOf != "" {
+				again += fmt.Sprintf(" (%s's: the same case)", oneLine(f.RerunsOf, 80))
+			}
 		}
 		pooled := ""
 		if f.PooledHits > 0 {

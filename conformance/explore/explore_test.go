@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -337,7 +340,7 @@ func TestConfirmCountsTheRerunsThatFail(t *testing.T) {
 		}
 		return fails, &conformance.Report{Checks: []conformance.CheckResult{cr}}, nil
 	}
-	runs, failed, err := shrinker{run: run}.confirm(context.Background(), base, "TW-PLAN-1", OpList+"/"+AtPrompt, 4)
+	runs, failed, _, err := shrinker{run: run}.confirm(context.Background(), base, "TW-PLAN-1", OpList+"/"+AtPrompt, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,5 +439,66 @@ func TestCaseYAMLEscapesHostileStrings(t *testing.T) {
 		if tc.Name != "n"+w || tc.ID != "id"+w || jsonOf(t, tc.Arguments) != wantArgs {
 			t.Errorf("string %d: call %q %q %s; want %q %q %s", i, tc.Name, tc.ID, jsonOf(t, tc.Arguments), "n"+w, "id"+w, wantArgs)
 		}
+	}
+}
+
+// Two shrinks that want the same case at once run it once: the second
+// waits for the first's run and judges its result; a case whose run
+// failed is not kept, and runs again when asked next.
+func TestRunSharedRunsACaseOnce(t *testing.T) {
+	base := builtinCase(t, "plan-basic")
+	var mu sync.Mutex
+	var asked []string
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	var failNext atomic.Bool
+	run := func(_ context.Context, cases []*conformance.Case) (map[string][]string, *conformance.Report, error) {
+		mu.Lock()
+		for _, c := range cases {
+			asked = append(asked, c.ID)
+		}
+		mu.Unlock()
+		if failNext.Swap(false) {
+			return nil, nil, errors.New("agent gone")
+		}
+		started <- struct{}{}
+		<-release
+		return alwaysFails("TW-PLAN-1", new(int), func() {})(context.Background(), cases)
+	}
+	s := shrinker{run: run, memo: &runMemo{m: map[string]*memoEntry{}}}
+	ask := func(who, id string, c *conformance.Case) ([]sharedRuns, error) {
+		s := s
+		s.failure = who
+		c = copyCase(c)
+		c.ID = id
+		return s.runShared(context.Background(), "shrink", [][]*conformance.Case{{c}})
+	}
+	type answer struct {
+		got []sharedRuns
+		err error
+	}
+	a, b := make(chan answer), make(chan answer)
+	go func() { got, err := ask("A", "shrink-0-0", base); a <- answer{got, err} }()
+	<-started // A's run is under way
+	go func() { got, err := ask("B", "shrink-3-1", base); b <- answer{got, err} }()
+	close(release)
+	ga, gb := <-a, <-b
+	if ga.err != nil || gb.err != nil {
+		t.Fatal(ga.err, gb.err)
+	}
+	if len(asked) != 1 || ga.got[0].reused || !gb.got[0].reused || gb.got[0].owner != "A" {
+		t.Errorf("asked %v; A reused %v, B reused %v of %q: want one run, A's, reused by B", asked, ga.got[0].reused, gb.got[0].reused, gb.got[0].owner)
+	}
+	if !gb.got[0].outs[0].fails("TW-PLAN-1", OpNoCall+"/"+AtCase, base) {
+		t.Errorf("B's reused run %+v: want A's TW-PLAN-1 failure", gb.got[0].outs[0])
+	}
+	// Another case: its run fails, is not kept, and runs again.
+	other := copyCase(base)
+	other.Script = other.Script[:1]
+	failNext.Store(true)
+	if _, err := ask("C", "shrink-0-0", other); err == nil {
+		t.Fatal("a run that failed gave no error")
+	}
+	if got, err := ask("D", "shrink-0-0", other); err != nil || len(asked) != 3 || got[0].reused {
+		t.Errorf("after a run that failed: %v, asked %v; want the case run again", err, asked)
 	}
 }

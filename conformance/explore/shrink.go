@@ -2,9 +2,12 @@ package explore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/todoharness/todoharness/conformance"
@@ -35,14 +38,24 @@ type shrinker struct {
 	// progress and label show the shrink on a terminal.
 	progress *progress
 	label    string
+	// memo, when set, holds the judged runs of the cases run so far by
+	// their content: a candidate or a shrunk case that another failure's
+	// shrink or confirmation ran already is not run again (nil: every
+	// case is run). failure names the failure shrunk ("check signature"),
+	// to say whose runs another reuses.
+	memo    *runMemo
+	failure string
 }
 
-// shrunk is a shrink's outcome: the smallest failing case found, the
-// report of its run, and how many runs it took.
+// shrunk is a shrink's outcome: the smallest failing case found, what
+// the check said on its run, and how many runs it took (shared of them
+// reused judged runs already made, by this shrink or an earlier one:
+// none of their candidates was run again).
 type shrunk struct {
 	c         *conformance.Case
-	report    *conformance.Report
+	reason    string
 	runs      int
+	shared    int
 	outOfTime bool // it stopped at its deadline
 }
 
@@ -79,19 +92,22 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, sig st
 			for k, cand := range chunk {
 				cand.ID = fmt.Sprintf("shrink-%d-%d", out.runs, k)
 			}
-			fails, rep, err := s.run(ctx, chunk)
+			runs := make([][]*conformance.Case, len(chunk))
+			for k, cand := range chunk {
+				runs[k] = []*conformance.Case{cand}
+			}
+			got, err := s.runShared(ctx, "shrink", runs)
 			out.runs++
 			if err != nil {
 				return out, err
 			}
-			reasons := map[string]string{}
-			if rep != nil {
-				reasons = reasonsByCase(rep)
+			if !slices.ContainsFunc(got, func(g sharedRuns) bool { return !g.reused }) {
+				out.shared++
 			}
-			for _, cand := range chunk {
-				if slices.Contains(fails[cand.ID], check) && signature(cand, reasons[cand.ID+"\x00"+check]) == sig {
+			for k, cand := range chunk {
+				if o := got[k].outs[0]; o.fails(check, sig, cand) {
 					cur, found = cand, true
-					out.c, out.report = cand, rep
+					out.c, out.reason = cand, o.reasons[check]
 					break
 				}
 			}
@@ -105,27 +121,148 @@ func (s shrinker) shrink(ctx context.Context, c *conformance.Case, check, sig st
 }
 
 // confirm runs c n times at once and counts the runs that fail check
-// with signature sig.
-func (s shrinker) confirm(ctx context.Context, c *conformance.Case, check, sig string, n int) (runs, failed int, err error) {
+// with signature sig. When another failure's confirmation ran the same
+// case n times already, its runs are judged instead, and sharedWith names
+// that failure ("" when this one ran them).
+func (s shrinker) confirm(ctx context.Context, c *conformance.Case, check, sig string, n int) (runs, failed int, sharedWith string, err error) {
 	cs := make([]*conformance.Case, n)
 	for i := range cs {
 		cs[i] = copyCase(c)
 		cs[i].ID = fmt.Sprintf("confirm-%d", i)
 	}
-	fails, rep, err := s.run(ctx, cs)
+	got, err := s.runShared(ctx, fmt.Sprintf("confirm %d", n), [][]*conformance.Case{cs})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
-	reasons := map[string]string{}
-	if rep != nil {
-		reasons = reasonsByCase(rep)
-	}
-	for _, d := range cs {
-		if slices.Contains(fails[d.ID], check) && signature(d, reasons[d.ID+"\x00"+check]) == sig {
+	for _, o := range got[0].outs {
+		if o.fails(check, sig, c) {
 			failed++
 		}
 	}
-	return n, failed, nil
+	if got[0].reused {
+		sharedWith = got[0].owner
+	}
+	return n, failed, sharedWith, nil
+}
+
+// runMemo is what the cases run by an exploration's shrinks and
+// confirmations gave, by purpose and content (caseKey): each is run once
+// per purpose, and a run under way is waited for, not made twice.
+type runMemo struct {
+	mu sync.Mutex
+	m  map[string]*memoEntry
+}
+
+// memoEntry is one key's runs; done is closed once outs (or err) is set.
+type memoEntry struct {
+	done  chan struct{}
+	owner string // the failure whose shrink or confirmation ran them
+	outs  []judged
+	err   error
+}
+
+// judged is what one run of a case gave: the checks it failed that fail a
+// run (failuresByCase) and what each failed check said.
+type judged struct {
+	failed  []string
+	reasons map[string]string
+}
+
+// fails reports whether the run failed check with signature sig on c.
+func (j judged) fails(check, sig string, c *conformance.Case) bool {
+	return slices.Contains(j.failed, check) && signature(c, j.reasons[check]) == sig
+}
+
+// sharedRuns is the runs of one group of runShared: reused when another
+// failure's shrink or confirmation (owner) made them, not this one.
+type sharedRuns struct {
+	outs   []judged
+	owner  string
+	reused bool
+}
+
+// runShared runs each group of cases (the runs of one case, their IDs
+// set) unless a group of the same purpose and content ran already or is
+// running: then its runs are waited for and reused. The groups not run
+// before run together, in one run.
+func (s shrinker) runShared(ctx context.Context, purpose string, groups [][]*conformance.Case) ([]sharedRuns, error) {
+	entries, keys := make([]*memoEntry, len(groups)), make([]string, len(groups))
+	var mine []int
+	if s.memo != nil {
+		s.memo.mu.Lock()
+	}
+	for g, cs := range groups {
+		if s.memo != nil {
+			keys[g] = purpose + "\x00" + caseKey(cs[0])
+			if e := s.memo.m[keys[g]]; e != nil {
+				entries[g] = e
+				continue
+			}
+		}
+		entries[g] = &memoEntry{done: make(chan struct{}), owner: s.failure}
+		if s.memo != nil {
+			s.memo.m[keys[g]] = entries[g]
+		}
+		mine = append(mine, g)
+	}
+	if s.memo != nil {
+		s.memo.mu.Unlock()
+	}
+	if len(mine) > 0 {
+		var run []*conformance.Case
+		for _, g := range mine {
+			run = append(run, groups[g]...)
+		}
+		fails, rep, err := s.run(ctx, run)
+		reasons := map[string]string{}
+		if err == nil && rep != nil {
+			reasons = reasonsByCase(rep)
+		}
+		for _, g := range mine {
+			e := entries[g]
+			if e.err = err; err != nil && s.memo != nil {
+				// Not kept: a later shrink runs the case again.
+				s.memo.mu.Lock()
+				delete(s.memo.m, keys[g])
+				s.memo.mu.Unlock()
+			}
+			for _, c := range groups[g] {
+				j := judged{failed: fails[c.ID], reasons: map[string]string{}}
+				for _, id := range j.failed {
+					j.reasons[id] = reasons[c.ID+"\x00"+id]
+				}
+				e.outs = append(e.outs, j)
+			}
+			close(e.done)
+		}
+	}
+	out := make([]sharedRuns, len(groups))
+	for g, e := range entries {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		out[g] = sharedRuns{outs: e.outs, owner: e.owner, reused: !slices.Contains(mine, g)}
+	}
+	return out, nil
+}
+
+// caseKey is c's content, what a run of it depends on: its checks, steps
+// and script (not its ID, title or source), hashed.
+func caseKey(c *conformance.Case) string {
+	d := *c
+	d.ID, d.Title, d.Source = "", "", ""
+	b, err := json.Marshal(&d)
+	if err != nil {
+		// A script that does not marshal is not sent either: never shared.
+		return fmt.Sprintf("unmarshalable %p", c)
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 func subset(a, b []string) bool {
