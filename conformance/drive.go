@@ -292,7 +292,8 @@ func (cfg *Config) prepare() error {
 // and returns their evidence, in the order of the cases.
 //
 // The first case runs alone: the probe (its tools decide the dialect) or,
-// with a forced dialect, the first case. If the agent cannot even answer
+// with a known dialect, the first case (a session of a pooled process when
+// the run pools and it is poolable: see runCase). If the agent cannot even answer
 // its initialize, the run stops there (unless KeepGoing). The others start
 // once the first case's initialize is answered (at the latest when it
 // ends): a hanging agent then costs one case timeout, not two. When the
@@ -621,10 +622,14 @@ func (r *runner) runCase(ctx context.Context, c *Case, dialect func(context.Cont
 	if r.run > 0 {
 		dc.ExitName = fmt.Sprintf("%s in run %d of %d", c.ID, r.run, cfg.Repeat)
 	}
-	if r.pool != nil && gate == nil && c.Poolable() && r.poolWorth() {
+	if r.pool != nil && (gate == nil || !gate.detect) && c.Poolable() && r.poolWorth() {
 		// A pooled process that cannot start or initialize (within the
 		// case's timeout) leaves the case to a process of its own, where
-		// that is seen as it is.
+		// that is seen as it is. The first case of a run whose dialect is
+		// known (its gate detects nothing) leases one too: the lease's
+		// initialize, the pooled process's answer replayed, opens its
+		// gate as its own process's would. The probe (a detecting gate)
+		// is never poolable.
 		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 		lease := r.pool.Lease
 		if c.Restarts() {

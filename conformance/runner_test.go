@@ -318,9 +318,10 @@ func TestRunBrokenAgents(t *testing.T) {
 				var err error
 				cases := oneCase(t, "plan-basic")
 				if tc.row != nil {
-					// The first case of a run has a process of its own
-					// (it shows the agent's tools): a second one is the
-					// one the pool runs.
+					// With the dialect forced the first case is pooled
+					// too; a second one, started once the first's
+					// initialize is answered, gets a pooled process of
+					// its own (the first holds its process).
 					cases = append(cases, oneCase(t, "reject-duplicate")...)
 				}
 				rep, err = Run(context.Background(), Config{Agent: tc.target(t), Cases: cases,
@@ -355,11 +356,11 @@ func TestRunBrokenAgents(t *testing.T) {
 			if rep.Cases[0].Completed {
 				t.Error("case reported completed")
 			}
-			// The second case is the first and only session of the
-			// pooled process started for it: it ran alone in a fresh
-			// process, and is reported from that session, not run again.
-			if tc.pool && (ranAlone(rep) != 0 || !slices.Equal(rep.PoolFirstFailed, []string{"reject-duplicate"})) {
-				t.Errorf("%d case(s) failed pooled and ran again alone, %v failed as the first and only session of a fresh pooled process; want none and the second one", ranAlone(rep), rep.PoolFirstFailed)
+			// Each case is the first and only session of the pooled
+			// process started for it: it ran alone in a fresh process,
+			// and is reported from that session, not run again.
+			if tc.pool && (ranAlone(rep) != 0 || !slices.Equal(rep.PoolFirstFailed, []string{"plan-basic", "reject-duplicate"})) {
+				t.Errorf("%d case(s) failed pooled and ran again alone, %v failed as the first and only session of a fresh pooled process; want none and both", ranAlone(rep), rep.PoolFirstFailed)
 			}
 			// Checks the case feeds are not run, not failed.
 			if c, _ := rep.Check("TW-PLAN-1"); c.Outcome != NotRun {
@@ -597,6 +598,38 @@ func TestPoolOfAnAgentThatNeverInitializes(t *testing.T) {
 	for _, c := range rep.Cases {
 		if ev := c.Evidence(); ev != nil && len(ev.Procs) > 0 && ev.Procs[0].Pooled != "" {
 			t.Errorf("case %s ran as %s: no pooled process was ever initialized", c.ID, ev.Procs[0].Pooled)
+		}
+	}
+}
+
+// With the dialect forced the first case leases a pooled process too: one
+// that cannot get its initialize answered fails the lease, the case runs
+// in a process of its own, and the run stops there, the other cases not
+// run, as without the pool.
+func TestPoolStopsEarlyWhenTheFirstCaseCannotInitialize(t *testing.T) {
+	t.Parallel()
+	var rep *Report
+	hangCheck(t, hangLimit, "a pooled run with a forced dialect against an agent that never answers initialize", func() {
+		var err error
+		rep, err = Run(context.Background(), Config{Agent: shellTarget("cat >/dev/null"), Cases: builtinCases(t)[:4], Pool: true,
+			Dialect: driver.DialectTodoWrite, Parallel: 4, Timeout: time.Second, Grace: 100 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if rep == nil {
+		return
+	}
+	first := rep.Cases[0].Evidence()
+	if !first.Case.Poolable() {
+		t.Fatalf("the first case %s needs a process of its own: the spec tests nothing", first.Case.ID)
+	}
+	if len(first.Procs) != 1 || first.Procs[0].Pooled != "" {
+		t.Errorf("the first case ran in %d process(es) (%+v): want one of its own, the pool's failed", len(first.Procs), first.Procs)
+	}
+	for _, c := range rep.Cases[1:] {
+		if ev := c.Evidence(); ev == nil || !strings.Contains(ev.NotRun, "could not get initialize answered") {
+			t.Errorf("case %s was run: the first case could not get initialize answered", c.ID)
 		}
 	}
 }

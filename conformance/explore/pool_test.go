@@ -271,6 +271,29 @@ func TestTheExplorationSaysWhichPoolModeRan(t *testing.T) {
 	}
 }
 
+// With the dialect forced there is no probe: the catalogue's first case,
+// when poolable, is a session of a pooled process as the others are (the
+// pooled process's initialize answer, replayed, lets them start), not a
+// process of its own; the run fails what it fails with a process a case.
+func TestTheFirstCaseIsPooledWithAForcedDialect(t *testing.T) {
+	forced := func(c *conformance.Config) { c.Dialect = driver.DialectTodoWrite }
+	run := catalogueRun(t, forced)
+	alone, pooled := run("", false), run("", true)
+	first := pooled.Cases[0].Evidence()
+	if !first.Case.Poolable() {
+		t.Fatalf("the catalogue's first case %s needs a process of its own: the spec tests nothing", first.Case.ID)
+	}
+	if len(first.Procs) == 0 || first.Procs[0].Pooled == "" {
+		t.Errorf("the first case %s, poolable, with the dialect forced, ran in a process of its own, not pooled", first.Case.ID)
+	}
+	if pooled.DialectSource != "forced" {
+		t.Errorf("dialect source %q, want forced", pooled.DialectSource)
+	}
+	if a, p := failing(alone), failing(pooled); !mapsEqual(a, p) || alone.Verdict != pooled.Verdict {
+		t.Errorf("a process per case: %s, fails %v; pooled: %s, fails %v", alone.Verdict, a, pooled.Verdict, p)
+	}
+}
+
 // newSessionID is the sessionId the case's first session/new was
 // answered with ("" when none).
 func newSessionID(ev *conformance.Evidence) string {

@@ -63,6 +63,56 @@ func TestTheBatchesShareOnePool(t *testing.T) {
 	}
 }
 
+// Each batch after the first detects the dialect from the first batch's
+// probe: its first scenario, when poolable, leases a pooled process as the
+// others do (its initialize, the process's answer replayed, lets the
+// others start), rather than starting a process of its own. Against the
+// reference agent every poolable scenario ran pooled, and only the probe
+// and the scenarios that need a fresh process started one of their own.
+func TestEachBatchsFirstScenarioIsPooled(t *testing.T) {
+	const n, batch = 24, 4
+	var pooled, all atomic.Int64
+	var dirs sync.Map
+	target := countStarts(reference(""), &pooled, &all)
+	agent := target.InProcess
+	target.InProcess = func(ctx context.Context, p driver.ProcIO) int {
+		dirs.Store(filepath.Base(p.Dir), true)
+		return agent(ctx, p)
+	}
+	cfg := runConfig(t, target, validator(t))
+	cfg.Pool, cfg.Parallel = true, 2
+	res, err := explore.Explore(context.Background(), explore.Config{Run: cfg, Seed: 7, N: n, Batch: batch, Confirm: -1,
+		ShrinkIf: func(string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolable, firsts := 0, 0
+	for i := range n {
+		if !(explore.Generator{Seed: 7, Policy: res.Policy}).Scenario(i).Poolable() {
+			continue
+		}
+		poolable++
+		if i >= batch && i%batch == 0 {
+			firsts++
+		}
+		prefix := fmt.Sprintf("conform-explore-%d-", i)
+		dirs.Range(func(k, _ any) bool {
+			if strings.HasPrefix(k.(string), prefix) {
+				t.Errorf("explore-%d, poolable, started a process of its own (%s)", i, k)
+			}
+			return true
+		})
+	}
+	if firsts == 0 {
+		t.Fatalf("no batch after the first starts with a poolable scenario (seed 7, %d in batches of %d): the spec tests nothing", n, batch)
+	}
+	if !res.OK() || res.PooledScenarios != poolable {
+		t.Errorf("reference agent: %d failure(s), %d of %d poolable scenarios pooled (%d of them first of a later batch): want none, all",
+			len(res.Failures), res.PooledScenarios, poolable, firsts)
+	}
+	t.Logf("%d processes started (%d pooled) for %d scenarios, %d poolable, %d of them first of a later batch", all.Load(), pooled.Load(), n, poolable, firsts)
+}
+
 // A pooled scenario that fails only with the signatures of failures that
 // a fresh process confirmed already is not run again alone: it is counted
 // under those failures as failed pooled (pooledHits, pooledKnown), never
