@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -533,13 +532,13 @@ func (e *exploration) draw() (batch []*conformance.Case, index map[string]int) {
 // check and the signature of what it said on the scenario.
 func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, index map[string]int, fails map[string][]string) {
 	reasons := reasonsByCase(rep)
-	// The scenarios not run again alone last: a scenario of this batch
-	// run again alone after them may have confirmed their failures.
-	cases := slices.Clone(rep.Cases)
-	slices.SortStableFunc(cases, func(a, b *conformance.CaseResult) int {
-		return cmp.Compare(notRunAgain(a), notRunAgain(b))
-	})
-	for _, cr := range cases {
+	// In the scenarios' order: a failure's first scenario is the lowest
+	// that showed it, whichever of them a fresh process confirmed it on
+	// (a scenario of this batch run again alone after a lower one may
+	// have confirmed the lower one's failures), so that the same seed
+	// names the same first scenario, and shrinks it, however the batch's
+	// sessions met in the pool (and sharded or not).
+	for _, cr := range rep.Cases {
 		i, ok := index[cr.ID]
 		if !ok {
 			continue // the probe
@@ -570,15 +569,15 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 			sig := signature(c, reason)
 			key := failureKey(id, sig)
 			f := e.byKey[key]
-			if f != nil && unconfirmed {
-				f.PooledHits++
-				known = true
-				continue
-			}
 			if f == nil {
 				f = &Failure{Check: id, Signature: sig, Seed: e.cfg.Seed, Index: i, Reason: reason}
 				e.byKey[key] = f
 				e.first[key] = c
+			}
+			if unconfirmed {
+				f.PooledHits++
+				known = true
+				continue
 			}
 			f.Hits++
 		}
@@ -586,15 +585,6 @@ func (e *exploration) tally(rep *conformance.Report, batch []*conformance.Case, 
 			e.res.PooledKnown++
 		}
 	}
-}
-
-// notRunAgain is 1 for a case that failed as a session of a pooled process
-// and was not run again alone (Evidence.NotRunAgain), else 0.
-func notRunAgain(cr *conformance.CaseResult) int {
-	if ev := cr.Evidence(); ev != nil && ev.NotRunAgain != "" {
-		return 1
-	}
-	return 0
 }
 
 // confirmAlone is the exploration's conformance.Config.ConfirmedAlone:

@@ -231,12 +231,27 @@ func TestOneRunAgainAlonePerSignatureInABatch(t *testing.T) {
 	if a, b := allHits(t, off), allHits(t, on); len(a) == 0 || !equalCounts(a, b) {
 		t.Errorf("a process a scenario finds %v, pooled %v (hits and pooled hits): want the same, some", a, b)
 	}
+	// The same seed names the same first scenario of each failure (the
+	// one shrunk), pooled or not: the lowest that showed it.
+	if a, b := firstScenarios(off), firstScenarios(on); !equalCounts(a, b) {
+		t.Errorf("each failure's first scenario: a process a scenario %v, pooled %v: want the same", a, b)
+	}
 	t.Logf("%d processes started for %d scenarios: %d judged pooled, %d of them known failures, %d ran again alone; %d distinct failures",
 		starts, n, on.PooledScenarios, on.PooledKnown, on.PoolRanAlone, len(on.Failures))
 	if on.PoolRanAlone > len(on.Failures) || on.PooledKnown == 0 {
 		t.Errorf("%d scenarios ran again alone, %d failed pooled as known failures, of %d distinct failures in one batch: want at most one run again alone a failure, some known",
 			on.PoolRanAlone, on.PooledKnown, len(on.Failures))
 	}
+}
+
+// firstScenarios is each failure's first scenario (Failure.Index), by
+// check and signature.
+func firstScenarios(r *explore.Result) map[string]int {
+	out := map[string]int{}
+	for _, f := range r.Failures {
+		out[f.Check+" "+f.Signature] = f.Index
+	}
+	return out
 }
 
 // allHits is each failure's scenarios (hits and pooled hits), by check
