@@ -17,15 +17,17 @@ build:
 # -race (they skip or shrink under -race, saying so: they take ten minutes
 # and more there; its other tests ran under -race already, and
 # scripts/testrun's TestPlainRunNamesEveryRaceDependentTest keeps this list
-# whole). The conformance tier runs without -race: its CPU is the catalogue
-# run again and again in its process, 137 s under -race and 52 s without,
+# whole), and the session log's allocation counts (the race detector
+# allocates, so they are not asserted under it). The conformance tier runs
+# without -race: its CPU is the catalogue run again and again in its
+# process, 137 s under -race and 52 s without,
 # and the code it runs is race-tested by its packages' own specs
 # (docs/performance.md says which); make stress still runs it under -race.
 # With-key specs skip (with a reason) when DEEPSEEK_API_KEY is unset and
 # replay their cassettes instead.
-PLAIN_RUN := ^(TestExplorationFindsEveryBreakage|TestReferenceAgreesWithTheOracle|TestPooledRunFailsWhatAProcessPerCaseFails)$$
+PLAIN_RUN := ^(TestExplorationFindsEveryBreakage|TestReferenceAgreesWithTheOracle|TestPooledRunFailsWhatAProcessPerCaseFails|TestAppendEncodesTheDataOnce|TestFastDecodeTakesTheFastPath)$$
 test: fmt-check vet
-	$(GO) run ./scripts/testrun -race -norace ./suites/conformance/ -plain ./conformance/explore/ -plain-run '$(PLAIN_RUN)' $(PKGS)
+	$(GO) run ./scripts/testrun -race -norace ./suites/conformance/ -plain ./harness/session/ -plain ./conformance/explore/ -plain-run '$(PLAIN_RUN)' $(PKGS)
 
 # The race-enabled suite N times, optionally beside K busy loops: the pass
 # count and the slowest package (docs/performance.md). Not part of make test.
